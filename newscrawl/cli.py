@@ -1,0 +1,70 @@
+"""The `newscrawl` command: one subcommand per module of `newscrawl.commands`.
+
+Each command module defines `HELP` (one line), `add_arguments(parser)` and `run(args) -> int`.
+Command modules keep heavy imports inside `run`, so `newscrawl extract` never loads Scrapy.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from importlib import import_module
+
+__all__ = ["COMMANDS", "main"]
+
+# command name -> (module under newscrawl.commands, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "extract": ("extract", "extract title and main text from saved pages"),
+    "evaluate": ("evaluate", "score extractors against gold text on datasets"),
+    "bench": ("bench", "benchmarks: extract, crawl, smooth, scale"),
+    "crawl": ("crawl", "crawl sites and write a Parquet article corpus"),
+    "demo": ("demo", "crawl the bundled demo web end to end (no network needed)"),
+    "serve-demo": ("serve_demo", "serve the bundled demo web on 127.0.0.1"),
+    "sitelevel": ("sitelevel", "label template nodes of stored pages (SiteLevel)"),
+    "train": ("train", "train area-bucketed template classifiers"),
+    "enqueue": ("enqueue", "put sites on a Redis queue for crawl workers"),
+    "worker": ("worker", "run a Redis-fed crawl worker"),
+    "status": ("status", "show the Redis crawl queue"),
+    "merge": ("merge", "merge Parquet shards written by several workers"),
+}
+
+
+def _available() -> dict[str, tuple[str, str]]:
+    """Commands whose module exists (lets the tool grow one command at a time)."""
+    from importlib.util import find_spec
+
+    return {
+        name: spec for name, spec in COMMANDS.items()
+        if find_spec(f"newscrawl.commands.{spec[0]}") is not None
+    }
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, dict[str, str]]:
+    parser = argparse.ArgumentParser(
+        prog="newscrawl", description="Turn news and blog sites into clean article corpora."
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    modules: dict[str, str] = {}
+    for name, (module_name, help_text) in _available().items():
+        module = import_module(f"newscrawl.commands.{module_name}")
+        command = sub.add_parser(name, help=help_text, description=module.__doc__)
+        module.add_arguments(command)
+        modules[name] = module_name
+    return parser, modules
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser, modules = build_parser()
+    args = parser.parse_args(argv)
+    module = import_module(f"newscrawl.commands.{modules[args.command]}")
+    try:
+        return int(module.run(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,308 @@
+"""The one DOM model every extractor and the template stage read.
+
+A page is parsed once with lxml and flattened, in one preorder walk, into parallel arrays indexed
+by node id (the preorder number, which the seed algorithms rely on). Because ids are preorder, the
+subtree of node ``i`` is the contiguous id range ``[i, end[i])``, and the visible text of that
+subtree is the contiguous range ``[piece_start[i], piece_end[i])`` of text pieces. Every subtree
+aggregate (chars, chars in links, words, tags, link tags) is then a difference of two prefix sums:
+no second walk and no recursion, so a page nested 100,000 levels deep costs what a flat one does.
+
+Nodes are elements. Text lives in *pieces*: each non-blank ``text`` or ``tail`` string of lxml,
+whitespace-collapsed, owned by the element it sits directly inside. A piece is what the seeds call
+a text node: its tag path is its owner's path.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+from itertools import accumulate
+
+import lxml.etree
+import lxml.html
+
+from newscrawl.encoding import NotHtmlError, decode_html
+
+__all__ = ["BLOCK_TAGS", "Dom", "PageError", "parse_html"]
+
+# Elements whose content a reader never sees: they get no node and no text.
+SKIPPED_TAGS = frozenset(
+    {"script", "style", "noscript", "template", "svg", "math", "iframe", "object", "embed",
+     "canvas", "select", "option", "datalist", "textarea"}
+)
+# Elements that start a new line when text is rendered.
+BLOCK_TAGS = frozenset(
+    {"address", "article", "aside", "blockquote", "body", "br", "caption", "center", "dd",
+     "details", "dialog", "dir", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer",
+     "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr", "html", "legend", "li",
+     "main", "menu", "nav", "ol", "p", "pre", "section", "summary", "table", "tbody", "td", "tfoot",
+     "th", "thead", "tr", "ul"}
+)
+MAX_PAGE_BYTES = 16 * 1024 * 1024
+_WORD = re.compile(r"\w+")
+
+
+class PageError(ValueError):
+    """A page that cannot be turned into a DOM: binary, empty of markup, or too large."""
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """One visible text run: its owner element, its block ancestor and its text."""
+
+    owner: int
+    block: int
+    text: str
+    in_link: bool
+
+
+class Dom:
+    """A parsed page as flat per-node arrays. Build it with `parse_html`."""
+
+    def __init__(self, root: lxml.html.HtmlElement, url: str | None = None) -> None:
+        self.url = url
+        self.tag: list[str] = []
+        self.parent: list[int] = []
+        self.depth: list[int] = []
+        self.end: list[int] = []
+        self.children: list[list[int]] = []
+        self.elements: list[lxml.html.HtmlElement] = []
+        self.piece_start: list[int] = []
+        self.piece_end: list[int] = []
+        # Text pieces, as parallel arrays.
+        self.piece_owner: list[int] = []
+        self.piece_block: list[int] = []
+        self.piece_text: list[str] = []
+        self.piece_glued: list[bool] = []  # no whitespace between it and the piece before
+        self.piece_in_link: list[bool] = []
+        self.href: dict[int, str] = {}
+        self.title = ""
+        self.meta: dict[str, str] = {}
+        self.lang = (root.get("lang") or "").strip() if isinstance(root.tag, str) else ""
+        self._walk(root)
+        self._aggregate()
+
+    # -- construction -------------------------------------------------------------------------
+
+    def _walk(self, root: lxml.html.HtmlElement) -> None:
+        """One iterative preorder walk: node arrays, pieces, and piece ranges per node."""
+        # Stack entries: (element, parent id, depth, block id, in head, in link), or a closing
+        # marker (node id, tail, context) that ends the node's piece range and emits its tail.
+        stack: list[tuple] = [(root, -1, 0, -1, False, False)]
+        last_raw = " "  # raw text of the previous piece, to know whether pieces touch
+        while stack:
+            entry = stack.pop()
+            if len(entry) == 3:
+                node, tail, ctx = entry
+                self.piece_end[node] = len(self.piece_text)
+                if tail:
+                    last_raw = self._add_piece(tail, ctx, last_raw)
+                continue
+            el, parent, depth, block, in_head, in_link = entry
+            ctx = (parent, block, in_head, in_link)  # where this element's tail text lives
+            tag = el.tag
+            if not isinstance(tag, str) or tag.lower() in SKIPPED_TAGS:
+                # Comments, processing instructions and invisible elements keep only their tail.
+                if el.tail:
+                    last_raw = self._add_piece(el.tail, ctx, last_raw)
+                continue
+            tag = tag.lower()
+            node = len(self.tag)
+            self.tag.append(tag)
+            self.parent.append(parent)
+            self.depth.append(depth)
+            self.end.append(0)
+            self.children.append([])
+            self.elements.append(el)
+            self.piece_start.append(len(self.piece_text))
+            self.piece_end.append(0)
+            if parent >= 0:
+                self.children[parent].append(node)
+            if tag == "head":
+                in_head = True
+            elif tag == "a":
+                in_link = True
+                self.href[node] = el.get("href") or ""
+            elif tag == "title" and not self.title:
+                self.title = " ".join(el.text_content().split())
+            elif tag == "meta":
+                self._read_meta(el)
+            own_block = node if tag in BLOCK_TAGS else block
+            # Text after a <br> starts a line of its own: give it the <br> as its block.
+            tail_ctx = (parent, node, in_head, ctx[3]) if tag == "br" else ctx
+            stack.append((node, el.tail, tail_ctx))
+            if el.text:
+                last_raw = self._add_piece(el.text, (node, own_block, in_head, in_link), last_raw)
+            for child in reversed(el):
+                stack.append((child, node, depth + 1, own_block, in_head, in_link))
+        count = len(self.tag)
+        # end[i]: ids are preorder, so the subtree ends where the next node outside it starts.
+        end = self.end
+        for node in range(count - 1, -1, -1):
+            kids = self.children[node]
+            end[node] = end[kids[-1]] if kids else node + 1
+
+    def _add_piece(self, raw: str, ctx: tuple[int, int, bool, bool], last_raw: str) -> str:
+        """Record one text run; returns the raw text that now precedes the next run."""
+        owner, block, in_head, in_link = ctx
+        text = " ".join(raw.split())
+        if not text:
+            return " "  # blank text still separates its neighbours
+        if in_head or owner < 0:
+            return last_raw
+        self.piece_owner.append(owner)
+        self.piece_block.append(block)
+        self.piece_text.append(text)
+        self.piece_glued.append(not raw[0].isspace() and not last_raw[-1].isspace())
+        self.piece_in_link.append(in_link)
+        return raw
+
+    def _read_meta(self, el: lxml.html.HtmlElement) -> None:
+        key = el.get("property") or el.get("name") or el.get("itemprop") or el.get("http-equiv")
+        content = el.get("content")
+        if key and content is not None:
+            self.meta.setdefault(key.strip().lower(), content.strip())
+
+    def _aggregate(self) -> None:
+        """Subtree sums from prefix sums over the piece and node arrays."""
+        lengths = [len(t) for t in self.piece_text]
+        words = [len(t.split()) for t in self.piece_text]
+        flags = self.piece_in_link
+        self._chars_prefix = [0, *accumulate(lengths)]
+        self._words_prefix = [0, *accumulate(words)]
+        self._link_chars_prefix = [0, *accumulate(n if f else 0 for n, f in zip(lengths, flags))]
+        self._link_words_prefix = [0, *accumulate(n if f else 0 for n, f in zip(words, flags))]
+        self._links_prefix = [0, *accumulate(t == "a" for t in self.tag)]
+
+    # -- per-node measures ----------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return len(self.tag)
+
+    def text_len(self, node: int) -> int:
+        """Visible characters in the subtree of `node` (whitespace collapsed, pieces not joined)."""
+        return self._chars_prefix[self.piece_end[node]] - self._chars_prefix[self.piece_start[node]]
+
+    def link_chars(self, node: int) -> int:
+        """Visible characters inside <a> elements in the subtree of `node`."""
+        p = self._link_chars_prefix
+        return p[self.piece_end[node]] - p[self.piece_start[node]]
+
+    def words(self, node: int) -> int:
+        return self._words_prefix[self.piece_end[node]] - self._words_prefix[self.piece_start[node]]
+
+    def link_words(self, node: int) -> int:
+        p = self._link_words_prefix
+        return p[self.piece_end[node]] - p[self.piece_start[node]]
+
+    def tag_count(self, node: int) -> int:
+        """Elements in the subtree of `node`, itself included."""
+        return self.end[node] - node
+
+    def link_count(self, node: int) -> int:
+        """<a> elements in the subtree of `node`, itself included."""
+        return self._links_prefix[self.end[node]] - self._links_prefix[node]
+
+    def link_density(self, node: int) -> float:
+        chars = self.text_len(node)
+        return self.link_chars(node) / chars if chars else 0.0
+
+    def is_ancestor(self, ancestor: int, node: int) -> bool:
+        """True when `node` lies in the subtree of `ancestor` (a node is its own ancestor)."""
+        return ancestor <= node < self.end[ancestor]
+
+    @cached_property
+    def own_text_len(self) -> list[int]:
+        """Characters of the pieces each node owns directly (its text and its children's tails)."""
+        own = [0] * len(self.tag)
+        for owner, text in zip(self.piece_owner, self.piece_text):
+            own[owner] += len(text)
+        return own
+
+    @cached_property
+    def body(self) -> int:
+        """Id of <body>, or of the root when the page has none."""
+        return next((i for i, t in enumerate(self.tag) if t == "body"), 0)
+
+    def tag_path(self, node: int) -> tuple[str, ...]:
+        path: list[str] = []
+        while node >= 0:
+            path.append(self.tag[node])
+            node = self.parent[node]
+        return tuple(reversed(path))
+
+    # -- text ---------------------------------------------------------------------------------
+
+    def text(self, node: int) -> str:
+        """Visible text of the subtree of `node`, one line per block."""
+        return self.pieces_text(range(self.piece_start[node], self.piece_end[node]))
+
+    def text_of(self, nodes: list[int] | tuple[int, ...]) -> str:
+        """Visible text of several subtrees in document order, one line per block.
+
+        Nested ids are allowed: a node inside another selected node is not repeated.
+        """
+        picked: list[int] = []
+        covered_until = -1
+        for node in sorted(nodes):
+            if node < covered_until:
+                continue
+            picked.extend(range(self.piece_start[node], self.piece_end[node]))
+            covered_until = self.end[node]
+        return self.pieces_text(picked)
+
+    def pieces_text(self, pieces: range | list[int]) -> str:
+        """Join text pieces: a new line where the block changes, else a space (or nothing)."""
+        lines: list[str] = []
+        line: list[str] = []
+        block = None
+        prev = -2
+        for k in pieces:
+            if self.piece_block[k] != block or k != prev + 1 and prev >= 0:
+                if line:
+                    lines.append("".join(line))
+                line = [self.piece_text[k]]
+                block = self.piece_block[k]
+            else:
+                line.append(self.piece_text[k] if self.piece_glued[k] else " " + self.piece_text[k])
+            prev = k
+        if line:
+            lines.append("".join(line))
+        return "\n".join(lines)
+
+    def word_tokens(self, node: int) -> list[str]:
+        """Lower-cased `\\w+` tokens of the subtree text."""
+        return _WORD.findall(self.text(node).lower())
+
+
+def parse_html(
+    data: bytes | str,
+    url: str | None = None,
+    content_type: str | None = None,
+    max_bytes: int = MAX_PAGE_BYTES,
+) -> Dom:
+    """Parse a page (bytes in any charset, or text) into a `Dom`.
+
+    Raises `PageError` with a plain message for input that is not a page: binary data, a body
+    larger than `max_bytes`, or nothing lxml can build a tree from (e.g. an empty file).
+    """
+    size = len(data)
+    if size > max_bytes:
+        raise PageError(f"page is {size / 1e6:.1f} MB, over the {max_bytes / 1e6:.0f} MB limit")
+    try:
+        text = decode_html(data, content_type)
+    except NotHtmlError as err:
+        raise PageError(str(err)) from None
+    if not text.strip():
+        raise PageError("page is empty")
+    # Hand lxml UTF-8 bytes with the encoding stated, so a wrong <meta charset> cannot mislead it.
+    parser = lxml.html.HTMLParser(
+        encoding="utf-8", remove_comments=True, remove_pis=True, huge_tree=True,
+        default_doctype=False,
+    )
+    try:
+        root = lxml.html.document_fromstring(text.encode("utf-8", "surrogatepass"), parser=parser)
+    except (lxml.etree.ParserError, ValueError) as err:
+        raise PageError(f"no HTML tree could be built: {err}") from None
+    return Dom(root, url=url)

@@ -1,0 +1,39 @@
+"""What every extractor returns, and the interface it offers."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import ClassVar, Protocol
+
+from newscrawl.dom import Dom
+
+__all__ = ["Extraction", "Extractor"]
+
+
+@dataclass(frozen=True, slots=True)
+class Extraction:
+    """An article as one extractor saw it.
+
+    `text` keeps paragraphs as separate lines. `node_ids` are the DOM ids (preorder numbers of
+    `Dom`) whose subtrees make up the text; later stages build on them.
+    """
+
+    title: str
+    text: str
+    node_ids: tuple[int, ...]
+    extractor: str
+
+    @classmethod
+    def empty(cls, extractor: str, title: str = "") -> Extraction:
+        return cls(title=title, text="", node_ids=(), extractor=extractor)
+
+    def __bool__(self) -> bool:
+        return bool(self.text)
+
+
+class Extractor(Protocol):
+    """A page-level extractor: built from a typed config, applied to one parsed page."""
+
+    name: ClassVar[str]
+
+    def extract(self, dom: Dom) -> Extraction: ...

@@ -1,0 +1,1 @@
+"""Shared pytest set-up. Area-specific fixtures live beside their tests."""
