@@ -34,7 +34,8 @@ def _available() -> dict[str, tuple[str, str]]:
     from importlib.util import find_spec
 
     return {
-        name: spec for name, spec in COMMANDS.items()
+        name: spec
+        for name, spec in COMMANDS.items()
         if find_spec(f"newscrawl.commands.{spec[0]}") is not None
     }
 

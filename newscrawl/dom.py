@@ -28,16 +28,75 @@ __all__ = ["BLOCK_TAGS", "Dom", "PageError", "parse_html"]
 
 # Elements whose content a reader never sees: they get no node and no text.
 SKIPPED_TAGS = frozenset(
-    {"script", "style", "noscript", "template", "svg", "math", "iframe", "object", "embed",
-     "canvas", "select", "option", "datalist", "textarea"}
+    {
+        "script",
+        "style",
+        "noscript",
+        "template",
+        "svg",
+        "math",
+        "iframe",
+        "object",
+        "embed",
+        "canvas",
+        "select",
+        "option",
+        "datalist",
+        "textarea",
+    }
 )
 # Elements that start a new line when text is rendered.
 BLOCK_TAGS = frozenset(
-    {"address", "article", "aside", "blockquote", "body", "br", "caption", "center", "dd",
-     "details", "dialog", "dir", "div", "dl", "dt", "fieldset", "figcaption", "figure", "footer",
-     "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hgroup", "hr", "html", "legend", "li",
-     "main", "menu", "nav", "ol", "p", "pre", "section", "summary", "table", "tbody", "td", "tfoot",
-     "th", "thead", "tr", "ul"}
+    {
+        "address",
+        "article",
+        "aside",
+        "blockquote",
+        "body",
+        "br",
+        "caption",
+        "center",
+        "dd",
+        "details",
+        "dialog",
+        "dir",
+        "div",
+        "dl",
+        "dt",
+        "fieldset",
+        "figcaption",
+        "figure",
+        "footer",
+        "form",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "header",
+        "hgroup",
+        "hr",
+        "html",
+        "legend",
+        "li",
+        "main",
+        "menu",
+        "nav",
+        "ol",
+        "p",
+        "pre",
+        "section",
+        "summary",
+        "table",
+        "tbody",
+        "td",
+        "tfoot",
+        "th",
+        "thead",
+        "tr",
+        "ul",
+    }
 )
 MAX_PAGE_BYTES = 16 * 1024 * 1024
 _WORD = re.compile(r"\w+")
@@ -171,8 +230,10 @@ class Dom:
         flags = self.piece_in_link
         self._chars_prefix = [0, *accumulate(lengths)]
         self._words_prefix = [0, *accumulate(words)]
-        self._link_chars_prefix = [0, *accumulate(n if f else 0 for n, f in zip(lengths, flags))]
-        self._link_words_prefix = [0, *accumulate(n if f else 0 for n, f in zip(words, flags))]
+        link_lengths = (n if f else 0 for n, f in zip(lengths, flags, strict=True))
+        link_words = (n if f else 0 for n, f in zip(words, flags, strict=True))
+        self._link_chars_prefix = [0, *accumulate(link_lengths)]
+        self._link_words_prefix = [0, *accumulate(link_words)]
         self._links_prefix = [0, *accumulate(t == "a" for t in self.tag)]
 
     # -- per-node measures ----------------------------------------------------------------------
@@ -216,7 +277,7 @@ class Dom:
     def own_text_len(self) -> list[int]:
         """Characters of the pieces each node owns directly (its text and its children's tails)."""
         own = [0] * len(self.tag)
-        for owner, text in zip(self.piece_owner, self.piece_text):
+        for owner, text in zip(self.piece_owner, self.piece_text, strict=True):
             own[owner] += len(text)
         return own
 
@@ -259,7 +320,7 @@ class Dom:
         block = None
         prev = -2
         for k in pieces:
-            if self.piece_block[k] != block or k != prev + 1 and prev >= 0:
+            if self.piece_block[k] != block or (k != prev + 1 and prev >= 0):
                 if line:
                     lines.append("".join(line))
                 line = [self.piece_text[k]]
@@ -298,7 +359,10 @@ def parse_html(
         raise PageError("page is empty")
     # Hand lxml UTF-8 bytes with the encoding stated, so a wrong <meta charset> cannot mislead it.
     parser = lxml.html.HTMLParser(
-        encoding="utf-8", remove_comments=True, remove_pis=True, huge_tree=True,
+        encoding="utf-8",
+        remove_comments=True,
+        remove_pis=True,
+        huge_tree=True,
         default_doctype=False,
     )
     try:

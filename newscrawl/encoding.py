@@ -32,8 +32,19 @@ _BOMS = (
 )
 # Magic numbers of formats servers like to label text/html by mistake.
 _BINARY_MAGIC = (
-    b"%PDF-", b"\x89PNG", b"GIF8", b"\xff\xd8\xff", b"PK\x03\x04", b"\x1f\x8b",
-    b"BZh", b"\x7fELF", b"RIFF", b"OggS", b"ID3", b"\x00\x00\x01\x00", b"(\xb5/\xfd",
+    b"%PDF-",
+    b"\x89PNG",
+    b"GIF8",
+    b"\xff\xd8\xff",
+    b"PK\x03\x04",
+    b"\x1f\x8b",
+    b"BZh",
+    b"\x7fELF",
+    b"RIFF",
+    b"OggS",
+    b"ID3",
+    b"\x00\x00\x01\x00",
+    b"(\xb5/\xfd",
 )
 
 
@@ -84,7 +95,7 @@ def decode_html(data: bytes | str, content_type: str | None = None) -> str:
         raise NotHtmlError("body is binary data, not an HTML page")
     for bom, codec in _BOMS:
         if data.startswith(bom):
-            return data[len(bom):].decode(codec, "replace")
+            return data[len(bom) :].decode(codec, "replace")
     if not data.isascii():
         try:
             return data.decode("utf-8")

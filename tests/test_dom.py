@@ -1,0 +1,117 @@
+"""The DOM model: one linear pass gives every per-node measure the extractors read."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from newscrawl.dom import Dom, PageError, parse_html
+
+PAGE = b"""<html lang="en"><head><title>Headline | Site</title>
+<meta property="og:title" content="Headline"><script>var hidden = 1;</script></head>
+<body><div id="main">Hello <b>big</b>world<br>next line
+<p>para <a href="/x">link text</a> tail</p>after</div>
+<!-- a comment --><style>p {}</style>end</body></html>"""
+
+
+@pytest.fixture()
+def dom() -> Dom:
+    return parse_html(PAGE, url="http://example.org/")
+
+
+def node(dom: Dom, tag: str) -> int:
+    return dom.tag.index(tag)
+
+
+def test_nodes_are_numbered_in_preorder(dom: Dom) -> None:
+    assert dom.tag == ["html", "head", "title", "meta", "body", "div", "b", "br", "p", "a"]
+    assert dom.parent == [-1, 0, 1, 1, 0, 4, 5, 5, 5, 8]
+    assert dom.depth[node(dom, "a")] == 4
+    assert dom.children[node(dom, "div")] == [6, 7, 8]
+
+
+def test_subtree_is_a_contiguous_id_range(dom: Dom) -> None:
+    div = node(dom, "div")
+    assert (div, dom.end[div]) == (5, 10)
+    assert dom.is_ancestor(div, node(dom, "a"))
+    assert not dom.is_ancestor(node(dom, "a"), div)
+
+
+def test_invisible_elements_get_no_nodes_and_no_text(dom: Dom) -> None:
+    assert "script" not in dom.tag and "style" not in dom.tag
+    assert "hidden" not in dom.text(0)
+    assert dom.text_len(node(dom, "head")) == 0
+
+
+def test_subtree_measures(dom: Dom) -> None:
+    p = node(dom, "p")
+    assert dom.text(p) == "para link text tail"
+    assert dom.text_len(p) == len("para") + len("link text") + len("tail")
+    assert dom.link_chars(p) == len("link text")
+    assert dom.words(p) == 4 and dom.link_words(p) == 2
+    assert dom.tag_count(p) == 2 and dom.link_count(p) == 1
+    assert dom.link_density(p) == pytest.approx(9 / 17)
+    assert dom.href[node(dom, "a")] == "/x"
+    assert dom.own_text_len[p] == len("para") + len("tail")
+
+
+def test_text_keeps_blocks_as_lines(dom: Dom) -> None:
+    assert dom.text(node(dom, "body")).split("\n") == [
+        "Hello bigworld",
+        "next line",
+        "para link text tail",
+        "after",
+        "end",
+    ]
+
+
+def test_text_of_nested_selection_does_not_repeat(dom: Dom) -> None:
+    assert dom.text_of([node(dom, "p"), node(dom, "a")]) == "para link text tail"
+
+
+def test_head_metadata(dom: Dom) -> None:
+    assert dom.title == "Headline | Site"
+    assert dom.meta["og:title"] == "Headline"
+    assert dom.lang == "en"
+    assert dom.tag_path(node(dom, "a")) == ("html", "body", "div", "p", "a")
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"", "empty"),
+        (b"   \n ", "empty"),
+        (b"\x89PNG\r\n\x1a\n" + bytes(200), "binary"),
+        (bytes(range(256)) * 10, "binary"),
+    ],
+)
+def test_bad_input_gives_a_clear_error(data: bytes, message: str) -> None:
+    with pytest.raises(PageError, match=message):
+        parse_html(data)
+
+
+def test_page_over_the_size_limit_is_refused_at_once() -> None:
+    big = b"<html><body>" + b"<p>word word word</p>" * (50 * 1024 * 1024 // 21) + b"</body></html>"
+    start = time.perf_counter()
+    with pytest.raises(PageError, match="MB"):
+        parse_html(big)
+    assert time.perf_counter() - start < 1
+
+
+def test_deeply_nested_page_parses_without_recursion() -> None:
+    deep = b"<html><body>" + b"<div>" * 100_000 + b"x" + b"</div>" * 100_000 + b"</body></html>"
+    dom = parse_html(deep)
+    assert len(dom) > 100
+    assert dom.end[0] == len(dom)
+    assert max(dom.depth) == len(dom) - 1
+
+
+def test_wrong_declared_charset_is_overruled_by_valid_utf8() -> None:
+    page = '<meta charset="iso-8859-1"><p>Ελληνικά κείμενα café</p>'.encode()
+    assert "Ελληνικά κείμενα café" in parse_html(page).text(0)
+
+
+def test_plain_text_without_markup_becomes_a_page() -> None:
+    dom = parse_html(b"just some words")
+    assert dom.text(0) == "just some words"
