@@ -133,6 +133,7 @@ class Dom:
         self.piece_owner: list[int] = []
         self.piece_block: list[int] = []
         self.piece_text: list[str] = []
+        self.piece_line: list[int] = []  # pieces with the same number render on one line
         self.piece_glued: list[bool] = []  # no whitespace between it and the piece before
         self.piece_in_link: list[bool] = []
         self.href: dict[int, str] = {}
@@ -150,11 +151,14 @@ class Dom:
         # marker (node id, tail, context) that ends the node's piece range and emits its tail.
         stack: list[tuple] = [(root, -1, 0, -1, False, False)]
         last_raw = " "  # raw text of the previous piece, to know whether pieces touch
+        self._line = 0  # bumped at every block boundary and <br>
         while stack:
             entry = stack.pop()
             if len(entry) == 3:
                 node, tail, ctx = entry
                 self.piece_end[node] = len(self.piece_text)
+                if self.tag[node] in BLOCK_TAGS:
+                    self._line += 1
                 if tail:
                     last_raw = self._add_piece(tail, ctx, last_raw)
                 continue
@@ -188,7 +192,9 @@ class Dom:
             elif tag == "meta":
                 self._read_meta(el)
             own_block = node if tag in BLOCK_TAGS else block
-            # Text after a <br> starts a line of its own: give it the <br> as its block.
+            if tag in BLOCK_TAGS:
+                self._line += 1
+            # Text after a <br> is a text node of its own in the seeds' DOM: its block is the <br>.
             tail_ctx = (parent, node, in_head, ctx[3]) if tag == "br" else ctx
             stack.append((node, el.tail, tail_ctx))
             if el.text:
@@ -212,6 +218,7 @@ class Dom:
             return last_raw
         self.piece_owner.append(owner)
         self.piece_block.append(block)
+        self.piece_line.append(self._line)
         self.piece_text.append(text)
         self.piece_glued.append(not raw[0].isspace() and not last_raw[-1].isspace())
         self.piece_in_link.append(in_link)
@@ -282,6 +289,19 @@ class Dom:
         return own
 
     @cached_property
+    def html_len(self) -> list[int]:
+        """Characters of each node's HTML (its subtree's markup, invisible elements included).
+
+        Counted, not serialised: a node's own share is its tags and attributes, its text, its
+        children's tails and the full markup of the invisible children that got no node (script,
+        style, ...); a subtree's total is then a prefix-sum difference over the preorder ids.
+        Entities count as their decoded characters, so this approximates the source length.
+        """
+        own = [_own_html_len(el) for el in self.elements]
+        prefix = [0, *accumulate(own)]
+        return [prefix[self.end[i]] - prefix[i] for i in range(len(own))]
+
+    @cached_property
     def body(self) -> int:
         """Id of <body>, or of the root when the page has none."""
         return next((i for i, t in enumerate(self.tag) if t == "body"), 0)
@@ -314,17 +334,17 @@ class Dom:
         return self.pieces_text(picked)
 
     def pieces_text(self, pieces: range | list[int]) -> str:
-        """Join text pieces: a new line where the block changes, else a space (or nothing)."""
+        """Join text pieces: a new line at block ends, <br> and gaps, else a space or nothing."""
         lines: list[str] = []
         line: list[str] = []
-        block = None
+        current = None
         prev = -2
         for k in pieces:
-            if self.piece_block[k] != block or (k != prev + 1 and prev >= 0):
+            if self.piece_line[k] != current or (k != prev + 1 and prev >= 0):
                 if line:
                     lines.append("".join(line))
                 line = [self.piece_text[k]]
-                block = self.piece_block[k]
+                current = self.piece_line[k]
             else:
                 line.append(self.piece_text[k] if self.piece_glued[k] else " " + self.piece_text[k])
             prev = k
@@ -335,6 +355,40 @@ class Dom:
     def word_tokens(self, node: int) -> list[str]:
         """Lower-cased `\\w+` tokens of the subtree text."""
         return _WORD.findall(self.text(node).lower())
+
+
+_VOID_TAGS = frozenset(
+    {
+        "area",
+        "base",
+        "br",
+        "col",
+        "embed",
+        "hr",
+        "img",
+        "input",
+        "link",
+        "meta",
+        "param",
+        "source",
+        "track",
+        "wbr",
+    }
+)
+
+
+def _own_html_len(el: lxml.html.HtmlElement) -> int:
+    """Markup characters that belong to `el` itself rather than to a child node (see html_len)."""
+    tag = el.tag.lower()
+    size = len(tag) + 2 + sum(len(k) + len(v or "") + 4 for k, v in el.attrib.items())
+    if tag not in _VOID_TAGS:
+        size += len(tag) + 3
+    size += len(el.text or "")
+    for child in el:
+        size += len(child.tail or "")
+        if not isinstance(child.tag, str) or child.tag.lower() in SKIPPED_TAGS:
+            size += len(lxml.etree.tostring(child, encoding="unicode", with_tail=False))
+    return size
 
 
 def parse_html(

@@ -115,3 +115,8 @@ def test_wrong_declared_charset_is_overruled_by_valid_utf8() -> None:
 def test_plain_text_without_markup_becomes_a_page() -> None:
     dom = parse_html(b"just some words")
     assert dom.text(0) == "just some words"
+
+
+def test_line_break_splits_lines_but_inline_links_do_not() -> None:
+    dom = parse_html(b"<table><tr><td>First.<br>Second part <a href=x>link</a> tail</td></tr>")
+    assert dom.text(0) == "First.\nSecond part link tail"

@@ -1,0 +1,583 @@
+"""Three page templates for the demo web: an old table layout, a div layout and an HTML5 blog.
+
+Each site renders every page through one theme, so the boilerplate (masthead, navigation,
+sidebars, related boxes, footer) repeats across the site with the markup of its own era, which is
+what template detection has to learn. The article body is the only part that carries gold text;
+everything else - bylines, comments, "read also" boxes inside the story column - is noise an
+extractor must leave out.
+
+Links in pages are path-absolute; canonical and feed links use the ``{{BASE}}`` placeholder that
+the demo server replaces with the site's scheme://host:port.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from html import escape
+
+from newscrawl.demo.text import Block
+
+__all__ = ["THEMES", "Chrome", "Comment", "Link", "Pager", "StoryView", "Theme"]
+
+BASE = "{{BASE}}"
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    label: str
+    href: str
+
+
+@dataclass(frozen=True, slots=True)
+class Comment:
+    author: str
+    posted: datetime
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Pager:
+    page: int
+    pages: int
+    prev: str | None
+    next: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class StoryView:
+    """What a template needs to show one article (or one teaser of it)."""
+
+    path: str
+    title: str
+    section: Link
+    tags: tuple[Link, ...]
+    published: datetime
+    author: str
+    summary: str
+    blocks: tuple[Block, ...] = ()
+    comments: tuple[Comment, ...] = ()
+    inline_link: Link | None = None  # one in-text link, placed inside a paragraph
+    read_also: tuple[Link, ...] = ()  # box inside the story column (not gold)
+
+
+@dataclass(frozen=True, slots=True)
+class Chrome:
+    """The site-wide parts of a page: navigation and sidebars."""
+
+    site_title: str
+    tagline: str
+    sections: tuple[Link, ...]
+    popular: tuple[Link, ...]
+    latest: tuple[Link, ...]
+    tags: tuple[Link, ...]
+    feed: Link  # label = MIME type, href = path
+    about: str
+    private: str
+    search: str
+    year: int = 2024
+    extra_footer: tuple[Link, ...] = field(default=())
+
+
+def e(text: str) -> str:
+    return escape(text, quote=True)
+
+
+def links_ul(links: tuple[Link, ...] | list[Link], cls: str = "") -> str:
+    attr = f' class="{cls}"' if cls else ""
+    items = "".join(f'<li><a href="{e(x.href)}">{e(x.label)}</a></li>' for x in links)
+    return f"<ul{attr}>{items}</ul>"
+
+
+def paragraph_html(text: str, link: Link | None) -> str:
+    """A paragraph's inner HTML; `link` wraps a run of its words (the text is unchanged)."""
+    if link is None:
+        return e(text)
+    words = text.split(" ")
+    if len(words) < 8:
+        return e(text)
+    start = len(words) // 3
+    before = " ".join(words[:start])
+    span = " ".join(words[start : start + 3])
+    after = " ".join(words[start + 3 :])
+    return f'{e(before)} <a href="{e(link.href)}">{e(span)}</a> {e(after)}'
+
+
+def head(title: str, canonical: str, chrome: Chrome, charset: str, meta: str) -> str:
+    return (
+        f'<meta http-equiv="Content-Type" content="text/html; charset={charset}">\n'
+        f"<title>{e(title)}</title>\n"
+        f'<link rel="canonical" href="{BASE}{e(canonical)}">\n'
+        f'<link rel="alternate" type="{chrome.feed.label}" title="{e(chrome.site_title)}" '
+        f'href="{BASE}{chrome.feed.href}">\n'
+        f'<link rel="stylesheet" href="/static/site.css">\n{meta}'
+    )
+
+
+def article_meta(story: StoryView, with_times: bool) -> str:
+    out = (
+        f'<meta name="description" content="{e(story.summary)}">\n'
+        f'<meta property="og:type" content="article">\n'
+        f'<meta property="og:title" content="{e(story.title)}">\n'
+    )
+    if with_times:
+        out += (
+            f'<meta property="article:published_time" '
+            f'content="{story.published.isoformat()}">\n'
+            f'<meta name="author" content="{e(story.author)}">\n'
+        )
+    return out
+
+
+class Theme:
+    """Renders the pages of one site. Subclasses differ only in markup."""
+
+    name = "base"
+
+    def page(
+        self,
+        chrome: Chrome,
+        title: str,
+        canonical: str,
+        main: str,
+        *,
+        charset: str = "utf-8",
+        meta: str = "",
+        current: str = "",
+    ) -> str:
+        raise NotImplementedError
+
+    def article(self, story: StoryView, related: tuple[Link, ...]) -> str:
+        raise NotImplementedError
+
+    def listing(
+        self, heading: str, intro: str, stories: list[StoryView], pager: Pager | None
+    ) -> str:
+        raise NotImplementedError
+
+    def plain(self, heading: str, paragraphs: list[str]) -> str:
+        body = "".join(f"<p>{e(p)}</p>" for p in paragraphs)
+        return f"<h1>{e(heading)}</h1>{body}"
+
+    def pager_html(self, pager: Pager | None, cls: str) -> str:
+        if pager is None or pager.pages <= 1:
+            return ""
+        parts = []
+        if pager.prev:
+            parts.append(f'<a rel="prev" href="{e(pager.prev)}">&laquo; Newer</a>')
+        parts.append(f"<span>Page {pager.page} of {pager.pages}</span>")
+        if pager.next:
+            parts.append(f'<a rel="next" href="{e(pager.next)}">Older &raquo;</a>')
+        return f'<div class="{cls}">{" ".join(parts)}</div>'
+
+
+# ------------------------------------------------------------------------------ table layout
+
+
+class TableTheme(Theme):
+    """A 2003-style page: layout tables, <font>, <br><br> between paragraphs."""
+
+    name = "table"
+
+    def page(
+        self,
+        chrome: Chrome,
+        title: str,
+        canonical: str,
+        main: str,
+        *,
+        charset: str = "utf-8",
+        meta: str = "",
+        current: str = "",
+    ) -> str:
+        nav = "".join(
+            f'<td class="{"navon" if x.href == current else "nav"}">'
+            f'<a href="{e(x.href)}">{e(x.label)}</a></td>'
+            for x in chrome.sections
+        )
+        popular = "".join(
+            f'<tr><td class="mr"><a href="{e(x.href)}">{e(x.label)}</a></td></tr>'
+            for x in chrome.popular
+        )
+        latest = "".join(f'<a href="{e(x.href)}">{e(x.label)}</a><br>' for x in chrome.latest)
+        topics = " | ".join(f'<a href="{e(x.href)}">{e(x.label)}</a>' for x in chrome.tags)
+        return f"""<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01 Transitional//EN">
+<html>
+<head>
+{head(f"{title} - {chrome.site_title}", canonical, chrome, charset, meta)}</head>
+<body bgcolor="#ffffff" topmargin="0" leftmargin="0">
+<table width="100%" border="0" cellpadding="0" cellspacing="0" class="masthead">
+<tr><td class="logo"><a href="/"><img src="/img/logo.gif" width="320" height="60" border="0"
+ alt="{e(chrome.site_title)}"></a></td>
+<td class="tagline" align="right"><font size="1">{e(chrome.tagline)}</font><br>
+<form action="/search" method="get"><input type="text" name="q" size="12">
+<input type="submit" value="Search"></form></td></tr>
+</table>
+<table width="100%" border="0" cellpadding="3" cellspacing="0" class="navbar">
+<tr><td class="nav"><a href="/">Front page</a></td>{nav}
+<td class="nav"><a href="{e(chrome.search)}">Search</a></td></tr>
+</table>
+<table width="100%" border="0" cellpadding="6" cellspacing="0" class="layout">
+<tr>
+<td width="170" valign="top" class="leftcol" bgcolor="#eeeeee">
+<table width="100%" class="box"><tr><td class="boxhead"><b>Most read</b></td></tr>
+{popular}</table>
+<br><font size="1"><b>Topics:</b> {topics}</font>
+</td>
+<td valign="top" class="maincol">
+{main}
+</td>
+<td width="200" valign="top" class="rightcol">
+<table width="100%" class="box"><tr><td class="boxhead"><b>Latest news</b></td></tr>
+<tr><td class="latest"><font size="2">{latest}</font></td></tr></table>
+<br><table width="100%" class="box"><tr><td class="boxhead"><b>Classifieds</b></td></tr>
+<tr><td><font size="1">Boat moorings to let. Second-hand furniture wanted.
+<a href="{e(chrome.about)}">Advertise with us</a></font></td></tr></table>
+</td>
+</tr>
+</table>
+<table width="100%" border="0" cellpadding="4" cellspacing="0" class="footer" bgcolor="#333333">
+<tr><td align="center"><font size="1" color="#ffffff">&copy; {chrome.year} {e(chrome.site_title)}.
+All rights reserved. | <a href="{e(chrome.about)}">About us</a> |
+<a href="{e(chrome.private)}">Staff login</a> |
+<a href="{BASE}{chrome.feed.href}">RSS</a></font></td></tr>
+</table>
+</body>
+</html>
+"""
+
+    def article(self, story: StoryView, related: tuple[Link, ...]) -> str:
+        body: list[str] = []
+        for index, block in enumerate(story.blocks):
+            link = story.inline_link if index == 1 else None
+            if block.kind == "h2":
+                body.append(f"<b>{e(block.text)}</b>")
+            elif block.kind == "ul":
+                body.append("".join(f"&middot; {e(item)}<br>" for item in block.items))
+            else:
+                body.append(paragraph_html(block.text, link))
+        text = "<br><br>\n".join(body)
+        related_rows = "".join(
+            f'<tr><td>&raquo; <a href="{e(x.href)}">{e(x.label)}</a></td></tr>' for x in related
+        )
+        comments = "".join(
+            f'<tr><td class="chead"><b>{e(c.author)}</b> wrote on '
+            f"{c.posted:%m/%d/%Y %H:%M}:</td></tr>"
+            f'<tr><td class="cbody"><font size="2">{e(c.text)}</font></td></tr>'
+            for c in story.comments
+        )
+        comments_table = (
+            f'<table width="100%" class="comments"><tr><td class="boxhead">'
+            f"<b>Reader comments ({len(story.comments)})</b></td></tr>{comments}</table>"
+            if story.comments
+            else ""
+        )
+        date = f"{story.published:%A, %B} {story.published.day}, {story.published.year}"
+        return f"""<font class="kicker" size="1" color="#990000">
+<a href="{e(story.section.href)}">{e(story.section.label.upper())}</a></font>
+<h1 class="headline"><font face="Georgia">{e(story.title)}</font></h1>
+<font size="2" class="byline">By <b>{e(story.author)}</b>, Staff Writer<br>{date}</font>
+<table width="100%" border="0" cellpadding="0" cellspacing="0" class="story">
+<tr><td class="storytext"><font size="3">
+{text}
+</font></td></tr>
+</table>
+<br>
+<table width="100%" class="related" bgcolor="#f4f4f4">
+<tr><td class="boxhead"><b>Related stories</b></td></tr>
+{related_rows}</table>
+<br>
+{comments_table}
+"""
+
+    def listing(
+        self, heading: str, intro: str, stories: list[StoryView], pager: Pager | None
+    ) -> str:
+        rows = "".join(
+            f'<tr><td class="teaser"><a href="{e(s.path)}"><b>{e(s.title)}</b></a><br>'
+            f'<font size="1">{s.published:%m/%d/%Y} - {e(s.author)}</font><br>'
+            f'<font size="2">{e(s.summary)}</font></td></tr>'
+            for s in stories
+        )
+        return (
+            f'<h2 class="sectionhead">{e(heading)}</h2><font size="2">{e(intro)}</font>'
+            f'<table width="100%" class="teasers" cellpadding="4">{rows}</table>'
+            f"{self.pager_html(pager, 'pages')}"
+        )
+
+
+# ------------------------------------------------------------------------------ div layout
+
+
+class DivTheme(Theme):
+    """A 2012-style page: nested divs with grid class names, sidebar widgets."""
+
+    name = "div"
+
+    def page(
+        self,
+        chrome: Chrome,
+        title: str,
+        canonical: str,
+        main: str,
+        *,
+        charset: str = "utf-8",
+        meta: str = "",
+        current: str = "",
+    ) -> str:
+        nav = "".join(
+            f'<li class="menu-item{" active" if x.href == current else ""}">'
+            f'<a href="{e(x.href)}">{e(x.label)}</a></li>'
+            for x in chrome.sections
+        )
+        popular = "".join(
+            f'<div class="widget-item"><span class="rank">{i}</span>'
+            f'<a href="{e(x.href)}">{e(x.label)}</a></div>'
+            for i, x in enumerate(chrome.popular, 1)
+        )
+        return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+{head(f"{title} | {chrome.site_title}", canonical, chrome, charset, meta)}
+<script>window.dataLayer = window.dataLayer || [];</script>
+</head>
+<body class="site-courier">
+<div id="wrapper">
+<div id="top-bar"><div class="container"><span class="today">{e(chrome.tagline)}</span>
+<a class="login" href="{e(chrome.private)}">Newsroom login</a></div></div>
+<div id="header" class="container"><div class="brand"><a href="/" class="logo">
+{e(chrome.site_title)}</a></div>
+<div class="search-box"><form action="/search"><input name="q" placeholder="Search">
+</form><a href="{e(chrome.search)}">Advanced search</a></div></div>
+<div id="main-nav"><div class="container"><ul class="menu"><li class="menu-item">
+<a href="/">Home</a></li>{nav}</ul></div></div>
+<div id="content" class="container">
+<div class="row">
+<div class="col-main col-8">
+{main}
+</div>
+<div class="col-side col-4">
+<div class="widget widget-popular"><div class="widget-title">Most popular</div>
+{popular}</div>
+<div class="widget widget-latest"><div class="widget-title">Just in</div>
+{links_ul(chrome.latest, "widget-list")}</div>
+<div class="widget widget-ad"><div class="ad-label">Advertisement</div>
+<div class="ad-slot" data-slot="side-1"></div></div>
+<div class="widget widget-tags"><div class="widget-title">Trending topics</div>
+{links_ul(chrome.tags, "tag-cloud")}</div>
+</div>
+</div>
+</div>
+<div id="footer"><div class="container">
+<div class="footer-col"><div class="footer-title">Sections</div>{links_ul(chrome.sections)}</div>
+<div class="footer-col"><div class="footer-title">The Courier</div>
+<ul><li><a href="{e(chrome.about)}">About us</a></li>
+<li><a href="{BASE}{chrome.feed.href}">RSS feed</a></li>
+<li><a href="{e(chrome.private)}">Staff area</a></li></ul></div>
+<div class="copyright">Copyright {chrome.year} {e(chrome.site_title)} Media Ltd.</div>
+</div></div>
+</div>
+</body>
+</html>
+"""
+
+    def article(self, story: StoryView, related: tuple[Link, ...]) -> str:
+        body: list[str] = []
+        for index, block in enumerate(story.blocks):
+            link = story.inline_link if index == 1 else None
+            if block.kind == "h2":
+                body.append(f'<h3 class="story-subhead">{e(block.text)}</h3>')
+            elif block.kind == "ul":
+                body.append(_ul(block.items))
+            else:
+                body.append(f"<p>{paragraph_html(block.text, link)}</p>")
+            if index == 1 and story.read_also:
+                body.append(
+                    '<div class="inline-related"><span class="label">Read also</span>'
+                    f"{links_ul(story.read_also)}</div>"
+                )
+        comments = "".join(
+            f'<div class="comment"><div class="comment-meta"><span class="comment-author">'
+            f'{e(c.author)}</span> <span class="comment-date">{c.posted:%d.%m.%Y, %H:%M}'
+            f'</span></div><div class="comment-text">{e(c.text)}</div></div>'
+            for c in story.comments
+        )
+        comment_block = (
+            f'<div id="comments" class="comments"><div class="comments-title">'
+            f"{len(story.comments)} comments</div>{comments}</div>"
+            if story.comments
+            else ""
+        )
+        tags = " ".join(f'<a class="tag" href="{e(t.href)}">{e(t.label)}</a>' for t in story.tags)
+        return f"""<div class="breadcrumb"><a href="/">Home</a> &rsaquo;
+<a href="{e(story.section.href)}">{e(story.section.label)}</a></div>
+<div class="story">
+<div class="story-header">
+<h1 class="story-title">{e(story.title)}</h1>
+<div class="story-meta"><span class="author">{e(story.author)}</span>
+<span class="date">{story.published:%d.%m.%Y, %H:%M}</span></div>
+<div class="share-bar"><a href="#">Share</a> <a href="#">Email</a> <a href="#">Print</a></div>
+</div>
+<div class="story-body">
+{"".join(body)}
+</div>
+<div class="story-tags">Topics: {tags}</div>
+</div>
+<div class="related-box"><div class="related-title">More on this story</div>
+{links_ul(related, "related-list")}</div>
+{comment_block}
+"""
+
+    def listing(
+        self, heading: str, intro: str, stories: list[StoryView], pager: Pager | None
+    ) -> str:
+        cards = "".join(
+            f'<div class="card"><div class="card-section">{e(s.section.label)}</div>'
+            f'<h2 class="card-title"><a href="{e(s.path)}">{e(s.title)}</a></h2>'
+            f'<div class="card-teaser">{e(s.summary)}</div>'
+            f'<div class="card-meta">{e(s.author)} &middot; {s.published:%d.%m.%Y}</div></div>'
+            for s in stories
+        )
+        return (
+            f'<div class="section-header"><h1>{e(heading)}</h1>'
+            f'<div class="section-intro">{e(intro)}</div></div>'
+            f'<div class="card-list">{cards}</div>{self.pager_html(pager, "pagination")}'
+        )
+
+
+def _ul(items: tuple[str, ...]) -> str:
+    return "<ul>" + "".join(f"<li>{e(item)}</li>" for item in items) + "</ul>"
+
+
+# ------------------------------------------------------------------------------ HTML5 blog
+
+
+class Html5Theme(Theme):
+    """A 2020-style blog: header/nav/main/article/aside/footer, <time>, comment list."""
+
+    name = "html5"
+
+    def page(
+        self,
+        chrome: Chrome,
+        title: str,
+        canonical: str,
+        main: str,
+        *,
+        charset: str = "utf-8",
+        meta: str = "",
+        current: str = "",
+    ) -> str:
+        nav = "".join(
+            f'<a href="{e(x.href)}"{" aria-current=page" if x.href == current else ""}>'
+            f"{e(x.label)}</a>"
+            for x in chrome.sections
+        )
+        return f"""<!doctype html>
+<html lang="en-GB">
+<head>
+<meta charset="{charset}">
+<meta name="viewport" content="width=device-width">
+{head(f"{title} — {chrome.site_title}", canonical, chrome, charset, meta)}</head>
+<body>
+<a class="skip-link" href="#main">Skip to content</a>
+<header class="site-header">
+<p class="site-title"><a href="/" rel="home">{e(chrome.site_title)}</a></p>
+<p class="site-description">{e(chrome.tagline)}</p>
+<nav class="primary-menu" aria-label="Categories"><a href="/">Home</a>{nav}
+<a href="{e(chrome.about)}">About</a></nav>
+</header>
+<div class="site-content">
+<main id="main" class="content-area">
+{main}
+</main>
+<aside class="widget-area" role="complementary">
+<section class="widget widget_search"><form role="search" action="/search">
+<label>Search <input type="search" name="q"></label></form>
+<a href="{e(chrome.search)}">Search tips</a></section>
+<section class="widget widget_recent_entries"><h2 class="widget-title">Recent posts</h2>
+{links_ul(chrome.latest)}</section>
+<section class="widget widget_top_posts"><h2 class="widget-title">Readers' favourites</h2>
+{links_ul(chrome.popular)}</section>
+<section class="widget widget_tag_cloud"><h2 class="widget-title">Tags</h2>
+<div class="tagcloud">{" ".join(f'<a href="{e(t.href)}">{e(t.label)}</a>' for t in chrome.tags)}
+</div></section>
+</aside>
+</div>
+<footer class="site-footer">
+<p>{e(chrome.site_title)} &copy; {chrome.year}. Written by hand, mostly in the evenings.</p>
+<p><a href="{BASE}{chrome.feed.href}">Subscribe (Atom)</a> ·
+<a href="{e(chrome.private)}">Drafts</a> · <a href="{e(chrome.about)}">About</a></p>
+</footer>
+</body>
+</html>
+"""
+
+    def article(self, story: StoryView, related: tuple[Link, ...]) -> str:
+        body: list[str] = []
+        for index, block in enumerate(story.blocks):
+            link = story.inline_link if index == 1 else None
+            if block.kind == "h2":
+                body.append(f"<h2>{e(block.text)}</h2>")
+            elif block.kind == "ul":
+                body.append(_ul(block.items))
+            else:
+                body.append(f"<p>{paragraph_html(block.text, link)}</p>")
+        comments = "".join(
+            f'<li class="comment"><article class="comment-body"><footer class="comment-meta">'
+            f'<b class="fn">{e(c.author)}</b> <span class="says">says:</span> '
+            f'<time datetime="{c.posted.isoformat()}">{_long_date(c.posted)} at '
+            f"{c.posted:%H:%M}</time></footer>"
+            f'<div class="comment-content"><p>{e(c.text)}</p></div>'
+            f'<a class="reply" href="#respond">Reply</a></article></li>'
+            for c in story.comments
+        )
+        comment_area = (
+            f'<section id="comments" class="comments-area"><h2 class="comments-title">'
+            f"{len(story.comments)} thoughts on “{e(story.title)}”</h2>"
+            f'<ol class="comment-list">{comments}</ol></section>'
+            if story.comments
+            else ""
+        )
+        tags = ", ".join(f'<a href="{e(t.href)}" rel="tag">{e(t.label)}</a>' for t in story.tags)
+        return f"""<article class="post hentry">
+<header class="entry-header">
+<h1 class="entry-title">{e(story.title)}</h1>
+<div class="entry-meta">Posted on <time class="published" datetime="{story.published.isoformat()}">
+{_long_date(story.published)}</time> by <a rel="author" href="/about/">{e(story.author)}</a>
+in <a href="{e(story.section.href)}" rel="category">{e(story.section.label)}</a></div>
+</header>
+<div class="entry-content">
+{"".join(body)}
+</div>
+<footer class="entry-footer">Tagged {tags}</footer>
+</article>
+<nav class="related-posts" aria-label="Related posts"><h2>You might also like</h2>
+{links_ul(related)}</nav>
+{comment_area}
+"""
+
+    def listing(
+        self, heading: str, intro: str, stories: list[StoryView], pager: Pager | None
+    ) -> str:
+        posts = "".join(
+            f'<article class="post excerpt"><h2 class="entry-title"><a href="{e(s.path)}" '
+            f'rel="bookmark">{e(s.title)}</a></h2><time datetime="{s.published.isoformat()}">'
+            f"{_long_date(s.published)}</time>"
+            f'<div class="entry-summary"><p>{e(s.summary)}</p></div>'
+            f'<a class="more-link" href="{e(s.path)}">Continue reading</a></article>'
+            for s in stories
+        )
+        return (
+            f'<header class="page-header"><h1 class="page-title">{e(heading)}</h1>'
+            f'<p class="archive-description">{e(intro)}</p></header>{posts}'
+            f"{self.pager_html(pager, 'nav-links')}"
+        )
+
+
+def _long_date(moment: datetime) -> str:
+    return f"{moment:%B} {moment.day}, {moment.year}"
+
+
+THEMES: dict[str, Theme] = {t.name: t for t in (TableTheme(), DivTheme(), Html5Theme())}
