@@ -1,0 +1,208 @@
+"""Extraction speed: pages/s of parsing alone, of each extractor (parse + extractor), of all
+extractors together (one parse + every extractor, as the crawl pipeline runs them) and of
+trafilatura's `bare_extraction` (default options) on the same pages, in the same run.
+
+Everything runs in this one process on the same page bytes, read into memory first, so disk
+reads are not timed. Pages that cannot be parsed are left out of every stage. Each stage first
+runs on a few pages to warm up (imports, caches), then all stages are timed in turn over all
+pages, --repeat times; the table gives the median of the repeats. trafilatura is an optional
+extra (pip install 'newscrawl[bench]'); without it its line says so and the rest still runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+__all__ = ["HELP", "add_arguments", "run"]
+
+HELP = "pages/s of parsing, each extractor, all extractors together, and trafilatura"
+WARMUP_PAGES = 10
+
+# A stage turns one page's bytes into nothing of interest; it may raise (counted, not fatal).
+Stage = Callable[[bytes], object]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "dataset",
+        metavar="DATASET",
+        type=Path,
+        help="dataset folder (its html/ pages are used; gold is not needed) or a folder of pages",
+    )
+    parser.add_argument(
+        "-n", "--limit", type=int, default=None, metavar="N", help="use only the first N pages"
+    )
+    parser.add_argument(
+        "-r",
+        "--repeat",
+        type=int,
+        default=3,
+        metavar="K",
+        help="timed runs per stage; the median is reported (default: 3)",
+    )
+    parser.add_argument(
+        "-e",
+        "--extractor",
+        default=None,
+        metavar="A,B,...",
+        help="comma-separated extractors (default: all registered)",
+    )
+
+
+@dataclass(slots=True)
+class Timing:
+    """Seconds of each timed run of one stage, and how many pages raised in it."""
+
+    label: str
+    runs: list[float] = field(default_factory=list)
+    errors: int = 0
+    note: str = ""
+
+    def pages_per_second(self, pages: int) -> float | None:
+        if not self.runs:
+            return None
+        median = statistics.median(self.runs)
+        return pages / median if median > 0 else None
+
+
+def _page_paths(root: Path) -> list[str]:
+    from newscrawl.commands.extract import find_pages
+    from newscrawl.evaluation.dataset import natural_key
+
+    html = root / "html"
+    found, _ = find_pages([str(html if html.is_dir() else root)])
+    return sorted(found, key=lambda p: natural_key(Path(p).name))
+
+
+def _load_pages(paths: Sequence[str]) -> tuple[list[bytes], int]:
+    """Bytes of every page that parses, and the number of pages left out."""
+    from newscrawl.dom import PageError, parse_html
+
+    pages, left_out = [], 0
+    for path in paths:
+        try:
+            data = Path(path).read_bytes()
+            parse_html(data)
+        except (OSError, PageError):
+            left_out += 1
+            continue
+        pages.append(data)
+    return pages, left_out
+
+
+def _stages(names: Sequence[str]) -> dict[str, Stage]:
+    from newscrawl.commands.extract import build_extractor
+    from newscrawl.dom import parse_html
+
+    extractors = [build_extractor(name) for name in names]
+    stages: dict[str, Stage] = {"parse": parse_html}
+    for extractor in extractors:
+        stages[f"parse + {extractor.name}"] = lambda data, e=extractor: e.extract(parse_html(data))
+
+    def all_together(data: bytes) -> None:
+        dom = parse_html(data)
+        for extractor in extractors:
+            extractor.extract(dom)
+
+    stages[f"parse + all ({', '.join(names)})"] = all_together
+    return stages
+
+
+def _trafilatura() -> tuple[Stage | None, str]:
+    """trafilatura's bare_extraction and its label, or None and why it is missing."""
+    try:
+        import logging
+
+        import trafilatura
+    except ImportError as err:  # also lxml without html_clean, which trafilatura 2 needs
+        return None, f"not measured: cannot import trafilatura ({err})"
+    logging.getLogger("trafilatura").setLevel(logging.CRITICAL)  # per-page chatter off
+    version = getattr(trafilatura, "__version__", "?")
+    return trafilatura.bare_extraction, f"trafilatura {version} bare_extraction"
+
+
+def _time_stage(stage: Stage, pages: Sequence[bytes], timing: Timing) -> None:
+    errors = 0
+    start = time.perf_counter()
+    for data in pages:
+        try:
+            stage(data)
+        except Exception:  # a failing page still cost its time; count it and go on
+            errors += 1
+    timing.runs.append(time.perf_counter() - start)
+    timing.errors = max(timing.errors, errors)
+
+
+def _warm_up(stages: dict[str, Stage], pages: Sequence[bytes]) -> None:
+    for stage in stages.values():
+        for data in pages[:WARMUP_PAGES]:
+            with contextlib.suppress(Exception):  # errors are counted in the timed runs
+                stage(data)
+
+
+def _report(timings: list[Timing], pages: int, ours: str, theirs: str) -> list[str]:
+    width = max(len(t.label) for t in timings)
+    lines = [f"{'stage'.ljust(width)}  {'pages/s':>9}  {'ms/page':>8}  errors"]
+    speed = {}
+    for timing in timings:
+        pps = timing.pages_per_second(pages)
+        speed[timing.label] = pps
+        if pps is None:
+            lines.append(f"{timing.label.ljust(width)}  {'-':>9}  {'-':>8}  {timing.note}")
+            continue
+        lines.append(f"{timing.label.ljust(width)}  {pps:9.1f}  {1000 / pps:8.2f}  {timing.errors}")
+    if speed.get(ours) and speed.get(theirs):
+        ratio = speed[ours] / speed[theirs]
+        lines.append(f"speed ratio, {ours} vs trafilatura: {ratio:.2f}x")
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    from newscrawl.commands.evaluate import extractor_names
+
+    if not args.dataset.is_dir():
+        print(f"newscrawl bench extract: {args.dataset}: no such folder", file=sys.stderr)
+        return 2
+    try:
+        names = extractor_names(args.extractor)
+        stages = _stages(names)
+    except (ValueError, ImportError) as err:
+        print(f"newscrawl bench extract: {err}", file=sys.stderr)
+        return 2
+    paths = _page_paths(args.dataset)[: args.limit]
+    pages, left_out = _load_pages(paths)
+    if not pages:
+        print(f"newscrawl bench extract: no parseable pages in {args.dataset}", file=sys.stderr)
+        return 2
+    ours = list(stages)[-1]
+    traf, traf_label = _trafilatura()
+    if traf is not None:
+        stages[traf_label] = traf
+    timings = {label: Timing(label) for label in stages}
+    if traf is None:
+        timings["trafilatura"] = Timing("trafilatura", note=traf_label)
+        print(
+            f"note: trafilatura {traf_label}; install the benchmark extra: "
+            "pip install 'newscrawl[bench]'",
+            file=sys.stderr,
+        )
+    size = sum(map(len, pages)) / 1e6
+    print(
+        f"bench extract: {args.dataset} - {len(pages)} pages ({size:.1f} MB), {left_out} "
+        f"unparseable left out; one process; median of {max(args.repeat, 1)} runs after warm-up",
+        flush=True,
+    )
+    _warm_up(stages, pages)
+    for _ in range(max(args.repeat, 1)):
+        for label, stage in stages.items():
+            _time_stage(stage, pages, timings[label])
+    for line in _report(list(timings.values()), len(pages), ours, traf_label):
+        print(line)
+    return 0

@@ -1,0 +1,231 @@
+"""Extract the title and main text of saved pages.
+
+Each PATH is a page file, a directory, or - for standard input. A directory is searched
+recursively for *.html and *.htm files; a directory holding none of those is taken to hold only
+pages, and all its (non-hidden) files are read. Pages are extracted in a pool of worker
+processes when there are more than a few (see --jobs); the output keeps the order of the input
+and streams as pages are done. A page that cannot be extracted (binary, empty, ...) is reported
+on stderr as one line (and as an object with an "error" key in jsonl output); the exit status is
+non-zero only when a PATH does not exist or no page at all could be extracted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from newscrawl.evaluation.dataset import natural_key
+from newscrawl.extractors import DEFAULT_EXTRACTOR, EXTRACTORS, Extractor, get_extractor
+
+__all__ = ["HELP", "add_arguments", "build_extractor", "extract_page", "find_pages", "run"]
+
+HELP = "extract title and main text from saved pages"
+PAGE_SUFFIXES = (".html", ".htm")
+STDIN = "-"
+# Below this many pages a process pool costs more to start than it saves.
+POOL_THRESHOLD = 8
+
+# The template filter (newscrawl.template.extractor): a name of its own, built from a --model.
+TEMPLATE = "template"
+# One input: its label (path, or "-") and its bytes when already read (stdin), else None.
+Item = tuple[str, bytes | None]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="page file, directory, or -")
+    parser.add_argument(
+        "-e",
+        "--extractor",
+        default=DEFAULT_EXTRACTOR,
+        choices=sorted([*EXTRACTORS, TEMPLATE]),
+        metavar="NAME",
+        help=f"extractor: {', '.join(sorted(EXTRACTORS))}, or {TEMPLATE} (the template filter "
+        f"alone, needs --model) (default: {DEFAULT_EXTRACTOR})",
+    )
+    parser.add_argument(
+        "--model",
+        default=None,
+        metavar="MODEL",
+        help="template model file (from `newscrawl train`): cut the site template out of each "
+        "page, then run the extractor on what is left",
+    )
+    parser.add_argument(
+        "-f",
+        "--format",
+        default="text",
+        choices=("text", "jsonl"),
+        help="text: title, blank line, text per page, with a '==> PATH <==' line before each "
+        "page when there are several; jsonl: one JSON object per page with path, title, text, "
+        "extractor (and error for a page that failed)",
+    )
+    parser.add_argument(
+        "-j",
+        "--jobs",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"worker processes (default: one per CPU for more than {POOL_THRESHOLD} pages, "
+        "else 1)",
+    )
+
+
+def build_extractor(name: str, model_path: str | None = None) -> Extractor:
+    """The extractor every page goes through, built once per process.
+
+    `model_path` is where a trained template model plugs in (the --model option); without one
+    the page-level extractor `name` is used as it is.
+    """
+    if model_path is not None or name == TEMPLATE:
+        from newscrawl.template.extractor import build_template_extractor
+
+        return build_template_extractor(name, model_path)
+    return get_extractor(name)
+
+
+# -- finding pages --------------------------------------------------------------------------------
+
+
+def _walk_files(root: Path) -> Iterator[Path]:
+    """Non-hidden files under `root`, in a stable (sorted) order."""
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files, key=natural_key):
+            if not name.startswith("."):
+                yield Path(folder, name)
+
+
+def _directory_pages(root: Path) -> list[Path]:
+    files = list(_walk_files(root))
+    pages = [f for f in files if f.suffix.lower() in PAGE_SUFFIXES]
+    return pages or files
+
+
+def find_pages(paths: Iterable[str]) -> tuple[list[str], list[str]]:
+    """Page paths in input order, and the arguments that name nothing."""
+    found: list[str] = []
+    missing: list[str] = []
+    for arg in paths:
+        path = Path(arg)
+        if arg == STDIN or path.is_file():
+            found.append(arg)
+        elif path.is_dir():
+            found.extend(str(p) for p in _directory_pages(path))
+        else:
+            missing.append(arg)
+    return found, missing
+
+
+# -- extracting -----------------------------------------------------------------------------------
+
+
+def _error_text(err: BaseException) -> str:
+    message = " ".join(str(err).split())
+    return f"{type(err).__name__}: {message}" if message else type(err).__name__
+
+
+def extract_page(extractor: Extractor, label: str, data: bytes | None) -> dict[str, Any]:
+    """One output record: path, title, text, extractor, and "error" if the page failed."""
+    from newscrawl.dom import PageError, parse_html
+
+    record: dict[str, Any] = {"path": label, "title": "", "text": "", "extractor": extractor.name}
+    try:
+        if data is None:
+            data = Path(label).read_bytes()
+        extraction = extractor.extract(parse_html(data))
+    except PageError as err:
+        record["error"] = str(err)
+    except OSError as err:
+        record["error"] = f"cannot read: {err.strerror or err}"
+    except Exception as err:  # an extractor bug: report it for this page, keep going
+        record["error"] = f"extractor failed: {_error_text(err)}"
+    else:
+        record["title"] = extraction.title
+        record["text"] = extraction.text
+    return record
+
+
+_worker_extractor: Extractor | None = None
+
+
+def _init_worker(name: str, model_path: str | None) -> None:
+    global _worker_extractor
+    _worker_extractor = build_extractor(name, model_path)
+
+
+def _work(item: Item) -> dict[str, Any]:
+    assert _worker_extractor is not None, "worker used before _init_worker"
+    return extract_page(_worker_extractor, *item)
+
+
+def default_jobs(pages: int) -> int:
+    if pages <= POOL_THRESHOLD:
+        return 1
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return max(1, min(cpus or 1, pages))
+
+
+def extract_all(
+    items: list[Item], extractor: Extractor, name: str, model_path: str | None, jobs: int
+) -> Iterator[dict[str, Any]]:
+    """Records in input order; with jobs > 1 from a pool whose workers each build the extractor."""
+    if jobs <= 1 or len(items) <= 1:
+        for label, data in items:
+            yield extract_page(extractor, label, data)
+        return
+    chunksize = max(1, min(32, len(items) // (jobs * 4)))
+    with multiprocessing.Pool(jobs, initializer=_init_worker, initargs=(name, model_path)) as pool:
+        yield from pool.imap(_work, items, chunksize=chunksize)
+
+
+# -- output ---------------------------------------------------------------------------------------
+
+
+def _write_text(record: dict[str, Any], header: bool, first: bool) -> None:
+    out = sys.stdout
+    if not first:
+        out.write("\n")
+    if header:
+        out.write(f"==> {record['path']} <==\n")
+    out.write(f"{record['title']}\n\n{record['text']}\n")
+
+
+def _write_jsonl(record: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def run(args: argparse.Namespace) -> int:
+    model_path = getattr(args, "model", None)
+    paths, missing = find_pages(args.paths)
+    for arg in missing:
+        print(f"newscrawl extract: {arg}: no such file or directory", file=sys.stderr)
+    if not paths:
+        if not missing:
+            print("newscrawl extract: no pages found", file=sys.stderr)
+        return 1
+    try:
+        extractor = build_extractor(args.extractor, model_path)
+    except (ValueError, ImportError) as err:
+        print(f"newscrawl extract: {err}", file=sys.stderr)
+        return 2
+    items: list[Item] = [
+        (label, sys.stdin.buffer.read() if label == STDIN else None) for label in paths
+    ]
+    jobs = args.jobs if args.jobs is not None else default_jobs(len(items))
+    header = len(items) > 1
+    done = 0
+    for record in extract_all(items, extractor, args.extractor, model_path, jobs):
+        if "error" in record:
+            print(f"newscrawl extract: {record['path']}: {record['error']}", file=sys.stderr)
+        if args.format == "jsonl":
+            _write_jsonl(record)
+        elif "error" not in record:
+            _write_text(record, header, first=done == 0)
+        done += "error" not in record
+    sys.stdout.flush()
+    return 0 if done and not missing else 1

@@ -1,0 +1,109 @@
+"""Read an evaluation dataset: pages with gold main content, in the layout of the dev datasets.
+
+::
+
+    NAME/html/ID.html   the page (bytes; .htm is accepted too)
+    NAME/gold/ID.txt    the gold main content, UTF-8 plain text
+    NAME/meta.jsonl     optional: one JSON object per page with at least "id" (url, site, ...)
+
+Any folder in this layout works. meta.jsonl may be missing, partial or hold broken lines: a page
+without a usable meta line gets ``{}``. Pages without a gold file cannot be scored; they are
+skipped and counted in `Dataset.skipped`, so a report can say how many pages were left out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NamedTuple
+
+__all__ = ["Dataset", "DatasetError", "Page", "natural_key", "read_dataset"]
+
+HTML_SUFFIXES = (".html", ".htm")
+_DIGITS = re.compile(r"(\d+)")
+
+
+class DatasetError(ValueError):
+    """The path is not a dataset folder (no html/ or no gold/ inside)."""
+
+
+class Page(NamedTuple):
+    """One scored page: unpacks as ``(id, html, gold, meta)``."""
+
+    id: str
+    html: bytes
+    gold: str
+    meta: dict[str, Any]
+
+
+def natural_key(page_id: str) -> tuple:
+    """Sort "dev2" before "dev10", so listings follow the dataset's numbering."""
+    return tuple(int(part) if part.isdigit() else part for part in _DIGITS.split(page_id))
+
+
+def _read_meta(path: Path) -> tuple[dict[str, dict[str, Any]], int]:
+    """Meta objects by page id, and the number of lines that could not be used."""
+    by_id: dict[str, dict[str, Any]] = {}
+    bad = 0
+    if not path.is_file():
+        return by_id, bad
+    with path.open(encoding="utf-8", errors="replace") as lines:
+        for line in lines:
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                bad += 1
+                continue
+            if isinstance(record, dict) and record.get("id") is not None:
+                by_id[str(record["id"])] = record
+            else:
+                bad += 1
+    return by_id, bad
+
+
+class Dataset:
+    """The scorable pages of one dataset folder, read lazily in id order."""
+
+    def __init__(self, path: str | Path, limit: int | None = None) -> None:
+        self.path = Path(path)
+        self.name = self.path.resolve().name
+        html_dir, self.gold_dir = self.path / "html", self.path / "gold"
+        if not self.path.is_dir():
+            raise DatasetError(f"{self.path}: no such dataset folder")
+        if not html_dir.is_dir() or not self.gold_dir.is_dir():
+            raise DatasetError(f"{self.path}: not a dataset folder (needs html/ and gold/ inside)")
+        html = {
+            p.stem: p
+            for p in html_dir.iterdir()
+            if p.suffix.lower() in HTML_SUFFIXES and p.is_file()
+        }
+        ids = sorted(html, key=natural_key)
+        scorable = [i for i in ids if (self.gold_dir / f"{i}.txt").is_file()]
+        #: pages that have html but no gold file, so cannot be scored
+        self.skipped = len(ids) - len(scorable)
+        if limit is not None:
+            scorable = scorable[: max(limit, 0)]
+        self.ids: list[str] = scorable
+        self._html = html
+        self.meta, self.bad_meta_lines = _read_meta(self.path / "meta.jsonl")
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __iter__(self) -> Iterator[Page]:
+        for page_id in self.ids:
+            yield self.page(page_id)
+
+    def page(self, page_id: str) -> Page:
+        html = self._html[page_id].read_bytes()
+        gold = (self.gold_dir / f"{page_id}.txt").read_text(encoding="utf-8", errors="replace")
+        return Page(page_id, html, gold, self.meta.get(page_id, {}))
+
+
+def read_dataset(path: str | Path, limit: int | None = None) -> Dataset:
+    """Open the dataset folder at `path`; `limit` keeps only its first pages (in id order)."""
+    return Dataset(path, limit)

@@ -1,0 +1,226 @@
+"""Present evaluation results: a plain-text table for people, a JSON report for programs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from newscrawl.evaluation.metric import PageScore, Scores, aggregate
+from newscrawl.evaluation.runner import DatasetResult
+
+__all__ = ["Row", "build_report", "error_lines", "format_table", "rows"]
+
+PARSE_ONLY = "(parse only)"
+ALL = "all"
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One line of the table: an extractor on a dataset (or parsing alone, scores None)."""
+
+    dataset: str
+    extractor: str
+    pages: int
+    errors: int
+    shingle: Scores | None
+    token: Scores | None
+    pages_per_second: float
+
+
+def _dataset_rows(result: DatasetResult) -> list[Row]:
+    out = [
+        Row(
+            result.name,
+            name,
+            result.pages,
+            len(scored.errors) + len(result.parse_errors),
+            scored.shingle_scores,
+            scored.token_scores,
+            result.pages_per_second(name),
+        )
+        for name, scored in result.extractors.items()
+    ]
+    out.append(
+        Row(
+            result.name,
+            PARSE_ONLY,
+            result.pages,
+            len(result.parse_errors),
+            None,
+            None,
+            result.pages_per_second(),
+        )
+    )
+    return out
+
+
+def _pooled_rows(results: Sequence[DatasetResult]) -> list[Row]:
+    """Every page of every dataset in one mean (each page weighs the same)."""
+    pages = sum(r.pages for r in results)
+    parse_seconds = sum(r.parse_seconds for r in results)
+    parse_errors = sum(len(r.parse_errors) for r in results)
+    out = []
+    for name in results[0].extractors:
+        scored = [r.extractors[name] for r in results if name in r.extractors]
+        shingle: list[PageScore] = [s for e in scored for s in e.shingle]
+        token: list[PageScore] = [s for e in scored for s in e.token]
+        seconds = parse_seconds + sum(e.seconds for e in scored)
+        errors = parse_errors + sum(len(e.errors) for e in scored)
+        out.append(
+            Row(
+                ALL,
+                name,
+                pages,
+                errors,
+                aggregate(shingle),
+                aggregate(token),
+                pages / seconds if seconds else 0.0,
+            )
+        )
+    out.append(
+        Row(
+            ALL,
+            PARSE_ONLY,
+            pages,
+            parse_errors,
+            None,
+            None,
+            pages / parse_seconds if parse_seconds else 0.0,
+        )
+    )
+    return out
+
+
+def rows(results: Sequence[DatasetResult]) -> list[Row]:
+    """Table rows: per dataset, then pooled over all datasets when there are several."""
+    out = [row for result in results for row in _dataset_rows(result)]
+    if len(results) > 1:
+        out.extend(_pooled_rows(results))
+    return out
+
+
+_HEADER = ("dataset", "extractor", "pages", "errors", "P", "R", "F1", "token F1", "pages/s")
+
+
+def _cells(row: Row) -> tuple[str, ...]:
+    def num(value: float | None) -> str:
+        return "-" if value is None else f"{value:.3f}"
+
+    shingle, token = row.shingle, row.token
+    return (
+        row.dataset,
+        row.extractor,
+        str(row.pages),
+        str(row.errors),
+        num(shingle and shingle.precision),
+        num(shingle and shingle.recall),
+        num(shingle and shingle.f1),
+        num(token and token.f1),
+        f"{row.pages_per_second:.1f}",
+    )
+
+
+def format_table(results: Sequence[DatasetResult]) -> str:
+    """Aligned text table; P/R/F1 are shingle scores, pages/s include parsing."""
+    lines = [_HEADER, *(_cells(row) for row in rows(results))]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(_HEADER))]
+    text = []
+    for line in lines:
+        left = [cell.ljust(w) for cell, w in zip(line[:2], widths[:2], strict=True)]
+        right = [cell.rjust(w) for cell, w in zip(line[2:], widths[2:], strict=True)]
+        text.append("  ".join(left + right).rstrip())
+    text.insert(1, "-" * len(text[0]))
+    return "\n".join(text)
+
+
+def error_lines(results: Sequence[DatasetResult]) -> list[str]:
+    """Warnings people must not miss: pages that failed to parse or made an extractor raise."""
+    lines = []
+    for result in results:
+        if result.skipped:
+            lines.append(f"{result.name}: {result.skipped} pages without gold were skipped")
+        if result.parse_errors:
+            page, error = next(iter(result.parse_errors.items()))
+            lines.append(
+                f"{result.name}: {len(result.parse_errors)} pages could not be parsed, scored as "
+                f"empty output (first: {page}: {error})"
+            )
+        for name, scored in result.extractors.items():
+            if scored.errors:
+                page, error = next(iter(scored.errors.items()))
+                lines.append(
+                    f"{result.name}: extractor {name} RAISED on {len(scored.errors)} pages, scored "
+                    f"as empty output (first: {page}: {error})"
+                )
+    return lines
+
+
+def _scores(scores: Scores) -> dict[str, float]:
+    return {"precision": scores.precision, "recall": scores.recall, "f1": scores.f1}
+
+
+def _page_scores(result: DatasetResult, name: str) -> list[dict[str, Any]]:
+    scored = result.extractors[name]
+    return [
+        {
+            "id": page,
+            "precision": shingle.precision,
+            "recall": shingle.recall,
+            "tp_fp_fn": list(shingle.normalised),
+            "token_precision": token.precision,
+            "token_recall": token.recall,
+            **({"error": scored.errors[page]} if page in scored.errors else {}),
+        }
+        for page, shingle, token in zip(result.page_ids, scored.shingle, scored.token, strict=True)
+    ]
+
+
+def _row_json(row: Row) -> dict[str, Any]:
+    return {
+        "pages": row.pages,
+        "errors": row.errors,
+        "pages_per_second": row.pages_per_second,
+        **({"shingle": _scores(row.shingle)} if row.shingle else {}),
+        **({"token": _scores(row.token)} if row.token else {}),
+    }
+
+
+def build_report(results: Sequence[DatasetResult], per_page: bool = False) -> dict[str, Any]:
+    """The table's figures as JSON-ready data (plus per-page scores when asked)."""
+    datasets = []
+    for result in results:
+        extractors = {}
+        for row in _dataset_rows(result):
+            if row.extractor == PARSE_ONLY:
+                continue
+            entry = _row_json(row)
+            entry["extract_seconds"] = result.extractors[row.extractor].seconds
+            entry["errors_by_page"] = result.extractors[row.extractor].errors
+            if per_page:
+                entry["per_page"] = _page_scores(result, row.extractor)
+            extractors[row.extractor] = entry
+        datasets.append(
+            {
+                "dataset": result.name,
+                "path": result.path,
+                "pages": result.pages,
+                "skipped_without_gold": result.skipped,
+                "parse_seconds": result.parse_seconds,
+                "parse_pages_per_second": result.pages_per_second(),
+                "parse_errors": result.parse_errors,
+                "extractors": extractors,
+            }
+        )
+    report: dict[str, Any] = {
+        "metric": "shingles of 4 \\w+ tokens; P, R = means over pages; F1 of the means",
+        "speed": "pages/s in one process, parsing included",
+        "datasets": datasets,
+    }
+    if len(results) > 1:
+        report["all"] = {
+            row.extractor: _row_json(row)
+            for row in _pooled_rows(results)
+            if row.extractor != PARSE_ONLY
+        }
+    return report

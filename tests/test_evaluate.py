@@ -1,0 +1,229 @@
+"""The dataset reader, `newscrawl evaluate` and `newscrawl bench extract` on small datasets."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from newscrawl import extractors
+from newscrawl.bench import available
+from newscrawl.cli import main
+from newscrawl.dom import Dom
+from newscrawl.evaluation import DatasetError, read_dataset
+from newscrawl.extractors import Extraction
+
+
+class Paragraphs:
+    """A throwaway extractor: the text of every <p>."""
+
+    name: ClassVar[str] = "paras"
+
+    def extract(self, dom: Dom) -> Extraction:
+        ids = tuple(i for i, tag in enumerate(dom.tag) if tag == "p")
+        text = "\n".join(dom.text(i) for i in ids)
+        return Extraction(title=dom.title, text=text, node_ids=ids, extractor=self.name)
+
+
+class Fragile(Paragraphs):
+    """Like Paragraphs, but raises on pages that mention "five"."""
+
+    name: ClassVar[str] = "fragile"
+
+    def extract(self, dom: Dom) -> Extraction:
+        extraction = super().extract(dom)
+        if "five" in extraction.text:
+            raise KeyError("five")
+        return extraction
+
+
+@pytest.fixture(autouse=True)
+def throwaway_extractors(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(extractors.EXTRACTORS, "paras", f"{__name__}:Paragraphs")
+    monkeypatch.setitem(extractors.EXTRACTORS, "fragile", f"{__name__}:Fragile")
+
+
+def write(path: Path, data: bytes | str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode()
+    path.write_bytes(data)
+
+
+def html(*paragraphs: str) -> str:
+    body = "".join(f"<p>{p}</p>" for p in paragraphs)
+    return f"<html><body><div>Menu Home About Contact Us</div>{body}</body></html>"
+
+
+@pytest.fixture
+def dataset(tmp_path: Path) -> Path:
+    """Three scorable pages with hand-computed shingle scores for `Paragraphs`.
+
+    p1: output = gold                                  -> P 1.0, R 1.0
+    p2: output has 5 shingles, gold is 1 of them       -> P 0.2, R 1.0
+    p10: binary, cannot be parsed: empty output        -> P 0.0, R 0.0
+    """
+    root = tmp_path / "tiny"
+    write(root / "html" / "p1.html", html("alpha beta gamma delta epsilon"))
+    write(root / "gold" / "p1.txt", "alpha beta gamma delta epsilon\n")
+    write(root / "html" / "p2.html", html("one two three four", "five six seven eight"))
+    write(root / "gold" / "p2.txt", "one two three four")
+    write(root / "html" / "p10.html", b"\x00\x01\x02\x03 binary")
+    write(root / "gold" / "p10.txt", "some gold text here")
+    write(root / "html" / "orphan.html", html("no gold for this page"))
+    write(
+        root / "meta.jsonl",
+        '{"id": "p1", "url": "http://example.org/a", "site": "example.org"}\n'
+        "{broken json\n"
+        '{"id": "p2", "url": null}\n',
+    )
+    return root
+
+
+def test_reader_yields_pages_in_id_order_and_counts_pages_without_gold(dataset: Path) -> None:
+    data = read_dataset(dataset)
+    assert data.name == "tiny"
+    assert data.ids == ["p1", "p2", "p10"]
+    assert data.skipped == 1
+    assert data.bad_meta_lines == 1
+    page_id, page_html, gold, meta = next(iter(data))
+    assert page_id == "p1"
+    assert page_html.startswith(b"<html>")
+    assert gold == "alpha beta gamma delta epsilon\n"
+    assert meta["url"] == "http://example.org/a"
+    assert [p.meta for p in data][2] == {}  # p10 has no meta line
+    assert read_dataset(dataset, limit=2).ids == ["p1", "p2"]
+
+
+def test_reader_without_meta_and_on_wrong_folders(tmp_path: Path, dataset: Path) -> None:
+    (dataset / "meta.jsonl").unlink()
+    assert all(page.meta == {} for page in read_dataset(dataset))
+    with pytest.raises(DatasetError, match="no such dataset folder"):
+        read_dataset(tmp_path / "absent")
+    (tmp_path / "plain").mkdir()
+    with pytest.raises(DatasetError, match="needs html/ and gold/"):
+        read_dataset(tmp_path / "plain")
+
+
+def test_evaluate_table_and_json_report(
+    dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    report_path = tmp_path / "report.json"
+    code = main(
+        ["evaluate", str(dataset), "-e", "paras,fragile", "--json", str(report_path), "--per-page"]
+    )
+    out, _ = capsys.readouterr()
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split() == [
+        "dataset",
+        "extractor",
+        "pages",
+        "errors",
+        "P",
+        "R",
+        "F1",
+        "token",
+        "F1",
+        "pages/s",
+    ]
+    paras_row = next(line.split() for line in lines if " paras " in line)
+    # P = (1 + 0.2 + 0) / 3, R = (1 + 1 + 0) / 3, F1 = 2PR / (P + R) = 0.5
+    assert paras_row[:7] == ["tiny", "paras", "3", "1", "0.400", "0.667", "0.500"]
+    fragile_row = next(line.split() for line in lines if " fragile " in line)
+    assert fragile_row[:7] == ["tiny", "fragile", "3", "2", "0.333", "0.333", "0.333"]
+    assert any(line.startswith("tiny") and "(parse only)" in line for line in lines)
+    assert "WARNING: tiny: extractor fragile RAISED on 1 pages" in out
+    assert "first: p2: KeyError: 'five'" in out
+    assert "WARNING: tiny: 1 pages could not be parsed" in out
+    assert "WARNING: tiny: 1 pages without gold were skipped" in out
+
+    report = json.loads(report_path.read_text())
+    (tiny,) = report["datasets"]
+    assert (tiny["pages"], tiny["skipped_without_gold"]) == (3, 1)
+    assert list(tiny["parse_errors"]) == ["p10"]
+    paras = tiny["extractors"]["paras"]
+    assert paras["shingle"] == pytest.approx({"precision": 0.4, "recall": 2 / 3, "f1": 0.5})
+    # tokens: p1 exact; p2 4 of 8 output tokens are gold: P 0.5, R 1; p10 empty: 0, 0
+    assert paras["token"]["precision"] == pytest.approx(0.5)
+    assert paras["token"]["recall"] == pytest.approx(2 / 3)
+    assert paras["pages_per_second"] > 0
+    assert [p["id"] for p in paras["per_page"]] == ["p1", "p2", "p10"]
+    assert paras["per_page"][1]["tp_fp_fn"] == pytest.approx([0.2, 0.8, 0.0])
+    assert tiny["extractors"]["fragile"]["errors_by_page"] == {"p2": "KeyError: 'five'"}
+    assert tiny["parse_pages_per_second"] > 0
+
+
+def test_several_datasets_get_pooled_rows(
+    dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = tmp_path / "other"
+    write(other / "html" / "x.html", html("lorem ipsum dolor sit amet"))
+    write(other / "gold" / "x.txt", "lorem ipsum dolor sit amet")
+    assert main(["evaluate", str(dataset), str(other), "-e", "paras", "--limit", "2"]) == 0
+    out, _ = capsys.readouterr()
+    rows = {tuple(line.split()[:2]): line.split() for line in out.splitlines()[2:] if line}
+    # tiny limited to p1, p2: P (1 + 0.2) / 2; all: (1 + 0.2 + 1) / 3
+    assert rows[("tiny", "paras")][4] == "0.600"
+    assert rows[("other", "paras")][4:7] == ["1.000", "1.000", "1.000"]
+    assert rows[("all", "paras")][2] == "3"
+    assert rows[("all", "paras")][4] == "0.733"
+    assert "no extractor raised on any page" in out
+
+
+def test_evaluate_reports_bad_arguments(
+    dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["evaluate", str(tmp_path / "absent")]) == 2
+    assert "no such dataset folder" in capsys.readouterr().err
+    assert main(["evaluate", str(dataset), "-e", "paras,nope"]) == 2
+    assert "unknown extractor nope" in capsys.readouterr().err
+    empty = tmp_path / "empty"
+    (empty / "html").mkdir(parents=True)
+    (empty / "gold").mkdir()
+    assert main(["evaluate", str(empty)]) == 2
+    assert "no pages with gold" in capsys.readouterr().err
+
+
+def _trafilatura_works() -> bool:
+    try:
+        import trafilatura  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def test_bench_extract(dataset: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert "extract" in available()
+    code = main(["bench", "extract", str(dataset), "-e", "paras,fragile", "--repeat", "2"])
+    out, err = capsys.readouterr()
+    assert code == 0
+    assert "3 pages" in out and "1 unparseable left out" in out  # orphan counts: gold not needed
+    stages = {line.split("  ")[0].strip(): line.split() for line in out.splitlines()[2:]}
+    assert {"parse", "parse + paras", "parse + fragile", "parse + all (paras, fragile)"} <= set(
+        stages
+    )
+    assert float(stages["parse"][1]) > 0
+    assert stages["parse + fragile"][-1] == "1"  # errors: the page with "five"
+    if _trafilatura_works():
+        assert any(label.startswith("trafilatura") for label in stages)
+        assert "speed ratio, parse + all (paras, fragile) vs trafilatura: " in out
+    else:
+        assert "trafilatura" in err and "newscrawl[bench]" in err
+
+
+def test_bench_dispatcher_lists_benchmarks() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "newscrawl.cli", "bench", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0
+    for name in available():
+        assert name in done.stdout
