@@ -1,0 +1,351 @@
+"""Geometry providers: the static layout model and real boxes from chromium."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from newscrawl.dom import parse_html
+from newscrawl.template.geometry import (
+    CHROMIUM_ARGS,
+    CHROMIUM_PATH,
+    ID_ATTRIBUTE,
+    ChromiumGeometry,
+    GeometryError,
+    StaticGeometry,
+    boxes_from_rects,
+    get_geometry_provider,
+    marked_html,
+    node_areas,
+    render_boxes,
+)
+
+PARAGRAPH = "Municipal workers repaired the old bridge over the river this week. " * 8
+
+ARTICLE_PAGE = f"""<!DOCTYPE html>
+<html><head><title>Bridge</title><meta name="description" content="x">
+<style>p {{ color: black }}</style><script>document.title = "changed";</script></head>
+<body>
+<header><nav><ul class="menu">
+  <li><a href="/">Home</a></li><li><a href="/news">News</a></li><li><a href="/sport">Sport</a></li>
+</ul></nav></header>
+<main>
+  <h1>The bridge reopens</h1>
+  <p id="first">{PARAGRAPH} <a href="/more">read <b>more</b></a> about it.</p>
+  <p>Second line one<br>second line two <span id="after">after the break</span></p>
+  <img src="a.jpg" width="400" height="250">
+  <p>{PARAGRAPH}{PARAGRAPH}</p>
+  <div style="display:none"><p>Hidden offer</p></div>
+  <p hidden>Also hidden</p>
+</main>
+<aside><h2>Most read</h2><ul><li><a href="/1">One story</a></li><li><a href="/2">Two</a></li></ul>
+</aside>
+<footer><p>Copyright</p></footer>
+</body></html>"""
+
+TABLE_PAGE = """<html><body>
+<table width="100%"><tr>
+  <td><a href="/a">Menu a</a><br><a href="/b">Menu b</a></td>
+  <td>{text}</td>
+</tr><tr><td>left</td><td>right</td></tr></table>
+</body></html>""".format(text="Long story text in the content cell. " * 40)
+
+
+def node(dom, tag, nth=0):
+    return [i for i, t in enumerate(dom.tag) if t == tag][nth]
+
+
+def by_id(dom, value):
+    return next(i for i, el in enumerate(dom.elements) if el.get("id") == value)
+
+
+@pytest.fixture(scope="module")
+def article():
+    dom = parse_html(ARTICLE_PAGE)
+    return dom, StaticGeometry().boxes(dom)
+
+
+# -- static ---------------------------------------------------------------------------------
+
+
+def test_static_gives_a_finite_box_for_every_node(article):
+    dom, boxes = article
+    assert boxes.shape == (len(dom), 4)
+    assert np.isfinite(boxes).all()
+    assert (boxes[:, 2:] >= 0).all()
+
+
+def test_static_is_deterministic(article):
+    _, boxes = article
+    again = StaticGeometry().boxes(parse_html(ARTICLE_PAGE))
+    assert np.array_equal(boxes, again)
+
+
+def test_window_and_body(article):
+    dom, boxes = article
+    assert boxes[0].tolist()[:3] == [0.0, 0.0, 1280.0]
+    x, y, width, height = boxes[dom.body]
+    assert (x, width) == (8.0, 1264.0)
+    assert y == 16.0  # its 8 px margin merged with the first list's 16 px, as in CSS
+    assert boxes[0, 3] == y + height + 16.0
+
+
+def test_children_stay_inside_their_parent_and_later_blocks_are_lower(article):
+    dom, boxes = article
+    main = node(dom, "main")
+    blocks = [c for c in dom.children[main] if boxes[c, 3] > 0]
+    tops = [boxes[c, 1] for c in blocks]
+    assert tops == sorted(tops) and len(set(tops)) == len(tops)
+    for child in range(len(dom)):
+        up = dom.parent[child]
+        if up < 0 or boxes[child, 2] == 0:
+            continue
+        x, _, w, _ = boxes[child]
+        assert x >= boxes[up, 0] - 1e-6
+        assert x + w <= boxes[up, 0] + boxes[up, 2] + 1e-6
+
+
+def test_text_wraps_into_lines(article):
+    dom, boxes = article
+    short = boxes[node(dom, "h1")]
+    first = boxes[by_id(dom, "first")]
+    long = boxes[node(dom, "p", 2)]
+    assert first[3] > 2 * 19  # several lines
+    assert long[3] > first[3]  # twice the text, taller
+    assert long[2] == first[2]  # same column width
+    assert short[3] > 30  # one line of a 32 px heading
+
+
+def test_inline_elements_sit_on_their_lines(article):
+    dom, boxes = article
+    paragraph = boxes[by_id(dom, "first")]
+    link = boxes[node(dom, "a", 3)]
+    bold = boxes[node(dom, "b")]
+    assert paragraph[1] <= link[1] and link[1] + link[3] <= paragraph[1] + paragraph[3] + 1e-6
+    assert link[0] <= bold[0] and bold[0] + bold[2] <= link[0] + link[2] + 1e-6
+    assert 0 < link[3] < 40  # one line
+
+
+def test_a_br_starts_a_new_line(article):
+    dom, boxes = article
+    paragraph = boxes[node(dom, "p", 1)]
+    after = boxes[by_id(dom, "after")]
+    assert after[1] > paragraph[1]  # on the second line, not the first
+    assert paragraph[3] == pytest.approx(2 * after[3])
+
+
+def test_hidden_nodes_have_zero_boxes(article):
+    dom, boxes = article
+    for tag in ("head", "title", "meta"):
+        assert not boxes[node(dom, tag)].any()
+    hidden_div = next(i for i, el in enumerate(dom.elements) if el.get("style") == "display:none")
+    for inside in range(hidden_div, dom.end[hidden_div]):
+        assert not boxes[inside].any()
+    hidden_p = next(i for i, el in enumerate(dom.elements) if el.get("hidden") is not None)
+    assert not boxes[hidden_p].any()
+
+
+def test_image_size_from_markup_and_default():
+    dom = parse_html('<html><body><p><img src="a" width="120" height="80"><img src="b"></p>')
+    boxes = StaticGeometry().boxes(dom)
+    assert boxes[node(dom, "img", 0), 2:].tolist() == [120.0, 80.0]
+    assert boxes[node(dom, "img", 1), 2:].tolist() == [300.0, 150.0]
+    assert boxes[node(dom, "p"), 3] >= 150.0  # the line grew to hold the image
+
+
+def test_sidebar_sits_beside_the_main_column(article):
+    dom, boxes = article
+    main, aside = boxes[node(dom, "main")], boxes[node(dom, "aside")]
+    assert aside[1] == main[1]
+    assert aside[0] >= main[0] + main[2]
+    assert aside[2] == pytest.approx(300.0)
+    footer = boxes[node(dom, "footer")]
+    assert footer[1] >= max(main[1] + main[3], aside[1] + aside[3])
+    assert footer[2] == pytest.approx(1264.0)
+
+
+def test_navigation_menu_items_share_a_row(article):
+    dom, boxes = article
+    items = [boxes[node(dom, "li", k)] for k in range(3)]
+    assert len({box[1] for box in items}) == 1
+    assert items[0][0] < items[1][0] < items[2][0]
+    # The aside's list is not a navigation list: its items stack.
+    aside_items = [boxes[node(dom, "li", k)] for k in (3, 4)]
+    assert aside_items[1][1] > aside_items[0][1]
+
+
+def test_table_cells_share_the_row():
+    dom = parse_html(TABLE_PAGE)
+    boxes = StaticGeometry().boxes(dom)
+    table, row = boxes[node(dom, "table")], boxes[node(dom, "tr")]
+    menu, story = boxes[node(dom, "td", 0)], boxes[node(dom, "td", 1)]
+    assert table[2] == pytest.approx(1264.0)  # width="100%"
+    assert menu[1] == story[1] and menu[3] == story[3] == row[3]
+    assert menu[0] + menu[2] <= story[0]
+    assert menu[2] < story[2]  # the narrow link column, the wide story column
+    second_row = boxes[node(dom, "tr", 1)]
+    assert second_row[1] >= row[1] + row[3]
+
+
+def test_areas_fall_in_the_seed_buckets(article):
+    dom, boxes = article
+    areas = node_areas(boxes)
+    assert areas[node(dom, "p", 2)] >= 42663  # a long paragraph: the top bucket
+    assert 0 < areas[node(dom, "a", 0)] < 2000  # a menu link: too small to classify
+
+
+def test_deep_nesting_needs_no_recursion():
+    depth = 3000
+    dom = parse_html("<html><body>" + "<div><p>x</p>" * depth + "</div>" * depth)
+    assert max(dom.depth) > 1000  # lxml caps nesting, but far beyond Python's stack
+    boxes = StaticGeometry().boxes(dom)
+    assert boxes.shape == (len(dom), 4)
+    paragraphs = [i for i, t in enumerate(dom.tag) if t == "p"]
+    tops = boxes[paragraphs, 1]
+    assert (np.diff(tops) > 0).all() and (boxes[paragraphs, 3] > 0).all()
+
+
+def test_elements_without_dom_nodes_still_take_space():
+    # <iframe> has no Dom node, but the block holding it is as tall as the frame.
+    dom = parse_html('<html><body><div><iframe width="500" height="200"></iframe></div>')
+    boxes = StaticGeometry().boxes(dom)
+    assert boxes[node(dom, "div"), 3] >= 200
+
+
+def test_provider_registry():
+    assert isinstance(get_geometry_provider(), StaticGeometry)
+    assert get_geometry_provider("static") is get_geometry_provider(" Static ")
+    assert get_geometry_provider("static", viewport_width=800).config.viewport_width == 800
+    with pytest.raises(ValueError, match="unknown geometry provider"):
+        get_geometry_provider("gecko")
+
+
+def test_missing_chromium_is_a_clear_error():
+    dom = parse_html("<html><body><p>x</p></body></html>")
+    with pytest.raises(GeometryError, match="chromium not found"):
+        ChromiumGeometry(executable_path="/nonexistent/chromium").boxes(dom)
+
+
+def test_marked_html_tags_every_node_and_leaves_the_dom_alone():
+    dom = parse_html(ARTICLE_PAGE)
+    markup = marked_html(dom, "https://example.org/news/1")
+    marked = parse_html(markup)
+    ids = [el.get(ID_ATTRIBUTE) for el in marked.elements if el.get(ID_ATTRIBUTE) is not None]
+    assert sorted(map(int, ids)) == list(range(len(dom)))
+    assert "<script" not in markup and "changed" not in markup
+    assert '<base href="https://example.org/news/1">' in markup
+    assert markup.startswith("<!DOCTYPE html>")
+    assert all(el.get(ID_ATTRIBUTE) is None for el in dom.elements)
+
+
+def test_boxes_from_rects_ignores_strays():
+    rects = [[0, 1, 2, 3, 4], [5, 1, 1, 1, 1], [-1, 1, 1, 1, 1], [1, float("nan"), 0, 0, 0]]
+    boxes = boxes_from_rects(2, rects)
+    assert boxes.tolist() == [[1, 2, 3, 4], [0, 0, 0, 0]]
+
+
+# -- chromium -------------------------------------------------------------------------------
+
+needs_chromium = pytest.mark.skipif(
+    not os.path.exists(CHROMIUM_PATH),
+    reason=f"Debian's chromium is not installed at {CHROMIUM_PATH} (apt-get install chromium)",
+)
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    with ChromiumGeometry() as geometry:
+        yield geometry
+
+
+@pytest.mark.chromium
+@needs_chromium
+def test_chromium_gives_a_box_for_every_element(chromium):
+    dom = parse_html(ARTICLE_PAGE)
+    boxes = chromium.boxes(dom)
+    assert boxes.shape == (len(dom), 4)
+    assert not boxes[node(dom, "head")].any()  # not rendered: zeros
+    assert not boxes[node(dom, "title")].any()
+    body = [i for i in range(dom.body, len(dom)) if dom.tag[i] != "br"]
+    hidden = {i for i, el in enumerate(dom.elements) if el.get("hidden") is not None}
+    hidden |= set(range(by_id_style(dom), dom.end[by_id_style(dom)]))
+    shown = [i for i in body if i not in hidden]
+    assert all(boxes[i, 2] * boxes[i, 3] > 0 for i in shown)
+    assert all(not boxes[i].any() for i in hidden)
+    tops = [boxes[c, 1] for c in dom.children[node(dom, "main")] if c not in hidden]
+    assert tops == sorted(tops)
+
+
+def by_id_style(dom):
+    return next(i for i, el in enumerate(dom.elements) if el.get("style") == "display:none")
+
+
+@pytest.mark.chromium
+@needs_chromium
+def test_chromium_boxes_are_exact_css_boxes(chromium):
+    dom = parse_html(
+        "<!DOCTYPE html><html><body style='margin:0'>"
+        "<div style='width:200px;height:100px'></div>"
+        "<div style='margin-left:30px;width:50px;height:10px'></div></body></html>"
+    )
+    boxes = chromium.boxes(dom, url="https://example.org/")
+    first, second = node(dom, "div", 0), node(dom, "div", 1)
+    assert boxes[first].tolist() == [0.0, 0.0, 200.0, 100.0]
+    assert boxes[second].tolist() == [30.0, 100.0, 50.0, 10.0]
+
+
+PLAIN_PAGE = f"""<!DOCTYPE html><html><body>
+<h1>Council meeting</h1><p>{PARAGRAPH}</p><h2>Budget</h2><p>Short one.</p>
+<ul><li>First point of the list</li><li>Second point, <a href="/x">with a link</a></li></ul>
+<p>{PARAGRAPH * 3}</p><blockquote><p>{PARAGRAPH}</p></blockquote>
+<table><tr><td>Cell one</td><td>Cell two with more text</td></tr></table>
+<p><img src="p.jpg" width="320" height="200"> Caption <em>text</em>.</p>
+</body></html>"""
+
+
+@pytest.mark.chromium
+@needs_chromium
+def test_chromium_batch_reuses_one_browser_and_agrees_with_static(chromium):
+    pages = [parse_html(PLAIN_PAGE), parse_html(TABLE_PAGE), parse_html(ARTICLE_PAGE)]
+    results = list(chromium.boxes_many((dom, None) for dom in pages))
+    assert [b.shape for b in results] == [(len(d), 4) for d in pages]
+    # On an unstyled page the static model and the browser broadly agree on where things are.
+    dom, real = pages[0], results[0]
+    estimate = StaticGeometry().boxes(dom)
+    shown = (real[:, 2] * real[:, 3] > 0) & (estimate[:, 2] * estimate[:, 3] > 0)
+    assert shown.sum() >= len(dom) - 1  # all but <head>
+    for column in range(4):
+        assert np.corrcoef(real[shown, column], estimate[shown, column])[0, 1] > 0.9
+    ratio = node_areas(estimate)[shown] / node_areas(real)[shown]
+    assert 0.5 < np.median(ratio) < 2
+
+
+@pytest.mark.chromium
+@needs_chromium
+def test_render_boxes_with_an_async_page():
+    """The scrapy-playwright route: an async Playwright page lays the Dom out."""
+    from playwright.async_api import async_playwright
+
+    dom = parse_html(TABLE_PAGE)
+
+    async def main():
+        async with async_playwright() as playwright:
+            browser = await playwright.chromium.launch(
+                executable_path=CHROMIUM_PATH, args=list(CHROMIUM_ARGS)
+            )
+            page = await browser.new_page(viewport={"width": 1280, "height": 800})
+            try:
+                return await render_boxes(page, dom)
+            finally:
+                await browser.close()
+
+    # Its own thread: the module's sync browser keeps an event loop running in this one.
+    with ThreadPoolExecutor(1) as pool:
+        boxes = pool.submit(asyncio.run, main()).result()
+    cells = [boxes[node(dom, "td", k)] for k in range(2)]
+    assert cells[0][1] == cells[1][1] and cells[0][0] < cells[1][0]
+    assert boxes[node(dom, "table"), 2] == pytest.approx(1264.0)
