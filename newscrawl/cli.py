@@ -26,6 +26,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "worker": ("worker", "run a Redis-fed crawl worker"),
     "status": ("status", "show the Redis crawl queue"),
     "merge": ("merge", "merge Parquet shards written by several workers"),
+    "reextract": ("reextract", "extract stored pages again with another extractor or model"),
 }
 
 
