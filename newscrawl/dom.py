@@ -297,7 +297,7 @@ class Dom:
         style, ...); a subtree's total is then a prefix-sum difference over the preorder ids.
         Entities count as their decoded characters, so this approximates the source length.
         """
-        own = [_own_html_len(el) for el in self.elements]
+        own = [_own_html_len(el, tag) for el, tag in zip(self.elements, self.tag, strict=True)]
         prefix = [0, *accumulate(own)]
         return [prefix[self.end[i]] - prefix[i] for i in range(len(own))]
 
@@ -377,12 +377,11 @@ _VOID_TAGS = frozenset(
 )
 
 
-def _own_html_len(el: lxml.html.HtmlElement) -> int:
+def _own_html_len(el: lxml.html.HtmlElement, tag: str) -> int:
     """Markup characters that belong to `el` itself rather than to a child node (see html_len)."""
-    tag = el.tag.lower()
-    size = len(tag) + 2 + sum(len(k) + len(v or "") + 4 for k, v in el.attrib.items())
-    if tag not in _VOID_TAGS:
-        size += len(tag) + 3
+    size = len(tag) + 2 if tag in _VOID_TAGS else 2 * len(tag) + 5
+    for name, value in el.items():
+        size += len(name) + len(value) + 4
     size += len(el.text or "")
     for child in el:
         size += len(child.tail or "")

@@ -1,0 +1,202 @@
+"""The template-model file: one JSON file per trained model.
+
+A model is a handful of numbers (per area bucket: the standardisation and the logistic
+regression's coefficients), so it is stored as readable JSON rather than a pickle: it loads
+without scikit-learn, cannot run code when opened, and survives library upgrades. The file
+records its format version, the feature names, the bucket boundaries, the sites it was trained
+on, the options it was trained with and the training metrics.
+
+::
+
+    {"format": "newscrawl-template-model", "version": 1, "features": [...],
+     "boundaries": [2000, 5182, 12504, 42663], "buckets": [{"mean": [...], "scale": [...],
+     "coef": [...], "intercept": -1.2, "nodes": 1234, "template_share": 0.4}, ...],
+     "training_sites": [...], "kind": "all", "options": {...}, "metrics": {...}}
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "BucketModel",
+    "ModelError",
+    "TemplateModel",
+    "bundled_model_path",
+    "check_features",
+    "load_model",
+]
+
+FORMAT = "newscrawl-template-model"
+VERSION = 1
+_BUNDLED = "default_template_model.json"
+
+
+class ModelError(ValueError):
+    """A model file that is missing, unreadable, or not a newscrawl template model."""
+
+
+@dataclass(frozen=True, slots=True)
+class BucketModel:
+    """Logistic regression on standardised features: p = σ(((x − mean) / scale) · coef + b)."""
+
+    mean: tuple[float, ...]
+    scale: tuple[float, ...]
+    coef: tuple[float, ...]
+    intercept: float
+    nodes: int = 0
+    template_share: float = 0.0
+
+    def predict(self, features: np.ndarray) -> np.ndarray:
+        """Probability of "template" per row of `features` (n, len(coef))."""
+        z = (features - np.asarray(self.mean)) / np.asarray(self.scale)
+        logit = z @ np.asarray(self.coef) + self.intercept
+        return 1.0 / (1.0 + np.exp(-np.clip(logit, -500, 500)))
+
+    @classmethod
+    def constant(cls, share: float, width: int, nodes: int = 0) -> BucketModel:
+        """A bucket whose training nodes were all one class: always predicts that share."""
+        p = min(max(share, 1e-6), 1 - 1e-6)
+        zeros = (0.0,) * width
+        return cls(zeros, (1.0,) * width, zeros, math.log(p / (1 - p)), nodes, share)
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateModel:
+    """Area-bucketed template classifiers (seed 004) and what they were trained on."""
+
+    features: tuple[str, ...]
+    boundaries: tuple[float, ...]
+    buckets: tuple[BucketModel | None, ...]
+    training_sites: tuple[str, ...] = ()
+    kind: str = "all"
+    options: dict[str, Any] = field(default_factory=dict)
+    metrics: dict[str, Any] = field(default_factory=dict)
+    version: int = VERSION
+
+    def bucket_of(self, area: np.ndarray) -> np.ndarray:
+        """Bucket index per node, -1 below the first boundary."""
+        edges = np.asarray(self.boundaries, dtype=np.float64)
+        return np.searchsorted(edges, np.asarray(area, dtype=np.float64), side="right") - 1
+
+    def scores(self, features: np.ndarray, area: np.ndarray) -> np.ndarray:
+        """Template probability per node; NaN where no classifier applies (too small a node)."""
+        features = np.asarray(features, dtype=np.float64)
+        out = np.full(len(features), np.nan)
+        buckets = self.bucket_of(area)
+        for index, model in enumerate(self.buckets):
+            rows = buckets == index
+            if model is not None and rows.any():
+                out[rows] = model.predict(features[rows])
+        return out
+
+    # -- file ------------------------------------------------------------------------------
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "version": self.version,
+            "features": list(self.features),
+            "boundaries": list(self.boundaries),
+            "buckets": [asdict(b) if b is not None else None for b in self.buckets],
+            "training_sites": list(self.training_sites),
+            "kind": self.kind,
+            "options": self.options,
+            "metrics": self.metrics,
+        }
+
+    def save(self, path: str | Path) -> Path:
+        """Write the model as one JSON file (atomically: a half-written file never appears)."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(self.to_json(), indent=1, ensure_ascii=False) + "\n", "utf-8")
+        tmp.replace(path)
+        return path
+
+    @classmethod
+    def from_json(cls, data: Any, source: str = "model") -> TemplateModel:
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise ModelError(f"{source}: not a newscrawl template model")
+        version = data.get("version")
+        if not isinstance(version, int) or version > VERSION:
+            raise ModelError(
+                f"{source}: model format version {version!r}; this newscrawl reads up to {VERSION}"
+            )
+        try:
+            features = tuple(str(f) for f in data["features"])
+            boundaries = tuple(float(b) for b in data["boundaries"])
+            buckets = tuple(_bucket(b, len(features)) for b in data["buckets"])
+        except (KeyError, TypeError, ValueError) as err:
+            raise ModelError(f"{source}: malformed model ({err})") from None
+        if len(buckets) != len(boundaries):
+            raise ModelError(f"{source}: {len(buckets)} buckets for {len(boundaries)} boundaries")
+        return cls(
+            features=features,
+            boundaries=boundaries,
+            buckets=buckets,
+            training_sites=tuple(data.get("training_sites") or ()),
+            kind=str(data.get("kind") or "all"),
+            options=dict(data.get("options") or {}),
+            metrics=dict(data.get("metrics") or {}),
+            version=version,
+        )
+
+    @classmethod
+    def load(cls, path: str | Path) -> TemplateModel:
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ModelError(f"{path}: no such model file") from None
+        except (OSError, UnicodeDecodeError) as err:
+            raise ModelError(f"{path}: cannot read model file: {err}") from None
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise ModelError(f"{path}: not a newscrawl template model (bad JSON: {err})") from None
+        return cls.from_json(data, str(path))
+
+
+def _bucket(data: Any, width: int) -> BucketModel | None:
+    if data is None:
+        return None
+    fields_ = {k: data[k] for k in ("mean", "scale", "coef")}
+    vectors = {k: tuple(float(v) for v in fields_[k]) for k in fields_}
+    if any(len(v) != width for v in vectors.values()):
+        raise ValueError("bucket vectors do not match the feature count")
+    return BucketModel(
+        mean=vectors["mean"],
+        scale=tuple(s if s > 0 else 1.0 for s in vectors["scale"]),
+        coef=vectors["coef"],
+        intercept=float(data["intercept"]),
+        nodes=int(data.get("nodes", 0)),
+        template_share=float(data.get("template_share", 0.0)),
+    )
+
+
+def bundled_model_path() -> Path:
+    """The small default model shipped in this package (trained on generated pages)."""
+    return Path(__file__).with_name(_BUNDLED)
+
+
+def load_model(path: str | Path | None = None) -> TemplateModel:
+    """Load a model file; None loads the bundled default model."""
+    return TemplateModel.load(bundled_model_path() if path is None else path)
+
+
+def check_features(model: TemplateModel, expected: Sequence[str]) -> None:
+    """Raise ModelError when `model` was trained on other features than `expected`."""
+    if tuple(expected) != model.features:
+        raise ModelError(
+            f"model features {list(model.features)} differ from this newscrawl's {list(expected)}"
+        )

@@ -1,0 +1,143 @@
+"""Crawl the sites of a site list and write a Parquet corpus.
+
+SITES is a text file of start URLs (one a line), a CSV file with a url column (and optional name
+and max_pages columns), or URLs separated by commas. Up to --max-pages HTML pages are fetched
+from each site (robots.txt obeyed, politely); every page is extracted inline and written to
+DIR/articles (text, article flag, metadata) and DIR/pages (raw HTML), partitioned by crawl and
+site; DIR/nodes gets the SiteLevel template labels. Interrupted crawls resume with --resume
+(after Ctrl-C or even a kill) without duplicate rows.
+
+Open the result with pandas.read_parquet("DIR/articles"), polars.scan_parquet(
+"DIR/articles/**/*.parquet", hive_partitioning=True) or DuckDB's read_parquet(
+'DIR/articles/**/*.parquet').
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+__all__ = ["HELP", "add_arguments", "run"]
+
+HELP = "crawl sites and write a Parquet article corpus"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("sites", metavar="SITES", help="site list file (txt or csv) or URLs")
+    parser.add_argument(
+        "--out",
+        "-o",
+        type=Path,
+        default=Path("out"),
+        metavar="DIR",
+        help="output folder (default: ./out)",
+    )
+    parser.add_argument(
+        "--max-pages",
+        type=int,
+        default=None,
+        metavar="N",
+        help="HTML pages per site (default: MAX_PAGES_PER_SITE = 200)",
+    )
+    parser.add_argument(
+        "--crawl-id",
+        default=None,
+        metavar="ID",
+        help="name of this crawl (default: the UTC time); reuse it to resume",
+    )
+    parser.add_argument(
+        "--resume",
+        action="store_true",
+        help="resume the last unfinished crawl in DIR (or --crawl-id)",
+    )
+    parser.add_argument(
+        "--extractors",
+        default=None,
+        metavar="A,B",
+        help="extractors to run inline (default: nce,mss,cetd-tpc)",
+    )
+    parser.add_argument(
+        "--primary",
+        default=None,
+        metavar="NAME",
+        help="extractor whose text fills the text column (default: nce)",
+    )
+    parser.add_argument(
+        "--all-texts", action="store_true", help="also keep every extractor's text (texts column)"
+    )
+    parser.add_argument(
+        "--allow-private",
+        default=None,
+        metavar="NETS",
+        help='fetch these non-public networks anyway ("loopback", CIDRs, or '
+        '"true" for all); default: refuse all',
+    )
+    parser.add_argument(
+        "--fast-local",
+        action="store_true",
+        help="for servers on this machine: no delays, loopback allowed",
+    )
+    parser.add_argument(
+        "--set",
+        "-s",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="any Scrapy or NEWSCRAWL_* setting (repeatable)",
+    )
+    parser.add_argument(
+        "--log-level", default=None, metavar="LEVEL", help="Scrapy log level (default: INFO)"
+    )
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, object]:
+    from newscrawl.crawl.runner import FAST_LOCAL, parse_set_options
+
+    values: dict[str, object] = dict(FAST_LOCAL) if args.fast_local else {}
+    if args.max_pages is not None:
+        values["MAX_PAGES_PER_SITE"] = args.max_pages
+    if args.extractors:
+        values["NEWSCRAWL_EXTRACTORS"] = [e.strip() for e in args.extractors.split(",") if e]
+    if args.primary:
+        values["NEWSCRAWL_PRIMARY_EXTRACTOR"] = args.primary
+    if args.all_texts:
+        values["NEWSCRAWL_KEEP_ALL_TEXTS"] = True
+    if args.allow_private is not None:
+        values["NEWSCRAWL_ALLOW_PRIVATE"] = args.allow_private
+    if args.log_level:
+        values["LOG_LEVEL"] = args.log_level.upper()
+    values.update(parse_set_options(args.set))
+    return values
+
+
+def run(args: argparse.Namespace) -> int:
+    from newscrawl.crawl.runner import crawl_settings, latest_unfinished, run_crawl
+    from newscrawl.crawl.sites import SiteListError, read_sites
+    from newscrawl.crawl.summary import format_summary
+
+    try:
+        read_sites(args.sites)
+        overrides = _overrides(args)
+    except (SiteListError, ValueError) as err:
+        print(f"newscrawl crawl: {err}", file=sys.stderr)
+        return 2
+    crawl_id = args.crawl_id
+    if args.resume and not crawl_id:
+        crawl_id = latest_unfinished(args.out)
+        if crawl_id is None:
+            print(f"newscrawl crawl: nothing to resume in {args.out}", file=sys.stderr)
+            return 2
+    settings = crawl_settings(args.out, crawl_id, overrides)
+    crawl_id = settings["NEWSCRAWL_CRAWL_ID"]
+    print(
+        f"crawl {crawl_id} -> {args.out}  (resume after a stop with: newscrawl crawl "
+        f"{args.sites} --out {args.out} --resume)",
+        file=sys.stderr,
+    )
+    summary = run_crawl(args.sites, settings)
+    if summary is None:
+        print("newscrawl crawl: the crawl ended without a summary (see the log)", file=sys.stderr)
+        return 1
+    print(format_summary(summary))
+    return 0 if summary.get("reason") == "finished" else 1

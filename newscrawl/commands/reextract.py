@@ -1,0 +1,53 @@
+"""Extract articles again from a crawl's stored pages, with another extractor or a new model.
+
+PAGES is a crawl's `pages` dataset (OUT/pages of `newscrawl crawl` or of the workers). Each
+site is one task: in this process by default, or on Dask with --cluster (a LocalCluster of
+--dask-workers processes, or the scheduler at ADDRESS, whose workers must see PAGES and --out).
+Rows (site, crawl, url, title, text, extractor, error) go to OUT/crawl=ID/site=NAME/.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+HELP = "extract stored pages again with another extractor or model (optionally on Dask)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from newscrawl.distributed.dask_stages import add_cluster_arguments
+
+    parser.add_argument("pages", metavar="PAGES", help="a crawl's pages dataset")
+    parser.add_argument("--out", "-o", required=True, metavar="DIR", help="an empty folder")
+    parser.add_argument("--extractor", "-e", default="nce", help="extractor name (default: nce)")
+    parser.add_argument(
+        "--model", default=None, help="template model file (from `newscrawl train`)"
+    )
+    parser.add_argument(
+        "--site", action="append", default=None, metavar="NAME", help="only this site"
+    )
+    add_cluster_arguments(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from newscrawl.distributed.dask_stages import ReExtract, dask_client, run_stage, warm_up
+
+    out = Path(args.out)
+    if out.is_dir() and any(out.rglob("*.parquet")):
+        print(f"reextract: {out} already holds Parquet files; choose an empty folder",
+              file=sys.stderr)  # fmt: skip
+        return 2
+    stage = ReExtract(args.extractor, model=args.model)
+    try:
+        stage.prepare()  # a bad extractor name or model fails here, not in every task
+        with dask_client(args.cluster, args.dask_workers) as client:
+            if client is not None:
+                warm_up(client, stage)
+            report = run_stage(stage, args.pages, out, client=client, sites=args.site)
+    except (ValueError, OSError) as exc:
+        print(f"reextract: {exc}", file=sys.stderr)
+        return 2
+    print(f"reextract: {report.summary()} -> {out}")
+    return 1 if report.failed else 0

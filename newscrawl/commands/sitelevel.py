@@ -1,0 +1,143 @@
+"""Label the template nodes of stored pages with SiteLevel and write a `nodes` dataset.
+
+Each PAGES is a crawl's `pages` Parquet dataset (a file or a folder) or a dataset folder in the
+development-data layout (html/ID.html and meta.jsonl with each page's "site"). Pages are grouped
+by site; each site with at least --min-pages pages is labelled on its own (a node is template
+when its content hash occurs on at least --p of the site's pages, or when --share of its HTML is
+template) and written to the `nodes` dataset at --out, which `newscrawl train` reads. Sites with
+fewer pages are skipped and counted. This is the stage a crawl runs per domain, so models can be
+retrained without crawling again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+__all__ = ["HELP", "add_arguments", "run"]
+
+HELP = "label template nodes of stored pages (SiteLevel)"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "pages",
+        nargs="+",
+        metavar="PAGES",
+        help="a crawl's pages dataset, or a dataset folder (html/ + meta.jsonl)",
+    )
+    parser.add_argument(
+        "--out", "-o", required=True, metavar="NODES", help="folder of the nodes dataset to write"
+    )
+    parser.add_argument(
+        "--p",
+        type=float,
+        default=0.10,
+        metavar="SHARE",
+        help="a hash on at least this share of a site's pages is template (default: 0.10)",
+    )
+    parser.add_argument(
+        "--share",
+        type=float,
+        default=0.85,
+        metavar="SHARE",
+        help="a node whose HTML is at least this share template is template (default: 0.85)",
+    )
+    parser.add_argument(
+        "--min-pages",
+        type=int,
+        default=5,
+        metavar="N",
+        help="skip sites with fewer pages (default: 5)",
+    )
+    parser.add_argument(
+        "--max-pages",
+        type=int,
+        default=200,
+        metavar="N",
+        help="use at most N pages per site, as the study did (default: 200)",
+    )
+    parser.add_argument(
+        "--geometry",
+        default="static",
+        choices=("static", "chromium"),
+        help="how node boxes are computed (default: static)",
+    )
+    parser.add_argument(
+        "--kind",
+        choices=("news", "blog"),
+        default=None,
+        help="mark every site as news or blog (default: guessed per site)",
+    )
+    parser.add_argument("--crawl", default="", metavar="ID", help="value of the crawl column")
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace a nodes dataset already at --out"
+    )
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+
+
+def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from newscrawl.template.sitelevel import SiteLevel, SiteLevelConfig, nodes_writer
+    from newscrawl.template.sources import SourceError, read_sources
+
+    if not 0 < args.p <= 1 or not 0 < args.share <= 1:
+        print("newscrawl sitelevel: --p and --share must be in (0, 1]", file=sys.stderr)
+        return 2
+    labeller = SiteLevel(
+        SiteLevelConfig(p=args.p, html_share=args.share, min_pages=max(1, args.min_pages))
+    )
+    try:
+        sites = read_sources(
+            args.pages,
+            min_pages=labeller.config.min_pages,
+            max_pages=args.max_pages,
+            geometry=args.geometry,
+        )
+    except SourceError as err:
+        print(f"newscrawl sitelevel: {err}", file=sys.stderr)
+        return 2
+    out = Path(args.out)
+    if not _clear(out, args.overwrite):
+        return 2
+    written = nodes = 0
+    with (
+        nodes_writer(out) as writer,
+        tqdm(total=sites.pages, unit="page", desc="sitelevel", disable=args.quiet) as bar,
+    ):
+        for site, pages in sites:
+            table = labeller.table(pages, crawl=args.crawl, site=site, kind=args.kind)
+            bar.update(len(pages))
+            if table is None:  # pages lost to parse errors can leave a site short
+                sites.skipped_sites += 1
+                continue
+            writer.write_table(table, {"site": site})
+            written += 1
+            nodes += table.num_rows
+    print(
+        f"{written} sites, {nodes:,} nodes -> {out}; skipped {sites.skipped_sites} sites with "
+        f"fewer than {labeller.config.min_pages} pages ({sites.skipped_pages} pages)"
+        + (f"; {sites.errors} pages could not be parsed" if sites.errors else ""),
+        file=sys.stderr,
+    )
+    return 0 if written else 1
+
+
+def _clear(out: Path, overwrite: bool) -> bool:
+    """Make room for the dataset: refuse to mix into an existing one unless told to replace it."""
+    if out.exists() and not out.is_dir():
+        print(f"newscrawl sitelevel: {out} is a file, not a folder", file=sys.stderr)
+        return False
+    old = sorted(out.rglob("*.parquet")) if out.is_dir() else []
+    if old and not overwrite:
+        print(
+            f"newscrawl sitelevel: {out} already holds a dataset; use --overwrite to replace "
+            "it or choose another folder",
+            file=sys.stderr,
+        )
+        return False
+    for path in old:
+        path.unlink()
+    return True

@@ -1,0 +1,123 @@
+"""Run a crawl worker: lease sites from a Redis queue and crawl each one whole.
+
+Start any number of workers, on any number of machines, against one Redis and one output root
+(a shared disk when the machines differ). Each worker crawls one site at a time with newscrawl's
+site spider and pipelines, publishes the finished site under OUT/DATASET/crawl=RUN/site=NAME/
+and records it as done. A worker renews its lease while it crawls; a worker that dies loses its
+lease after --lease seconds and the site goes to another worker. The worker exits once the
+run has no site queued or leased (or waits for more with --forever).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from newscrawl.commands.enqueue import add_redis_arguments
+
+HELP = "run a Redis-fed crawl worker"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    add_redis_arguments(parser)
+    parser.add_argument("--out", required=True, metavar="DIR", help="shared output root")
+    parser.add_argument(
+        "--lease",
+        type=float,
+        default=300.0,
+        metavar="SECONDS",
+        help="lease of a site: a worker silent this long loses it (default: 300)",
+    )
+    parser.add_argument(
+        "--max-attempts",
+        type=int,
+        default=3,
+        metavar="N",
+        help="a site whose lease ran out N times is marked failed (default: 3)",
+    )
+    parser.add_argument(
+        "--max-pages", type=int, default=None, metavar="N", help="page cap per site (default: 200)"
+    )
+    parser.add_argument("--worker-id", default=None, help="default: host-pid-random")
+    parser.add_argument(
+        "--forever", action="store_true", help="keep waiting for new sites once the run is done"
+    )
+    parser.add_argument(
+        "--poll", type=float, default=1.0, metavar="SECONDS", help="wait between empty polls"
+    )
+    parser.add_argument(
+        "--allow-private",
+        default=None,
+        metavar="NETWORKS",
+        help='crawl non-public addresses too: "loopback", a CIDR list, or "all"',
+    )
+    parser.add_argument(
+        "--set",
+        "-s",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="any Scrapy or newscrawl setting",
+    )
+    parser.add_argument("--log-level", default="INFO")
+
+
+def settings_for(args: argparse.Namespace, worker: str) -> dict[str, object]:
+    """The Scrapy settings a worker runs with, on top of newscrawl's project settings."""
+    from newscrawl.distributed.shards import staging_root
+
+    settings: dict[str, object] = {
+        "REDIS_URL": args.redis,
+        "NEWSCRAWL_RUN": args.run,
+        "NEWSCRAWL_CRAWL_ID": args.run,
+        "NEWSCRAWL_OUT_ROOT": args.out,
+        "NEWSCRAWL_OUT": str(staging_root(args.out, worker)),
+        "NEWSCRAWL_WORKER_ID": worker,
+        "NEWSCRAWL_LEASE_SECONDS": args.lease,
+        "NEWSCRAWL_MAX_ATTEMPTS": args.max_attempts,
+        "NEWSCRAWL_POLL_SECONDS": args.poll,
+        "NEWSCRAWL_WORKER_FOREVER": args.forever,
+        "NEWSCRAWL_REDIS_MAX_BACKOFF": min(30.0, max(args.lease / 3, 1.0)),
+        "LOG_LEVEL": args.log_level,
+        "DUPEFILTER_CLASS": "newscrawl.distributed.spider.SiteDupeFilter",
+    }
+    if args.max_pages is not None:
+        settings["MAX_PAGES_PER_SITE"] = args.max_pages
+    if args.allow_private:
+        settings["NEWSCRAWL_ALLOW_PRIVATE"] = args.allow_private
+    for item in args.set:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"--set wants NAME=VALUE, got {item!r}")
+        settings[name.strip()] = value
+    return settings
+
+
+def run(args: argparse.Namespace) -> int:
+    import os
+
+    os.environ.setdefault("SCRAPY_SETTINGS_MODULE", "newscrawl.settings")
+    from scrapy.crawler import CrawlerProcess
+    from scrapy.utils.project import get_project_settings
+
+    from newscrawl.distributed.queue import check_run_id
+    from newscrawl.distributed.spider import RedisSiteSpider, worker_id
+
+    if args.lease <= 0 or args.max_attempts < 1:
+        print("worker: --lease must be positive and --max-attempts at least 1", file=sys.stderr)
+        return 2
+    try:
+        check_run_id(args.run)
+        worker = args.worker_id or worker_id()
+        overrides = settings_for(args, worker)
+    except ValueError as exc:
+        print(f"worker: {exc}", file=sys.stderr)
+        return 2
+    settings = get_project_settings()
+    settings.setdict(overrides, priority="cmdline")
+    process = CrawlerProcess(settings)
+    crawler = process.create_crawler(RedisSiteSpider)
+    process.crawl(crawler)
+    process.start()
+    reason = crawler.stats.get_value("finish_reason") if crawler.stats else None
+    return 0 if reason == "finished" else 1

@@ -1,0 +1,148 @@
+"""Page discovery from robots.txt, sitemaps and RSS/Atom feeds - parsed safely.
+
+XML from the open web can be hostile: "billion laughs" entity expansion, external entities that
+read local files or reach the network, gigabyte gzip bombs. Sitemaps and feeds never need a
+DTD, so a document that declares entities is refused outright (`UnsafeXmlError`), the parser
+never resolves entities nor loads DTDs nor touches the network, libxml2's huge-tree mode stays
+off, and gzip bodies are decompressed up to a size limit.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import re
+from dataclasses import dataclass
+
+import lxml.etree
+
+__all__ = [
+    "SitemapLinks",
+    "UnsafeXmlError",
+    "feed_links",
+    "parse_feed",
+    "parse_sitemap",
+    "robots_sitemaps",
+]
+
+MAX_XML_BYTES = 50 * 1024 * 1024  # the sitemap protocol's own limit for one file
+_ENTITY_DECL = re.compile(rb"<!ENTITY", re.IGNORECASE)
+_ROBOTS_SITEMAP = re.compile(r"^\s*sitemap\s*:\s*(\S+)", re.IGNORECASE | re.MULTILINE)
+_FEED_TYPES = ("application/rss+xml", "application/atom+xml", "application/rdf+xml")
+
+
+class UnsafeXmlError(ValueError):
+    """An XML document that declares entities, or expands past the size limit."""
+
+
+@dataclass(frozen=True, slots=True)
+class SitemapLinks:
+    """What a sitemap lists: pages (a urlset) or more sitemaps (a sitemap index)."""
+
+    pages: list[str]
+    sitemaps: list[str]
+
+
+def _parser() -> lxml.etree.XMLParser:
+    return lxml.etree.XMLParser(
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        dtd_validation=False,
+        huge_tree=False,
+        recover=True,
+        remove_comments=True,
+        remove_pis=True,
+    )
+
+
+def _gunzip(body: bytes, max_bytes: int) -> bytes:
+    """Decompress a gzip body, refusing one that inflates past `max_bytes`."""
+    with gzip.GzipFile(fileobj=io.BytesIO(body)) as stream:
+        data = stream.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise UnsafeXmlError(f"gzip body inflates past {max_bytes / 1e6:.0f} MB")
+    return data
+
+
+def _root(body: bytes, max_bytes: int = MAX_XML_BYTES) -> lxml.etree._Element | None:
+    if body[:2] == b"\x1f\x8b":
+        try:
+            body = _gunzip(body, max_bytes)
+        except (OSError, EOFError) as err:
+            raise UnsafeXmlError(f"broken gzip body: {err}") from None
+    if len(body) > max_bytes:
+        raise UnsafeXmlError(f"XML body is over {max_bytes / 1e6:.0f} MB")
+    if _ENTITY_DECL.search(body):
+        raise UnsafeXmlError("document declares XML entities (refused: entity expansion attack)")
+    try:
+        return lxml.etree.fromstring(body, parser=_parser())
+    except lxml.etree.XMLSyntaxError:
+        return None
+
+
+def _local(tag: object) -> str:
+    return lxml.etree.QName(tag).localname.lower() if isinstance(tag, str) else ""
+
+
+def _texts(root: lxml.etree._Element, parent: str, child: str) -> list[str]:
+    """Text of every <child> directly inside a <parent>, any namespace."""
+    found = []
+    for el in root.iter():
+        if _local(el.tag) != parent:
+            continue
+        for sub in el:
+            if _local(sub.tag) == child and sub.text and sub.text.strip():
+                found.append(sub.text.strip())
+    return found
+
+
+def parse_sitemap(body: bytes, max_bytes: int = MAX_XML_BYTES) -> SitemapLinks:
+    """Page and sitemap URLs listed by a sitemap or sitemap index (plain or gzip).
+
+    A text sitemap (one URL per line, which the protocol also allows) works too.
+    """
+    root = _root(body, max_bytes)
+    if root is None:
+        text = body.decode("utf-8", "replace")
+        lines = [ln.strip() for ln in text.splitlines()]
+        return SitemapLinks([ln for ln in lines if ln.startswith(("http://", "https://"))], [])
+    if _local(root.tag) == "sitemapindex":
+        return SitemapLinks([], _texts(root, "sitemap", "loc"))
+    return SitemapLinks(_texts(root, "url", "loc"), [])
+
+
+def parse_feed(body: bytes, max_bytes: int = MAX_XML_BYTES) -> list[str]:
+    """Item links of an RSS 0.9x/1.0/2.0 or Atom feed."""
+    root = _root(body, max_bytes)
+    if root is None:
+        return []
+    links = _texts(root, "item", "link")
+    for el in root.iter():
+        if _local(el.tag) != "entry":
+            continue
+        for sub in el:
+            rel = sub.get("rel", "alternate")
+            if _local(sub.tag) == "link" and rel == "alternate" and sub.get("href"):
+                links.append(sub.get("href").strip())
+    if not links:  # RSS items with only a permalink guid
+        for el in root.iter():
+            if _local(el.tag) == "guid" and el.get("isPermaLink", "true") == "true" and el.text:
+                links.append(el.text.strip())
+    return links
+
+
+def robots_sitemaps(text: str) -> list[str]:
+    """The Sitemap: URLs of a robots.txt."""
+    return [m.group(1) for m in _ROBOTS_SITEMAP.finditer(text)]
+
+
+def feed_links(link_elements: list[tuple[str, str, str]]) -> list[str]:
+    """hrefs of feed <link rel="alternate" type="..."> elements, given (rel, type, href)."""
+    return [
+        href
+        for rel, type_, href in link_elements
+        if "alternate" in rel.lower().split()
+        and type_.lower().split(";")[0].strip() in _FEED_TYPES
+        and href
+    ]

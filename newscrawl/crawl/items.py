@@ -1,0 +1,53 @@
+"""The item a crawl yields: one fetched HTML page, filled in by the item pipelines.
+
+A dataclass (Scrapy handles those through itemadapter). The spider sets what the response says
+and the parsed `dom`; the pipelines add the extraction, the article flag and the metadata, then
+write rows. `dom` and `html` are the heavy parts: they are left out of repr (Scrapy logs items)
+and the last pipeline drops them so a finished item holds only text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from newscrawl.dom import Dom
+
+__all__ = ["PageItem"]
+
+
+@dataclass(slots=True, eq=False)
+class PageItem:
+    url: str  # canonical URL requested (before redirects)
+    final_url: str  # canonical URL of the response
+    site: str
+    crawl: str
+    fetched_at: datetime
+    status: int
+    content_type: str = ""
+    headers: dict[str, str] = field(default_factory=dict)
+    html: bytes = field(default=b"", repr=False)
+    dom: Dom | None = field(default=None, repr=False)
+    replayed: bool = False  # served from a resumed crawl's own files: written already
+    max_pages: int = 0  # the site's page cap (0: none)
+    # filled in by the pipelines
+    title: str = ""
+    text: str = field(default="", repr=False)
+    extractor: str = ""
+    texts: dict[str, str] = field(default_factory=dict, repr=False)
+    node_ids: tuple[int, ...] = field(default=(), repr=False)
+    is_article: bool = False
+    article_reason: str = ""
+    language: str | None = None
+    published: datetime | None = None
+    author: str | None = None
+    content_hash: str = ""
+    error: str | None = None
+    extras: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    def release(self) -> None:
+        """Drop the page bytes and the parsed tree once every pipeline has used them."""
+        self.dom = None
+        self.html = b""
+        self.node_ids = ()

@@ -1,0 +1,87 @@
+"""Retries that honour Retry-After.
+
+Scrapy's RetryMiddleware retries 503 and 429 at once; a server that says ``Retry-After: 5`` is
+asking to be left alone for five seconds, and a polite crawler waits. This subclass waits that
+long (in seconds or as an HTTP date) before handing back the retry, holding the request's
+download slot so the same site gets nothing else meanwhile. A wait longer than
+``NEWSCRAWL_RETRY_AFTER_MAX`` seconds is not worth it: the request is given up and reported.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
+from typing import TYPE_CHECKING
+
+from scrapy.downloadermiddlewares.retry import RetryMiddleware
+from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.response import response_status_message
+from twisted.internet import task
+
+from newscrawl.crawl.errors import refuse
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+
+__all__ = ["RetryAfterMiddleware", "parse_retry_after"]
+
+_HONOURED = {429, 503}
+
+
+def parse_retry_after(value: bytes | str | None, now: datetime | None = None) -> float | None:
+    """Seconds to wait from a Retry-After value (delta-seconds or HTTP date); None if unusable."""
+    if value is None:
+        return None
+    text = value.decode("latin-1") if isinstance(value, bytes) else value
+    text = text.strip()
+    if text.isdigit():
+        return float(text)
+    try:
+        when = parsedate_to_datetime(text)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+class RetryAfterMiddleware(RetryMiddleware):
+    """RetryMiddleware that waits as long as Retry-After says (up to a limit) before a retry."""
+
+    max_wait: float = 120.0
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> RetryAfterMiddleware:
+        middleware = super().from_crawler(crawler)
+        middleware.max_wait = crawler.settings.getfloat("NEWSCRAWL_RETRY_AFTER_MAX", 120.0)
+        return middleware
+
+    async def process_response(self, request: Request, response: Response) -> Request | Response:
+        wait = parse_retry_after(response.headers.get("Retry-After"))
+        if (
+            wait is None
+            or response.status not in _HONOURED
+            or response.status not in self.retry_http_codes
+            or request.meta.get("dont_retry", False)
+        ):
+            return super().process_response(request, response)
+        if wait > self.max_wait:
+            raise refuse(
+                self.crawler,
+                "retry_after_too_long",
+                request.url,
+                request.meta.get("site", ""),
+                f"status {response.status} asks to wait {wait:.0f} s (limit {self.max_wait:.0f} s)",
+            )
+        retry = self._retry(
+            request, f"{response_status_message(response.status)} (Retry-After {wait:g} s)"
+        )
+        if retry is None:
+            return response
+        if wait > 0:
+            from twisted.internet import reactor  # the running one; importing early installs one
+
+            await maybe_deferred_to_future(task.deferLater(reactor, wait, lambda: None))
+        return retry

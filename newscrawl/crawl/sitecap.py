@@ -1,0 +1,56 @@
+"""A per-site page cap, which Scrapy does not have (CLOSESPIDER_PAGECOUNT is per crawl).
+
+The count of HTML pages a site has yielded lives in the crawl stats
+(``newscrawl/site/<name>/pages``; the spider adds one per page and, on resume, starts from the
+pages already stored). This downloader middleware refuses page requests of a site whose count
+has reached its cap (``max_pages`` in the request meta, else MAX_PAGES_PER_SITE), so a full
+site costs no more fetches; the few requests already in flight when the cap is reached are
+dropped by the spider, so the output never holds more than the cap.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from newscrawl.crawl.errors import refuse
+from newscrawl.crawl.state import crawl_state
+from newscrawl.crawl.urls import canonical_url
+
+if TYPE_CHECKING:
+    from scrapy import Request
+    from scrapy.crawler import Crawler
+
+__all__ = ["SiteCapMiddleware", "page_count", "pages_stat"]
+
+
+def pages_stat(site: str) -> str:
+    return f"newscrawl/site/{site}/pages"
+
+
+def page_count(crawler: Crawler, site: str) -> int:
+    """HTML pages `site` has yielded so far in this crawl (stored ones included)."""
+    return int(crawler.stats.get_value(pages_stat(site), 0)) if crawler.stats else 0
+
+
+class SiteCapMiddleware:
+    """Downloader middleware: no page request once a site has its MAX_PAGES_PER_SITE pages."""
+
+    def __init__(self, crawler: Crawler, default_cap: int) -> None:
+        self.crawler = crawler
+        self.default_cap = default_cap
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> SiteCapMiddleware:
+        return cls(crawler, crawler.settings.getint("MAX_PAGES_PER_SITE", 200))
+
+    def process_request(self, request: Request) -> None:
+        if request.meta.get("newscrawl_kind") != "page" or request.meta.get("newscrawl_replayed"):
+            return
+        site = request.meta.get("site", "")
+        cap = request.meta.get("max_pages", self.default_cap)
+        if cap and page_count(self.crawler, site) >= cap:
+            if canonical_url(request.url) in crawl_state(self.crawler).stored_pages:
+                return  # stored before a stop: replayed, not fetched, already counted
+            raise refuse(
+                self.crawler, "cap_reached", request.url, site, f"{site} has its {cap} pages"
+            )

@@ -1,0 +1,220 @@
+"""A crawl's identity and what it already wrote: what makes resuming safe after any stop.
+
+A crawl has an id (``NEWSCRAWL_CRAWL_ID``, or the one remembered in JOBDIR, or a new one) and
+writes to ``NEWSCRAWL_OUT/<dataset>/crawl=<id>/site=<name>/``. Its state lives in
+``NEWSCRAWL_OUT/.newscrawl/<id>/state.json``: "running" while it runs, "paused" after Ctrl-C,
+"finished" at the end.
+
+Resuming, the completed Parquet files are the truth: the pages they hold are not fetched
+again (ReplayMiddleware serves them from the stored HTML so their links are still followed) and
+no writer writes a row twice. Scrapy's JOBDIR (scheduler queue, seen-request filter) is kept
+after a clean pause; after a kill (state still "running") it is torn - its queue files and seen
+filter are written lazily - so it is cleared and the crawl restarts from the site list,
+replaying what was stored.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import weakref
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+
+from newscrawl.storage.writer import new_run_id, read_column, remove_torn_files
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+
+__all__ = ["CrawlState", "CrawlStateExtension", "crawl_state"]
+
+logger = logging.getLogger(__name__)
+STATE_DIR = ".newscrawl"
+DATASETS = ("articles", "pages", "nodes")
+_CRAWL_ID_FILE = "newscrawl_crawl_id.txt"
+_JOBDIR_FILES = ("requests.queue", "requests.seen", "spider.state")
+
+
+@dataclass(slots=True)
+class StoredPage:
+    """Where a stored page's row is: its file and row number."""
+
+    path: Path
+    row: int
+
+
+@dataclass(slots=True)
+class CrawlState:
+    """Identity, output folders and stored rows of one crawl."""
+
+    out: Path
+    crawl_id: str
+    jobdir: Path | None = None
+    unclean: bool = False
+    _pages: dict[str, StoredPage] | None = field(default=None, repr=False)
+    _articles: set[str] | None = field(default=None, repr=False)
+    _site_pages: Counter[str] | None = field(default=None, repr=False)
+
+    @property
+    def state_dir(self) -> Path:
+        return self.out / STATE_DIR / self.crawl_id
+
+    def dataset_root(self, dataset: str) -> Path:
+        return self.out / dataset
+
+    def partition(self, site: str) -> dict[str, str]:
+        return {"crawl": self.crawl_id, "site": site}
+
+    @property
+    def resumed(self) -> bool:
+        return bool(self.stored_pages) or bool(self.stored_articles)
+
+    @property
+    def stored_pages(self) -> dict[str, StoredPage]:
+        """url and final_url of every page in this crawl's complete `pages` files."""
+        if self._pages is None:
+            self._load_pages()
+        assert self._pages is not None
+        return self._pages
+
+    @property
+    def site_pages(self) -> Counter[str]:
+        """Pages already stored, per site (what counts against the page cap on resume)."""
+        if self._site_pages is None:
+            self._load_pages()
+        assert self._site_pages is not None
+        return self._site_pages
+
+    @property
+    def stored_articles(self) -> set[str]:
+        """final_url of every row of this crawl's complete `articles` files."""
+        if self._articles is None:
+            self._articles = set()
+            root = self.dataset_root("articles")
+            for _, _, values in read_column(root, "final_url", {"crawl": self.crawl_id}):
+                self._articles.update(values)
+        return self._articles
+
+    def _load_pages(self) -> None:
+        pages: dict[str, StoredPage] = {}
+        per_site: Counter[str] = Counter()
+        root = self.dataset_root("pages")
+        for path, parts, finals in read_column(root, "final_url", {"crawl": self.crawl_id}):
+            for row, url in enumerate(finals):
+                pages.setdefault(url, StoredPage(path, row))
+            per_site[parts.get("site", "")] += len(finals)
+        for path, _, urls in read_column(root, "url", {"crawl": self.crawl_id}):
+            for row, url in enumerate(urls):
+                pages.setdefault(url, StoredPage(path, row))
+        self._pages, self._site_pages = pages, per_site
+
+    # -- state file ----------------------------------------------------------------------------
+
+    def read_status(self) -> dict[str, Any]:
+        try:
+            return json.loads((self.state_dir / "state.json").read_text())
+        except (OSError, ValueError):
+            return {}
+
+    def write_status(self, status: str, **extra: Any) -> None:
+        self.state_dir.mkdir(parents=True, exist_ok=True)
+        data = {
+            **self.read_status(),
+            "crawl_id": self.crawl_id,
+            "status": status,
+            "updated": datetime.now(UTC).isoformat(timespec="seconds"),
+            **extra,
+        }
+        tmp = self.state_dir / ".state.json.tmp"
+        tmp.write_text(json.dumps(data, indent=1))
+        os.replace(tmp, self.state_dir / "state.json")
+
+
+def _crawl_id(settings: Any, jobdir: Path | None) -> str:
+    explicit = (settings.get("NEWSCRAWL_CRAWL_ID") or "").strip()
+    remembered = jobdir / _CRAWL_ID_FILE if jobdir else None
+    if explicit:
+        crawl_id = explicit
+    elif remembered is not None and remembered.is_file():
+        crawl_id = remembered.read_text().strip()
+    else:
+        crawl_id = new_run_id()
+    if remembered is not None:
+        jobdir.mkdir(parents=True, exist_ok=True)  # type: ignore[union-attr]
+        remembered.write_text(crawl_id)
+    return crawl_id
+
+
+def _clear_torn_jobdir(jobdir: Path) -> None:
+    """Remove Scrapy's JOBDIR files that a killed run leaves inconsistent."""
+    for name in _JOBDIR_FILES:
+        path = jobdir / name
+        if path.is_dir():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
+
+
+def open_crawl_state(settings: Any) -> CrawlState:
+    """Resolve the crawl id and recover from an unclean stop (see the module docstring)."""
+    out = Path(settings.get("NEWSCRAWL_OUT") or "out")
+    jobdir = Path(settings["JOBDIR"]) if settings.get("JOBDIR") else None
+    state = CrawlState(out=out, crawl_id=_crawl_id(settings, jobdir), jobdir=jobdir)
+    previous = state.read_status()
+    state.unclean = previous.get("status") == "running"
+    if state.unclean:
+        logger.warning(
+            "crawl %s did not stop cleanly (pid %s); resuming from its complete Parquet files",
+            state.crawl_id,
+            previous.get("pid"),
+        )
+        if jobdir is not None:
+            _clear_torn_jobdir(jobdir)
+    torn = sum(
+        remove_torn_files(state.dataset_root(name), {"crawl": state.crawl_id}) for name in DATASETS
+    )
+    if torn:
+        logger.info("removed %d unfinished Parquet files of crawl %s", torn, state.crawl_id)
+    return state
+
+
+_STATES: weakref.WeakKeyDictionary[Any, CrawlState] = weakref.WeakKeyDictionary()
+
+
+def crawl_state(crawler: Crawler) -> CrawlState:
+    """The crawl's one CrawlState (resolved on first use, from the crawler's settings)."""
+    state = _STATES.get(crawler)
+    if state is None:
+        state = _STATES[crawler] = open_crawl_state(crawler.settings)
+    return state
+
+
+class CrawlStateExtension:
+    """Resolves the crawl state before the scheduler opens JOBDIR, and records how it ends."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self.state = crawl_state(crawler)
+        crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> CrawlStateExtension:
+        return cls(crawler)
+
+    def spider_opened(self, spider: Spider) -> None:
+        self.state.write_status(
+            "running", pid=os.getpid(), started=datetime.now(UTC).isoformat(timespec="seconds")
+        )
+        logger.info("crawl id %s, writing to %s", self.state.crawl_id, self.state.out)
+
+    def spider_closed(self, spider: Spider, reason: str) -> None:
+        self.state.write_status("finished" if reason == "finished" else "paused", reason=reason)

@@ -1,0 +1,162 @@
+"""The end-of-crawl summary: pages fetched per site, articles written, errors by kind.
+
+Logged when the spider closes and written to ``NEWSCRAWL_OUT/.newscrawl/<crawl>/summary.json``
+(the `newscrawl crawl` and `newscrawl demo` commands print it from there).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import resource
+import time
+from typing import TYPE_CHECKING, Any
+
+from scrapy import signals
+
+from newscrawl.crawl.errors import KINDS, error_report
+from newscrawl.crawl.state import crawl_state
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+
+__all__ = ["CrawlSummary", "format_summary", "read_summary"]
+
+logger = logging.getLogger(__name__)
+# Kinds that are the crawler declining, not the web failing.
+SKIP_KINDS = (
+    "robots_disallowed",
+    "offsite",
+    "cap_reached",
+    "trap",
+    "private_address",
+    "not_html",
+    "unsafe_xml",
+    "too_large",
+)
+
+
+def _site_stat(stats: dict[str, Any], site: str, name: str) -> int:
+    return int(stats.get(f"newscrawl/site/{site}/{name}", 0))
+
+
+def _internal_errors(stats: dict[str, Any]) -> dict[str, int]:
+    """Exceptions in newscrawl's own callbacks and pipelines (bugs, not the web's fault)."""
+    found = {"spider_exception": int(stats.get("spider_exceptions/count", 0) or 0)}
+    found["log_error"] = int(stats.get("log_count/ERROR", 0) or 0)
+    return {k: v for k, v in found.items() if v}
+
+
+def build_summary(crawler: Crawler, reason: str, elapsed: float) -> dict[str, Any]:
+    stats = crawler.stats.get_stats() if crawler.stats else {}
+    report = error_report(crawler)
+    state = crawl_state(crawler)
+    spider = crawler.spider
+    names = list(getattr(spider, "sites", {}) or report.by_site)
+    sites = {
+        name: {
+            "pages": _site_stat(stats, name, "pages"),
+            "articles": _site_stat(stats, name, "articles"),
+            "rows": _site_stat(stats, name, "rows"),
+            "errors": dict(report.by_site.get(name, {})),
+        }
+        for name in names
+    }
+    pages = sum(s["pages"] for s in sites.values())
+    return {
+        "crawl_id": state.crawl_id,
+        "out": str(state.out),
+        "reason": reason,
+        "elapsed_s": round(elapsed, 2),
+        "pages": pages,
+        "pages_per_s": round(pages / elapsed, 2) if elapsed > 0 else 0.0,
+        "articles_written": int(stats.get("newscrawl/written/articles_true", 0)),
+        "rows_written": {
+            "articles": int(stats.get("newscrawl/written/articles", 0)),
+            "pages": int(stats.get("newscrawl/written/pages", 0)),
+            "nodes": int(stats.get("newscrawl/written/nodes", 0)),
+        },
+        "replayed": int(stats.get("newscrawl/replayed", 0)),
+        "skipped_as_written": int(stats.get("newscrawl/written/skipped", 0)),
+        "requests": int(stats.get("downloader/request_count", 0)),
+        "errors": {**dict(report.counts), **_internal_errors(stats)},
+        "samples": {k: list(v) for k, v in report.samples.items()},
+        "links": {
+            key.rsplit("/", 1)[-1]: int(value)
+            for key, value in stats.items()
+            if key.startswith("newscrawl/links/")
+        },
+        "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        "sites": sites,
+    }
+
+
+def format_summary(summary: dict[str, Any]) -> str:
+    """The summary as a few lines of plain text."""
+    lines = [
+        f"crawl {summary['crawl_id']} ({summary['reason']}) in {summary['elapsed_s']:.1f} s: "
+        f"{summary['pages']} pages ({summary['pages_per_s']:.1f}/s), "
+        f"{summary['articles_written']} articles written, peak memory "
+        f"{summary['peak_rss_mb']:.0f} MB",
+    ]
+    if summary.get("replayed"):
+        lines.append(f"resumed: {summary['replayed']} stored pages replayed, not fetched again")
+    width = max([len(n) for n in summary["sites"]] + [4])
+    lines.append(f"  {'site':<{width}}  pages  articles  errors")
+    for name, site in summary["sites"].items():
+        errors = sum(c for k, c in site["errors"].items() if k not in SKIP_KINDS)
+        lines.append(f"  {name:<{width}}  {site['pages']:>5}  {site['articles']:>8}  {errors:>6}")
+    problems = {k: v for k, v in summary["errors"].items() if k not in SKIP_KINDS}
+    skipped = {k: v for k, v in summary["errors"].items() if k in SKIP_KINDS}
+    for title, group in (("errors", problems), ("refused or skipped", skipped)):
+        if group:
+            lines.append(f"{title}:")
+            for kind, count in sorted(group.items(), key=lambda kv: -kv[1]):
+                example = (summary["samples"].get(kind) or [""])[0]
+                lines.append(f"  {KINDS.get(kind, kind):<36} {count:>5}  e.g. {example}")
+    if not problems and not skipped:
+        lines.append("no errors")
+    lines.append(f"output: {summary['out']}")
+    return "\n".join(lines)
+
+
+def read_summary(out: str | os.PathLike[str], crawl_id: str) -> dict[str, Any] | None:
+    from pathlib import Path
+
+    path = Path(out) / ".newscrawl" / crawl_id / "summary.json"
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+class CrawlSummary:
+    """Extension: build, log and store the summary when the spider closes."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self.started = time.monotonic()
+        crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
+        crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> CrawlSummary:
+        return cls(crawler)
+
+    def spider_opened(self, spider: Spider) -> None:
+        self.started = time.monotonic()
+
+    def spider_closed(self, spider: Spider, reason: str) -> Path:
+        summary = build_summary(self.crawler, reason, time.monotonic() - self.started)
+        folder = crawl_state(self.crawler).state_dir
+        folder.mkdir(parents=True, exist_ok=True)
+        path = folder / "summary.json"
+        tmp = folder / ".summary.json.tmp"
+        tmp.write_text(json.dumps(summary, indent=1, default=str))
+        os.replace(tmp, path)
+        logger.info("newscrawl summary\n%s", format_summary(summary))
+        return path

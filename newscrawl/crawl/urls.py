@@ -1,0 +1,208 @@
+"""URL identity: canonical form, which site a URL belongs to, and crawler-trap shapes.
+
+A crawl must fetch each page once however sites spell its links, so every URL the spider sees is
+put in one canonical form (w3lib's, which Scrapy's fingerprints also use, plus default ports and
+dot segments removed and tracking parameters dropped). A site is a host without "www." (and a
+port when it is not the scheme's default); its subdomains belong to it, other hosts do not.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
+
+from w3lib.url import canonicalize_url
+
+__all__ = [
+    "IGNORED_EXTENSIONS",
+    "SiteScope",
+    "canonical_url",
+    "has_ignored_extension",
+    "is_far_date_url",
+    "url_shape",
+]
+
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+# Query parameters that only say where a click came from: the same page either way.
+_TRACKING = re.compile(
+    r"^(utm_\w+|fbclid|gclid|dclid|gbraid|wbraid|msclkid|mc_cid|mc_eid|yclid|igshid|_hsenc|"
+    r"_hsmi|mkt_tok|oly_anon_id|oly_enc_id|vero_id|_ga|_gl)$",
+    re.IGNORECASE,
+)
+# File types that are never pages (Scrapy's list, plus feeds and fonts that pages link to).
+IGNORED_EXTENSIONS = frozenset(
+    {
+        "7z",
+        "7zip",
+        "bz2",
+        "rar",
+        "tar",
+        "gz",
+        "xz",
+        "zip",
+        "mng",
+        "pct",
+        "bmp",
+        "gif",
+        "jpg",
+        "jpeg",
+        "png",
+        "pst",
+        "psp",
+        "tif",
+        "tiff",
+        "ai",
+        "drw",
+        "dxf",
+        "eps",
+        "ps",
+        "svg",
+        "cdr",
+        "ico",
+        "webp",
+        "avif",
+        "mp3",
+        "wma",
+        "ogg",
+        "wav",
+        "ra",
+        "aac",
+        "mid",
+        "au",
+        "aiff",
+        "3gp",
+        "asf",
+        "asx",
+        "avi",
+        "mov",
+        "mp4",
+        "mpg",
+        "qt",
+        "rm",
+        "swf",
+        "wmv",
+        "m4a",
+        "m4v",
+        "flv",
+        "webm",
+        "xls",
+        "xlsm",
+        "xlsx",
+        "ppt",
+        "pptx",
+        "pps",
+        "doc",
+        "docx",
+        "odt",
+        "ods",
+        "odp",
+        "css",
+        "pdf",
+        "exe",
+        "bin",
+        "rss",
+        "dmg",
+        "iso",
+        "apk",
+        "jar",
+        "sh",
+        "js",
+        "json",
+        "msi",
+        "woff",
+        "woff2",
+        "ttf",
+        "otf",
+        "eot",
+        "txt",
+        "csv",
+    }
+)
+_DIGITS = re.compile(r"\d+")
+# A year and a month, as calendars put them in paths and queries: 2031/04, 1850-12, 2031_04.
+_URL_YEAR = re.compile(r"(?<!\d)([1-9][0-9]{3})[-/_.](0[1-9]|1[0-2])(?!\d)")
+
+
+def canonical_url(url: str) -> str:
+    """One spelling per page: lower-case scheme and host, no default port, no fragment, dot
+    segments resolved, tracking parameters dropped, query arguments sorted."""
+    parts = urlsplit(url.strip())
+    if parts.query:
+        kept = [
+            (k, v)
+            for k, v in parse_qsl(parts.query, keep_blank_values=True)
+            if not _TRACKING.match(k)
+        ]
+        parts = parts._replace(query=urlencode(kept))
+    scheme = parts.scheme.lower()
+    netloc = parts.netloc.lower()
+    if parts.port is not None and parts.port == _DEFAULT_PORTS.get(scheme):
+        netloc = netloc.rsplit(":", 1)[0]
+    path = parts.path or "/"
+    if "/." in path:
+        path = urlsplit(urljoin(f"{scheme}://{netloc}/", path)).path
+    return canonicalize_url(urlunsplit((scheme, netloc, path, parts.query, "")))
+
+
+def has_ignored_extension(url: str) -> bool:
+    path = urlsplit(url).path.lower()
+    last = path.rsplit("/", 1)[-1]
+    return "." in last and last.rsplit(".", 1)[-1] in IGNORED_EXTENSIONS
+
+
+def url_shape(url: str) -> str:
+    """The URL with every digit run replaced by 0 and query values by their shape: pages of one
+    crawler trap (a calendar's months, a session id loop) share a shape."""
+    parts = urlsplit(url)
+    query = "&".join(sorted(f"{k}={_DIGITS.sub('0', v)}" for k, v in parse_qsl(parts.query)))
+    return f"{parts.netloc}{_DIGITS.sub('0', parts.path)}?{query}"
+
+
+def is_far_date_url(
+    url: str, now: datetime | None = None, years_ahead: int = 1, oldest_year: int = 1990
+) -> bool:
+    """True when the URL names a year-and-month more than `years_ahead` years in the future or
+    before `oldest_year`: what a calendar that links to next month forever ends up producing."""
+    now = now or datetime.now(UTC)
+    parts = urlsplit(url)
+    for match in _URL_YEAR.finditer(f"{parts.path}?{parts.query}"):
+        year = int(match.group(1))
+        if year > now.year + years_ahead or year < oldest_year:
+            return True
+    return False
+
+
+@dataclass(frozen=True, slots=True)
+class SiteScope:
+    """Which URLs belong to one site: its host without "www." and its subdomains, on the same
+    port (so http and https of one site match, and 127.0.0.2:8000 is not 127.0.0.3:8000)."""
+
+    host: str
+    port: int | None = None
+
+    @classmethod
+    def of(cls, url: str) -> SiteScope:
+        parts = urlsplit(url)
+        host = (parts.hostname or "").lower().removeprefix("www.")
+        port = parts.port if parts.port != _DEFAULT_PORTS.get(parts.scheme.lower()) else None
+        return cls(host=host, port=port)
+
+    def contains(self, url: str) -> bool:
+        parts = urlsplit(url)
+        if parts.scheme.lower() not in _DEFAULT_PORTS:
+            return False
+        try:
+            port = parts.port
+        except ValueError:
+            return False
+        if port == _DEFAULT_PORTS[parts.scheme.lower()]:
+            port = None
+        host = (parts.hostname or "").lower().removeprefix("www.")
+        return port == self.port and (host == self.host or host.endswith("." + self.host))
+
+    @property
+    def name(self) -> str:
+        """A name safe for a folder: the host, with "_port" when the port is not the default."""
+        return self.host if self.port is None else f"{self.host}_{self.port}"

@@ -1,0 +1,422 @@
+"""The crawl worker's spider: newscrawl's site spider, fed one site at a time from Redis.
+
+`RedisSiteSpider` is scrapy-redis's `RedisSpider` (Redis connection from REDIS_URL, the start key
+``redis_key``) combined with `newscrawl.spiders.site.SiteSpider` (discovery, scope, page caps,
+link following, the PageItems the pipelines turn into Parquet rows). What changes:
+
+- scrapy-redis 0.9.1 only defines the old ``start_requests()``, which pops a batch of URLs; on
+  Scrapy >= 2.13 the engine reads ``async def start()``, so this spider defines one. It leases a
+  site (`SiteQueue.lease`: atomic pop + lease), yields the site's start requests, waits until the
+  site's last page has gone through the pipelines, publishes the site's Parquet partitions and
+  records the site as done - then leases the next. One site at a time per process keeps a
+  domain's pages, politeness slot and SiteLevel buffer in one place; run several workers per
+  machine for more parallelism.
+- scrapy-redis's ``spider_idle`` handler (pop more start URLs, never close) is replaced: while
+  ``start()`` is running the engine is never idle, and once the run is drained ``start()``
+  returns and the spider closes normally.
+- while a site is crawled, a `LeaseKeeper` thread renews its lease, so a long site is not given to
+  another worker; a killed worker stops renewing and its site is leased again after the deadline.
+- Redis outages: every Redis call is retried with backoff and a clear warning, off the reactor
+  thread; the crawl itself goes on, and pages already written stay on disk.
+
+Output: the worker's pipelines write under ``NEWSCRAWL_OUT`` = ``OUT/_staging/WORKER`` (the usual
+``DATASET/crawl=RUN/site=NAME/`` layout); a finished site's partition folders are moved with one
+rename each to ``OUT/DATASET/crawl=RUN/site=NAME/``, so OUT reads like a single-machine crawl
+(see `newscrawl.distributed.shards`).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import socket
+import time
+import uuid
+from collections.abc import AsyncIterator, Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from scrapy import signals
+from scrapy.dupefilters import BaseDupeFilter
+from scrapy_redis.spiders import RedisSpider
+
+from newscrawl.crawl.sitecap import pages_stat
+from newscrawl.crawl.sites import SiteSpec
+from newscrawl.distributed import shards
+from newscrawl.distributed.heartbeat import LeaseKeeper
+from newscrawl.distributed.queue import (
+    DEFAULT_LEASE_SECONDS,
+    DEFAULT_MAX_ATTEMPTS,
+    DEFAULT_RUN,
+    UNAVAILABLE_ERRORS,
+    Lease,
+    SiteQueue,
+    connect,
+)
+from newscrawl.spiders.site import SiteSpider, _SiteRun
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+__all__ = ["RedisSiteSpider", "SiteDupeFilter", "worker_id"]
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+# A start URL that is never requested: SiteSpider's set-up reads a site list, a worker has none
+# until it leases one (the reserved .invalid domain cannot clash with a real site).
+_NO_SITE = "http://no-site-yet.invalid/"
+
+
+def worker_id() -> str:
+    """host-pid-random: unique across machines and restarts, readable in `newscrawl status`."""
+    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
+
+
+def _sleep(seconds: float) -> Any:
+    # the reactor is imported here, not at module level: Scrapy installs its own first
+    from scrapy.utils.defer import maybe_deferred_to_future
+    from twisted.internet import reactor
+    from twisted.internet.task import deferLater
+
+    return maybe_deferred_to_future(deferLater(reactor, seconds, lambda: None))
+
+
+class SiteDupeFilter(BaseDupeFilter):
+    """The seen-request filter of a worker (DUPEFILTER_CLASS): Scrapy's fingerprints, in a set
+    the worker empties when it starts a site, so a site leased here again is crawled again."""
+
+    def __init__(self, fingerprinter: Any) -> None:
+        self.fingerprinter = fingerprinter
+        self.seen: set[bytes] = set()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> SiteDupeFilter:
+        return cls(crawler.request_fingerprinter)
+
+    def request_seen(self, request: Any) -> bool:
+        fingerprint = self.fingerprinter.fingerprint(request)
+        if fingerprint in self.seen:
+            return True
+        self.seen.add(fingerprint)
+        return False
+
+    def reset(self) -> None:
+        self.seen.clear()
+
+    def log(self, request: Any, spider: Any) -> None:
+        spider.crawler.stats.inc_value("dupefilter/filtered")
+
+
+class RedisSiteSpider(RedisSpider, SiteSpider):
+    """Crawl sites leased from a Redis queue, one at a time, until the run is drained.
+
+    Settings: REDIS_URL, NEWSCRAWL_RUN (queue namespace, also the crawl id), NEWSCRAWL_OUT_ROOT
+    (the shared output root), NEWSCRAWL_LEASE_SECONDS, NEWSCRAWL_MAX_ATTEMPTS,
+    NEWSCRAWL_WORKER_ID, NEWSCRAWL_POLL_SECONDS (wait between empty polls),
+    NEWSCRAWL_WORKER_FOREVER (keep waiting for sites after the run is drained),
+    NEWSCRAWL_REDIS_MAX_BACKOFF (longest wait between retries while Redis is away).
+    """
+
+    name = "redis-site"
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("sites", _NO_SITE)
+        super().__init__(*args, **kwargs)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> RedisSiteSpider:
+        # RedisSpider.from_crawler -> SiteSpider.from_crawler (site set-up) -> setup_redis
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        spider._setup_worker(crawler)
+        return spider
+
+    def _setup(self, crawler: Crawler) -> None:
+        super()._setup(crawler)
+        self.sites.clear()  # drop the placeholder: sites come from Redis
+
+    def setup_redis(self, crawler: Crawler | None = None) -> None:
+        """scrapy-redis's set-up (REDIS_URL, redis_key), with the queue list as the start key."""
+        crawler = crawler or self.crawler
+        settings = crawler.settings
+        self.run_id = settings.get("NEWSCRAWL_RUN") or DEFAULT_RUN
+        self.queue = SiteQueue(
+            connect(settings.get("REDIS_URL")),
+            self.run_id,
+            lease_seconds=settings.getfloat("NEWSCRAWL_LEASE_SECONDS", DEFAULT_LEASE_SECONDS),
+            max_attempts=settings.getint("NEWSCRAWL_MAX_ATTEMPTS", DEFAULT_MAX_ATTEMPTS),
+        )
+        self.redis_key = self.queue.keys["queue"]
+        super().setup_redis(crawler)
+        self.server = self.queue.client
+
+    def _setup_worker(self, crawler: Crawler) -> None:
+        settings = crawler.settings
+        self.worker = settings.get("NEWSCRAWL_WORKER_ID") or worker_id()
+        self.out_root = settings.get("NEWSCRAWL_OUT_ROOT") or settings.get("NEWSCRAWL_OUT")
+        self.poll_seconds = settings.getfloat("NEWSCRAWL_POLL_SECONDS", 1.0)
+        self.forever = settings.getbool("NEWSCRAWL_WORKER_FOREVER")
+        self.max_backoff = settings.getfloat("NEWSCRAWL_REDIS_MAX_BACKOFF", 30.0)
+        self.default_cap = self._max_pages_arg
+        if self.default_cap is None:
+            self.default_cap = settings.getint("MAX_PAGES_PER_SITE", 200)
+        self.keeper = LeaseKeeper(self.queue, self.worker)
+        self.sites_done = 0
+        self._closing = False
+        crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
+
+    # -- scrapy-redis behaviour this spider replaces ------------------------------------------
+
+    def start_requests(self) -> Any:
+        """Not used: `start()` reads the queue (kept so nothing calls scrapy-redis's batch pop)."""
+        return iter(())
+
+    def spider_idle(self) -> None:
+        """Let the spider close once `start()` has returned (the run is drained)."""
+
+    # -- the site loop ------------------------------------------------------------------------
+
+    async def start(self) -> AsyncIterator[Any]:
+        self.keeper.start()
+        logger.info("worker %s on run %r, writing to %s", self.worker, self.run_id, self.out_root)
+        while not self._closing:
+            lease = await self._next_lease()
+            if lease is None:
+                break
+            run = self._open_site(lease)
+            if run is None:
+                continue
+            async for request in SiteSpider.start(self):
+                yield request
+            await self._site_drained()
+            if self._closing:
+                break
+            await self._finish_site(lease, run)
+        logger.info(
+            "worker %s: run %r drained, %d site(s) crawled here",
+            self.worker,
+            self.run_id,
+            self.sites_done,
+        )
+
+    async def _next_lease(self) -> Lease | None:
+        """Lease a site; wait while other workers still hold some; None once the run is over."""
+        while not self._closing:
+            lease = await self._redis(lambda: self.queue.lease(self.worker), "lease a site")
+            if lease is not None:
+                return lease
+            if not self.forever and await self._redis(self.queue.is_drained, "check the queue"):
+                return None
+            await _sleep(self.poll_seconds)
+        return None
+
+    def _open_site(self, lease: Lease) -> _SiteRun | None:
+        try:
+            spec = _spec_of(lease)
+        except (ValueError, KeyError, TypeError) as exc:
+            reason = f"bad queue entry: {exc}"
+            logger.error("site %s has a %s; marked failed", lease.site, reason)
+            self._call_blocking(lambda: self.queue.fail(self.worker, lease.site, reason))
+            return None
+        self.keeper.hold(lease.site)
+        cap = spec.max_pages if spec.max_pages is not None else self.default_cap
+        run = _SiteRun(spec, spec.scope, cap)
+        self.sites = {spec.name: run}  # one site at a time: callbacks look sites up by name
+        self.crawler.stats.set_value(pages_stat(spec.name), 0)
+        self._forget_previous_sites(spec.name)
+        for dataset_dir in self._staged_partitions(spec.name):
+            shards.discard_attempt(dataset_dir)  # leftovers of an earlier attempt here
+        logger.info(
+            "worker %s: crawling %s (%s), attempt %d",
+            self.worker,
+            spec.name,
+            spec.url,
+            lease.attempt,
+        )
+        return run
+
+    def _forget_previous_sites(self, name: str) -> None:
+        """Each lease is a fresh, whole crawl of one site. What the process remembers of earlier
+        sites (seen-request fingerprints, URLs written, sites labelled) would make a site leased
+        here a second time come out empty, and would grow without bound over thousands of
+        sites; nothing of another site is in flight now, so it is forgotten."""
+        dupefilter = getattr(self.crawler.engine.scheduler, "df", None)
+        if isinstance(dupefilter, SiteDupeFilter):
+            dupefilter.reset()
+        for pipe in _item_pipelines(self.crawler):
+            written = getattr(pipe, "written", None)
+            if isinstance(written, set):
+                written.clear()  # pipelines.parquet.DatasetPipeline: URLs already written
+            done = getattr(pipe, "done", None)
+            if isinstance(done, set):
+                done.discard(name)  # pipelines.sitelevel.SiteLevelPipeline: sites labelled
+
+    async def _site_drained(self) -> None:
+        """Wait until the site has nothing scheduled, downloading or in the pipelines.
+
+        The engine's own idle test cannot be used: it also waits for `start()` to end, and
+        `start()` is suspended right here.
+        """
+        engine = self.crawler.engine
+        while not self._closing:
+            scraper_idle = engine.scraper.slot is None or engine.scraper.slot.is_idle()
+            if (
+                scraper_idle
+                and not engine.downloader.active
+                and not engine.scheduler.has_pending_requests()
+            ):
+                return
+            await _sleep(0.1)
+
+    async def _finish_site(self, lease: Lease, run: _SiteRun) -> None:
+        """Flush the site's rows, publish its partitions, then record it in Redis: done, or
+        failed when not one HTML page could be fetched (the reasons are in the log)."""
+        name = run.spec.name
+        await self._close_site_outputs(name)
+        pages = int(self.crawler.stats.get_value(pages_stat(name), 0))
+        published = self._publish(name)
+        if pages:
+            record = {"pages": pages, "attempt": lease.attempt}
+            recorded = await self._redis(
+                lambda: self.queue.complete(self.worker, lease.site, **record), "record a site"
+            )
+        else:
+            reason = f"no HTML page fetched from {run.spec.url} (worker {self.worker})"
+            recorded = await self._redis(
+                lambda: self.queue.fail(self.worker, lease.site, reason), "record a site"
+            )
+        self.keeper.release(lease.site)
+        self.sites = {}
+        if not recorded:
+            logger.warning("site %s was also finished by another worker; one copy is kept", name)
+        self.sites_done += 1
+        logger.info(
+            "worker %s: site %s %s (%d pages; %s)",
+            self.worker,
+            name,
+            "done" if pages else "FAILED",
+            pages,
+            ", ".join(published) or "nothing written",
+        )
+
+    async def _close_site_outputs(self, name: str) -> None:
+        """Have the item pipelines write out everything of `name` and close its files."""
+        for pipe in _item_pipelines(self.crawler):
+            await _close_site(pipe, name)
+
+    def _staged_partitions(self, name: str) -> list[Any]:
+        from pathlib import Path
+
+        staging = Path(self.crawler.settings.get("NEWSCRAWL_OUT"))
+        found = []
+        for dataset in shards.DATASETS:
+            folder = staging / dataset / f"crawl={self.run_id}" / f"site={name}"
+            if folder.is_dir():
+                found.append(folder)
+        return found
+
+    def _publish(self, name: str) -> list[str]:
+        """Move the site's staged partitions into the shared output root."""
+        done = []
+        for folder in self._staged_partitions(name):
+            dataset = folder.parent.parent.name
+            moved = shards.publish_partition(folder, self.out_root, dataset, self.run_id, name)
+            done.append(f"{dataset} {'published' if moved else 'already there, copy dropped'}")
+        return done
+
+    # -- Redis calls off the reactor, retried while Redis is away ------------------------------
+
+    async def _redis(self, call: Callable[[], T], what: str) -> T:
+        from scrapy.utils.defer import maybe_deferred_to_future
+        from twisted.internet import threads
+
+        delay = 0.5
+        down_since: float | None = None
+        while True:
+            try:
+                result = await maybe_deferred_to_future(threads.deferToThread(call))
+            except UNAVAILABLE_ERRORS as exc:
+                if down_since is None:
+                    down_since = time.monotonic()
+                logger.warning(
+                    "worker %s: Redis unavailable (%s) while trying to %s; retrying in %.1fs "
+                    "(crawled pages are kept on disk)",
+                    self.worker,
+                    exc,
+                    what,
+                    delay,
+                )
+                await _sleep(delay)
+                delay = min(delay * 2, self.max_backoff)
+                continue
+            if down_since is not None:
+                logger.warning(
+                    "worker %s: Redis is back after %.1fs; %s done",
+                    self.worker,
+                    time.monotonic() - down_since,
+                    what,
+                )
+            return result
+
+    def _call_blocking(self, call: Callable[[], Any]) -> None:
+        try:
+            call()
+        except UNAVAILABLE_ERRORS as exc:
+            logger.warning("worker %s: Redis unavailable (%s)", self.worker, exc)
+
+    def _spider_closed(self, spider: Any, reason: str) -> None:
+        """On a clean stop (Ctrl-C, SIGTERM) hand the unfinished site back at once instead of
+        letting its lease run out; its staged files are left for nobody."""
+        self._closing = True
+        self.keeper.stop()
+        for site in self.keeper.sites:
+            self._call_blocking(lambda site=site: self.queue.give_back(self.worker, site))
+            logger.info(
+                "worker %s stopped (%s): %s handed back to the queue", self.worker, reason, site
+            )
+
+
+def _spec_of(lease: Lease) -> SiteSpec:
+    """The SiteSpec a queue entry carries (JSON from `newscrawl enqueue`, or a bare URL)."""
+    payload = lease.payload.strip()
+    if payload.startswith("{"):
+        data = json.loads(payload)
+        cap = int(data["max_pages"]) if data.get("max_pages") else None
+        return SiteSpec(name=str(data["name"]), url=str(data["url"]), max_pages=cap)
+    from newscrawl.crawl.sites import parse_sites
+
+    specs = parse_sites(payload or lease.site, "<queue>")
+    if len(specs) != 1:
+        raise ValueError(f"not one site: {payload!r}")
+    return SiteSpec(name=lease.site, url=specs[0].url, max_pages=specs[0].max_pages)
+
+
+async def _close_site(pipe: Any, name: str) -> None:
+    """Flush one pipeline's rows of site `name` and close its files.
+
+    A pipeline with a ``close_site(name)`` method (sync, Deferred or coroutine) is asked to;
+    otherwise the two kinds newscrawl has are handled: a SiteLevel buffer is labelled now (it
+    would otherwise wait for the page cap or the end of the crawl), and a dataset writer closes
+    the site's partition.
+    """
+    from scrapy.utils.defer import maybe_deferred_to_future
+
+    close = getattr(pipe, "close_site", None)
+    if close is None and hasattr(pipe, "buffers") and hasattr(pipe, "_label"):
+        close = pipe._label  # pipelines.sitelevel.SiteLevelPipeline
+    if close is not None:
+        result = close(name)
+        if hasattr(result, "addCallback"):
+            await maybe_deferred_to_future(result)
+        elif hasattr(result, "__await__"):
+            await result
+    writer = getattr(pipe, "writer", None)
+    state = getattr(pipe, "state", None)
+    if writer is not None and state is not None and hasattr(writer, "close_partition"):
+        writer.close_partition(state.partition(name))
+
+
+def _item_pipelines(crawler: Crawler) -> list[Any]:
+    scraper = crawler.engine.scraper
+    manager = getattr(scraper, "itemproc", None)
+    return list(getattr(manager, "middlewares", ()))

@@ -1,0 +1,96 @@
+"""Scrapy settings of the newscrawl project (scrapy.cfg points here).
+
+Polite by default: robots.txt obeyed, AutoThrottle on, two requests at a time per site, an
+honest user agent, and no private addresses. Override any of them with ``-s NAME=VALUE``
+(``scrapy crawl``) or ``--set NAME=VALUE`` (``newscrawl crawl``).
+"""
+
+from __future__ import annotations
+
+from newscrawl import __version__
+
+BOT_NAME = "newscrawl"
+SPIDER_MODULES = ["newscrawl.spiders"]
+NEWSPIDER_MODULE = "newscrawl.spiders"
+
+# -- politeness -------------------------------------------------------------------------------
+USER_AGENT = f"newscrawl/{__version__} (news and blog corpus crawler; obeys robots.txt)"
+ROBOTSTXT_OBEY = True
+ROBOTSTXT_USER_AGENT = "newscrawl"
+CONCURRENT_REQUESTS = 32
+CONCURRENT_REQUESTS_PER_DOMAIN = 2
+DOWNLOAD_DELAY = 0.5
+AUTOTHROTTLE_ENABLED = True
+AUTOTHROTTLE_START_DELAY = 1.0
+AUTOTHROTTLE_MAX_DELAY = 30.0
+AUTOTHROTTLE_TARGET_CONCURRENCY = 1.0
+COOKIES_ENABLED = False
+TELNETCONSOLE_ENABLED = False
+REMOTE_CONTROL_ENABLED = False
+
+# -- robustness -------------------------------------------------------------------------------
+DOWNLOAD_TIMEOUT = 30
+DOWNLOAD_MAXSIZE = 10 * 1024 * 1024  # a news page over 10 MB is not a news page
+DOWNLOAD_WARNSIZE = 4 * 1024 * 1024
+RETRY_TIMES = 2
+RETRY_GIVE_UP_LOG_LEVEL = "WARNING"  # the summary reports them; not an error of the crawler
+REDIRECT_MAX_TIMES = 10
+METAREFRESH_MAXDELAY = 10
+URLLENGTH_LIMIT = 2083
+LOG_LEVEL = "INFO"
+LOGSTATS_INTERVAL = 30.0
+
+# Breadth first: sitemap, feed and home-page links before deep pagination, so the page cap
+# takes a site's most reachable pages.
+DEPTH_PRIORITY = 1
+SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
+SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
+
+# -- components -------------------------------------------------------------------------------
+DOWNLOADER_MIDDLEWARES = {
+    # first, so every request is checked: links, redirects, robots.txt fetches
+    "newscrawl.crawl.private.PrivateAddressMiddleware": 10,
+    "newscrawl.crawl.sitecap.SiteCapMiddleware": 60,
+    "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,  # the spider scopes sites
+    "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
+    "newscrawl.crawl.robots.RobotsTxtMiddleware": 100,
+    "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
+    "newscrawl.crawl.retry.RetryAfterMiddleware": 550,
+    "scrapy.downloadermiddlewares.redirect.RedirectMiddleware": None,
+    "newscrawl.crawl.redirect.SiteRedirectMiddleware": 600,
+    "newscrawl.crawl.replay.ReplayMiddleware": 880,
+}
+EXTENSIONS = {
+    "newscrawl.crawl.state.CrawlStateExtension": 0,
+    "newscrawl.crawl.content.HtmlOnlyExtension": 10,
+    "newscrawl.crawl.summary.CrawlSummary": 900,
+}
+ITEM_PIPELINES = {
+    "pipelines.extraction.ExtractionPipeline": 100,
+    "pipelines.classify.ArticleClassifierPipeline": 200,
+    "pipelines.sitelevel.SiteLevelPipeline": 300,
+    "pipelines.rawpages.RawPagePipeline": 400,
+    "pipelines.parquet.ParquetWriterPipeline": 500,
+}
+
+# -- newscrawl --------------------------------------------------------------------------------
+MAX_PAGES_PER_SITE = 200  # as in the study (seed 004)
+NEWSCRAWL_SITES = ""  # site list used when the spider gets no -a sites=
+NEWSCRAWL_OUT = "out"
+NEWSCRAWL_CRAWL_ID = ""  # "" = remembered in JOBDIR, else a new UTC-time id
+NEWSCRAWL_ALLOW_PRIVATE = False  # True, or networks such as "loopback" / ["10.1.0.0/16"]
+NEWSCRAWL_EXTRACTORS = ["nce", "mss", "cetd-tpc"]
+NEWSCRAWL_PRIMARY_EXTRACTOR = "nce"
+NEWSCRAWL_EXTRACTOR_CONFIG: dict[str, dict[str, object]] = {}
+NEWSCRAWL_KEEP_ALL_TEXTS = False
+NEWSCRAWL_MAX_QUEUED_PER_SITE = 0  # 0 = 10 x the page cap (at least 1000)
+NEWSCRAWL_TRAP_RUN = 10  # links in a row to same-shaped URLs before it is a trap
+NEWSCRAWL_RETRY_AFTER_MAX = 120.0
+NEWSCRAWL_SITELEVEL = True
+NEWSCRAWL_SITELEVEL_MAX_BYTES = 256 * 1024 * 1024
+NEWSCRAWL_GEOMETRY = "static"
+NEWSCRAWL_PARQUET_ROW_GROUP_ROWS = 256
+NEWSCRAWL_PARQUET_ROW_GROUP_BYTES = 32 * 1024 * 1024
+NEWSCRAWL_PARQUET_FILE_ROWS = 10_000
+NEWSCRAWL_PARQUET_FILE_SECONDS = 300.0  # close files at least this often: a kill loses less
+NEWSCRAWL_PARQUET_COMPRESSION = "zstd"

@@ -1,0 +1,349 @@
+"""The site spider: crawl each site of a site list, up to its page cap, for the article pipelines.
+
+For each site it asks robots.txt for sitemaps (and falls back to /sitemap.xml), reads the feeds
+pages announce with ``<link rel="alternate">``, and follows links that stay on the site,
+breadth first. Each HTML page is parsed once, into newscrawl's DOM model; the spider takes the
+links from that DOM and hands it on inside the item, so the pipelines never parse again.
+
+Run it with ``scrapy crawl site -a sites=FILE_OR_URLS`` or ``newscrawl crawl SITES --out DIR``.
+Settings: MAX_PAGES_PER_SITE (default 200), NEWSCRAWL_MAX_QUEUED_PER_SITE, NEWSCRAWL_TRAP_RUN,
+NEWSCRAWL_SITES (when no -a sites= is given); see newscrawl/settings.py.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin, urlsplit
+
+import scrapy
+from scrapy import signals
+from scrapy.spidermiddlewares.httperror import HttpError
+
+from newscrawl.crawl.content import is_html_type
+from newscrawl.crawl.errors import record, record_failure
+from newscrawl.crawl.feeds import (
+    UnsafeXmlError,
+    feed_links,
+    parse_feed,
+    parse_sitemap,
+    robots_sitemaps,
+)
+from newscrawl.crawl.items import PageItem
+from newscrawl.crawl.private import AddressPolicy, literal_address, parse_allow_private
+from newscrawl.crawl.sitecap import page_count, pages_stat
+from newscrawl.crawl.sites import SiteSpec, read_sites
+from newscrawl.crawl.state import crawl_state
+from newscrawl.crawl.urls import (
+    SiteScope,
+    canonical_url,
+    has_ignored_extension,
+    is_far_date_url,
+    url_shape,
+)
+from newscrawl.dom import Dom, PageError, parse_html
+from newscrawl.storage.schemas import KEPT_HEADERS
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+    from scrapy.http import Response
+    from twisted.python.failure import Failure
+
+__all__ = ["SiteSpider"]
+
+_SKIPPED_SCHEMES = ("javascript:", "mailto:", "tel:", "data:", "ftp:", "file:", "#")
+_MAX_SITEMAPS_PER_SITE = 50
+_MAX_FEEDS_PER_SITE = 5
+
+
+@dataclass(slots=True)
+class _SiteRun:
+    """One site's crawl: its spec, scope, cap and what was already queued."""
+
+    spec: SiteSpec
+    scope: SiteScope
+    cap: int
+    queued: set[str] = field(default_factory=set)
+    discovery: set[str] = field(default_factory=set)
+    feeds: int = 0
+    sitemaps: int = 0
+
+
+class SiteSpider(scrapy.Spider):
+    """Crawl the sites of a site list; one PageItem per HTML page."""
+
+    name = "site"
+
+    def __init__(
+        self, sites: str | None = None, max_pages: str | int | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(**kwargs)
+        self._sites_arg = sites
+        self._max_pages_arg = int(max_pages) if max_pages not in (None, "") else None
+        self.sites: dict[str, _SiteRun] = {}
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> SiteSpider:
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        spider._setup(crawler)
+        return spider
+
+    def _setup(self, crawler: Crawler) -> None:
+        settings = crawler.settings
+        source = self._sites_arg or settings.get("NEWSCRAWL_SITES")
+        if not source:
+            raise ValueError("no sites: pass -a sites=FILE_OR_URLS or set NEWSCRAWL_SITES")
+        default_cap = self._max_pages_arg
+        if default_cap is None:
+            default_cap = settings.getint("MAX_PAGES_PER_SITE", 200)
+        self.crawl_info = crawl_state(crawler)
+        self.max_queued = settings.getint("NEWSCRAWL_MAX_QUEUED_PER_SITE", 0)
+        self.trap_run = settings.getint("NEWSCRAWL_TRAP_RUN", 10)
+        self.policy = AddressPolicy(parse_allow_private(settings.get("NEWSCRAWL_ALLOW_PRIVATE")))
+        for spec in read_sites(source):
+            cap = spec.max_pages if spec.max_pages is not None else default_cap
+            self.sites[spec.name] = _SiteRun(spec, spec.scope, cap)
+        crawler.signals.connect(self._count_stored_pages, signal=signals.spider_opened)
+
+    def _count_stored_pages(self) -> None:
+        """On resume, pages stored before the stop count against each site's cap."""
+        stored = self.crawl_info.site_pages
+        for name in self.sites:
+            if stored.get(name):
+                self.crawler.stats.set_value(pages_stat(name), stored[name])
+
+    # -- requests ------------------------------------------------------------------------------
+
+    def _meta(self, run: _SiteRun, kind: str, **extra: Any) -> dict[str, Any]:
+        return {
+            "site": run.spec.name,
+            "site_scope": (run.scope.host, run.scope.port),
+            "newscrawl_kind": kind,
+            "max_pages": run.cap,
+            **extra,
+        }
+
+    def _discovery(self, run: _SiteRun, url: str, kind: str, priority: int = 0) -> scrapy.Request:
+        run.discovery.add(canonical_url(url))
+        callback = {
+            "robots": self.parse_robots,
+            "sitemap": self.parse_sitemap,
+            "feed": self.parse_feed,
+        }[kind]
+        return scrapy.Request(
+            url,
+            callback=callback,
+            errback=self.discovery_failed,
+            meta=self._meta(run, kind),
+            priority=priority,
+        )
+
+    async def start(self) -> AsyncIterator[scrapy.Request]:
+        for run in self.sites.values():
+            base = run.spec.url
+            yield self._discovery(run, urljoin(base, "/robots.txt"), "robots", priority=10)
+            home = self._page_request(run, base, referer_shape=None, run_length=0, priority=10)
+            if home is not None:
+                home.meta["newscrawl_seed"] = True
+                yield home
+
+    def _page_request(
+        self, run: _SiteRun, url: str, referer_shape: str | None, run_length: int, priority: int = 0
+    ) -> scrapy.Request | None:
+        """A request for a page of `run`'s site, or None (recorded) when it must not be made."""
+        url = canonical_url(url)
+        if url in run.queued:
+            return None
+        if not run.scope.contains(url):
+            self._offsite_link(run, url)
+            return None
+        if has_ignored_extension(url):
+            self.crawler.stats.inc_value("newscrawl/links/not_a_page")
+            return None
+        shape = url_shape(url)
+        length = run_length + 1 if shape == referer_shape else 0
+        if length > self.trap_run or is_far_date_url(url):
+            record(
+                self.crawler,
+                "trap",
+                url,
+                run.spec.name,
+                "far-off date" if length <= self.trap_run else f"{length} same-shape hops",
+            )
+            run.queued.add(url)
+            return None
+        if run.cap and page_count(self.crawler, run.spec.name) >= run.cap:
+            return None
+        limit = self.max_queued or max(10 * run.cap, 1000)
+        if len(run.queued) >= limit:
+            self.crawler.stats.inc_value("newscrawl/links/queue_full")
+            return None
+        run.queued.add(url)
+        meta = self._meta(run, "page", shape=shape, trap_run=length)
+        return scrapy.Request(
+            url, callback=self.parse_page, errback=self.page_failed, meta=meta, priority=priority
+        )
+
+    def _offsite_link(self, run: _SiteRun, url: str) -> None:
+        """Offsite links are skipped quietly, except links to non-public addresses: reported."""
+        address = literal_address(url)
+        if address is not None and self.policy.refuses(address):
+            record(self.crawler, "private_address", url, run.spec.name, "link refused")
+            run.queued.add(url)
+        else:
+            self.crawler.stats.inc_value("newscrawl/links/offsite")
+
+    # -- callbacks -----------------------------------------------------------------------------
+
+    def parse_page(self, response: Response) -> Iterator[PageItem | scrapy.Request]:
+        run = self.sites[response.meta["site"]]
+        replayed = bool(response.meta.get("newscrawl_replayed"))
+        content_type = response.headers.get("Content-Type", b"").decode("latin-1")
+        if not is_html_type(content_type):
+            record(self.crawler, "not_html", response.url, run.spec.name, content_type)
+            return
+        if not replayed and run.cap and page_count(self.crawler, run.spec.name) >= run.cap:
+            record(self.crawler, "cap_reached", response.url, run.spec.name, "fetched in flight")
+            return
+        if response.meta.get("newscrawl_seed") and not run.scope.contains(response.url):
+            yield from self._moved(run, response.url)
+        try:
+            dom = parse_html(response.body, response.url, content_type)
+        except PageError as err:
+            record(self.crawler, "not_html", response.url, run.spec.name, str(err))
+            return
+        if not replayed:
+            self.crawler.stats.inc_value(pages_stat(run.spec.name))
+        yield self._item(run, response, dom, content_type, replayed)
+        yield from self._follow(run, response, dom)
+
+    def _moved(self, run: _SiteRun, url: str) -> Iterator[scrapy.Request]:
+        """The start page redirected to another host: the site lives there now."""
+        self.logger.info("site %s moved to %s", run.spec.name, url)
+        run.scope = SiteScope.of(url)
+        self.crawler.stats.inc_value("newscrawl/sites/moved")
+        yield self._discovery(run, urljoin(url, "/robots.txt"), "robots", priority=10)
+
+    def _item(
+        self, run: _SiteRun, response: Response, dom: Dom, content_type: str, replayed: bool
+    ) -> PageItem:
+        first = (response.meta.get("redirect_urls") or [response.request.url])[0]
+        headers = {
+            key.lower(): value
+            for key, value in response.headers.to_unicode_dict().items()
+            if key.lower() in KEPT_HEADERS
+        }
+        fetched = response.meta.get("newscrawl_fetched_at") or datetime.now(UTC)
+        return PageItem(
+            url=canonical_url(first),
+            final_url=canonical_url(response.url),
+            site=run.spec.name,
+            crawl=self.crawl_info.crawl_id,
+            fetched_at=fetched,
+            status=response.status,
+            content_type=content_type,
+            headers=headers,
+            html=response.body,
+            dom=dom,
+            replayed=replayed,
+            max_pages=run.cap,
+        )
+
+    def _follow(self, run: _SiteRun, response: Response, dom: Dom) -> Iterator[scrapy.Request]:
+        """Requests for the feeds and in-site links of a parsed page."""
+        base = response.url
+        link_elements: list[tuple[str, str, str]] = []
+        for node, tag in enumerate(dom.tag):
+            if tag == "base" and (href := dom.elements[node].get("href")):
+                base = urljoin(response.url, href.strip())
+            elif tag == "link":
+                el = dom.elements[node]
+                link_elements.append(
+                    (el.get("rel") or "", el.get("type") or "", (el.get("href") or "").strip())
+                )
+        for href in feed_links(link_elements):
+            feed = canonical_url(urljoin(base, href))
+            if (
+                feed not in run.discovery
+                and run.feeds < _MAX_FEEDS_PER_SITE
+                and run.scope.contains(feed)
+            ):
+                run.feeds += 1
+                yield self._discovery(run, feed, "feed", priority=5)
+        shape = response.meta.get("shape")
+        length = response.meta.get("trap_run", 0)
+        for href in dom.href.values():
+            href = href.strip()
+            if not href or href.lower().startswith(_SKIPPED_SCHEMES):
+                continue
+            url = urljoin(base, href)
+            if urlsplit(url).scheme not in ("http", "https"):
+                continue
+            request = self._page_request(run, url, shape, length)
+            if request is not None:
+                yield request
+
+    def parse_robots(self, response: Response) -> Iterator[scrapy.Request]:
+        run = self.sites[response.meta["site"]]
+        text = response.body[:512_000].decode("utf-8", "replace")
+        sitemaps = [
+            u for u in robots_sitemaps(text) if run.scope.contains(urljoin(response.url, u))
+        ]
+        if not sitemaps:
+            sitemaps = [urljoin(run.spec.url, "/sitemap.xml")]
+        for url in sitemaps[:_MAX_SITEMAPS_PER_SITE]:
+            yield from self._sitemap_request(run, urljoin(response.url, url))
+
+    def _sitemap_request(self, run: _SiteRun, url: str) -> Iterator[scrapy.Request]:
+        url = canonical_url(url)
+        if url in run.discovery or run.sitemaps >= _MAX_SITEMAPS_PER_SITE:
+            return
+        if not run.scope.contains(url):
+            self._offsite_link(run, url)
+            return
+        run.sitemaps += 1
+        yield self._discovery(run, url, "sitemap", priority=5)
+
+    def parse_sitemap(self, response: Response) -> Iterator[scrapy.Request]:
+        run = self.sites[response.meta["site"]]
+        try:
+            links = parse_sitemap(response.body)
+        except UnsafeXmlError as err:
+            record(self.crawler, "unsafe_xml", response.url, run.spec.name, str(err))
+            return
+        for url in links.sitemaps:
+            yield from self._sitemap_request(run, urljoin(response.url, url))
+        for url in links.pages:
+            request = self._page_request(run, urljoin(response.url, url), None, 0, priority=1)
+            if request is not None:
+                yield request
+
+    def parse_feed(self, response: Response) -> Iterator[scrapy.Request]:
+        run = self.sites[response.meta["site"]]
+        try:
+            links = parse_feed(response.body)
+        except UnsafeXmlError as err:
+            record(self.crawler, "unsafe_xml", response.url, run.spec.name, str(err))
+            return
+        for url in links:
+            request = self._page_request(run, urljoin(response.url, url), None, 0, priority=1)
+            if request is not None:
+                yield request
+
+    # -- errbacks ------------------------------------------------------------------------------
+
+    def page_failed(self, failure: Failure) -> None:
+        record_failure(self.crawler, failure, failure.request.meta.get("site", ""))
+
+    def discovery_failed(self, failure: Failure) -> Iterator[scrapy.Request]:
+        """A missing robots.txt, sitemap or feed is normal; other failures are reported."""
+        request = failure.request
+        run = self.sites.get(request.meta.get("site", ""))
+        if failure.check(HttpError) and failure.value.response.status in (404, 410, 403, 401):
+            self.crawler.stats.inc_value("newscrawl/discovery/missing")
+        else:
+            record_failure(self.crawler, failure, request.meta.get("site", ""))
+        if run is not None and request.meta.get("newscrawl_kind") == "robots":
+            yield from self._sitemap_request(run, urljoin(run.spec.url, "/sitemap.xml"))

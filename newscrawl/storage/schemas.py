@@ -1,0 +1,83 @@
+"""The explicit schemas of the crawl's two datasets.
+
+`articles`: one row per HTML page fetched (article or not - `is_article` and `article_reason`
+say which and why), with the extracted text. `pages`: the same pages' raw bytes and the headers
+that matter, so templates can be retrained and extractors rerun without crawling again.
+
+Both are partitioned by `crawl` then `site` (the partition columns live in the folder names).
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+__all__ = ["ARTICLES_SCHEMA", "KEPT_HEADERS", "PAGES_SCHEMA", "PARTITION_BY"]
+
+PARTITION_BY = ("crawl", "site")
+_TIME = pa.timestamp("ms", tz="UTC")
+# Response headers kept in `pages.headers`: what a later re-parse or re-crawl needs.
+KEPT_HEADERS = (
+    "content-type",
+    "content-language",
+    "content-length",
+    "last-modified",
+    "etag",
+    "date",
+    "expires",
+    "cache-control",
+    "x-robots-tag",
+    "link",
+)
+
+
+def _field(name: str, type_: pa.DataType, doc: str, nullable: bool = True) -> pa.Field:
+    return pa.field(name, type_, nullable=nullable, metadata={"doc": doc})
+
+
+def _common() -> list[pa.Field]:
+    return [
+        _field("url", pa.string(), "URL requested, canonical form", nullable=False),
+        _field("final_url", pa.string(), "URL of the response after redirects", nullable=False),
+        _field("site", pa.string(), "site name from the site list", nullable=False),
+        _field("crawl", pa.string(), "crawl id", nullable=False),
+        _field("fetched_at", _TIME, "when the response arrived (UTC)", nullable=False),
+        _field("status", pa.int16(), "HTTP status", nullable=False),
+    ]
+
+
+ARTICLES_SCHEMA = pa.schema(
+    [
+        *_common(),
+        _field(
+            "is_article",
+            pa.bool_(),
+            "an article page (not an index, tag or home page)",
+            nullable=False,
+        ),
+        _field("article_reason", pa.string(), "the evidence behind is_article"),
+        _field("title", pa.string(), "article title"),
+        _field("text", pa.string(), "main text, one paragraph a line"),
+        _field("extractor", pa.string(), "extractor that produced `text`"),
+        _field(
+            "texts",
+            pa.map_(pa.string(), pa.string()),
+            "text of every configured extractor (NEWSCRAWL_KEEP_ALL_TEXTS)",
+        ),
+        _field("language", pa.string(), "primary language subtag (html lang, headers, meta)"),
+        _field("published", _TIME, "publication time (meta, JSON-LD, <time>, URL date)"),
+        _field("author", pa.string(), "author from meta or JSON-LD"),
+        _field("content_hash", pa.string(), "blake2b-128 hex of `text`"),
+        _field("error", pa.string(), "why extraction failed, when it did"),
+    ],
+    metadata={"dataset": "newscrawl articles", "version": "1"},
+)
+
+PAGES_SCHEMA = pa.schema(
+    [
+        *_common(),
+        _field("content_type", pa.string(), "Content-Type header"),
+        _field("headers", pa.map_(pa.string(), pa.string()), "response headers that matter"),
+        _field("html", pa.binary(), "raw response body, bytes as served", nullable=False),
+    ],
+    metadata={"dataset": "newscrawl pages", "version": "1"},
+)

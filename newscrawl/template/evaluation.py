@@ -1,0 +1,577 @@
+"""Evaluation of template detection on multi-page sites of gold-text datasets (seed 004, §4).
+
+Run: ``python -m newscrawl.template.evaluation DATASET... [--groups site_groups.tsv]`` (or
+``newscrawl bench template-eval ...``). A DATASET is a dataset folder (html/, gold/,
+meta.jsonl) or a folder of them. Sites come from the groups file (dataset, site, n_pages) when
+one is given or found beside the datasets, else from each page's meta.jsonl "site"; sites with
+fewer than --min-pages pages are left out.
+
+Procedure, per fold of a k-fold split of the *sites* (a site is never in training and test):
+1. every page of every site is labelled by SiteLevel against the other pages of its site - the
+   training labels, made without looking at the gold;
+2. bucketed classifiers are trained on the training sites' nodes: on all of them ("total") and
+   on the sites of the test site's kind only ("specific": news or blog, as in the study);
+3. on the test sites, node labels are derived from the gold text (`gold_template`) and the
+   template class is scored without smoothing and smoothed with c in {0.01, 0.1, 1};
+4. articles are extracted by each page-level extractor alone, by the template filter alone and
+   by each extractor on what the filter keeps, and scored with the shingle metric.
+
+Template P/R/F are computed per page over its scored nodes (area of at least 2,000 px², the
+nodes the classifiers see) and averaged over pages, as the study reports them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import sys
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from newscrawl.dom import Dom, PageError, parse_html
+from newscrawl.evaluation.dataset import Dataset, DatasetError, Page
+from newscrawl.evaluation.metric import PageScore, aggregate, score_page, tokens
+from newscrawl.template.buckets import MIN_AREA
+from newscrawl.template.extractor import TemplateExtractor, mask_from_scores, pruned_dom
+from newscrawl.template.features import node_features
+from newscrawl.template.records import PageNodes
+from newscrawl.template.sitelevel import label_site, site_kind
+from newscrawl.template.train import NodeData, TrainConfig, TrainError, pages_data, train
+
+__all__ = ["SMOOTHING", "STUDY", "evaluate", "gold_template", "main"]
+
+# Variants of the template-class table: None is "no smoothing".
+SMOOTHING: tuple[float | None, ...] = (None, 0.01, 0.1, 1.0)
+# The study's figures (seed 004, tables 7 and 8): (kind, training, c) -> (P, R, F).
+STUDY: dict[tuple[str, str, float | None], tuple[float, float, float]] = {
+    ("blog", "specific", None): (0.64, 0.49, 0.53),
+    ("blog", "total", None): (0.67, 0.58, 0.60),
+    ("blog", "specific", 0.01): (0.70, 0.65, 0.65),
+    ("blog", "total", 0.01): (0.71, 0.69, 0.67),
+    ("blog", "specific", 0.1): (0.75, 0.88, 0.79),
+    ("blog", "total", 0.1): (0.76, 0.92, 0.81),
+    ("blog", "specific", 1.0): (0.76, 1.00, 0.84),
+    ("blog", "total", 1.0): (0.76, 1.00, 0.84),
+    ("news", "specific", None): (0.75, 0.78, 0.76),
+    ("news", "total", None): (0.70, 0.58, 0.62),
+    ("news", "specific", 0.01): (0.76, 0.85, 0.80),
+    ("news", "total", 0.01): (0.74, 0.72, 0.72),
+    ("news", "specific", 0.1): (0.77, 0.92, 0.83),
+    ("news", "total", 0.1): (0.76, 0.85, 0.80),
+    ("news", "specific", 1.0): (0.78, 1.00, 0.87),
+    ("news", "total", 1.0): (0.78, 1.00, 0.87),
+}
+DEFAULT_EXTRACTORS = ("nce", "mss", "cetd-tpc")
+_SHINGLE = 4
+
+
+# -- gold node labels ------------------------------------------------------------------------
+
+
+def gold_template(dom: Dom, gold: str, mostly: float = 0.5) -> np.ndarray:
+    """Node labels from the gold text: True = template, as the study labelled its test pages.
+
+    The study marked the node holding the article, its ancestors and its descendants
+    non-template and everything else template. Here, without a human to point at the node:
+    a page token is *gold* when a 4-token window through it occurs in the gold text; a node is
+    *content* when more than `mostly` of its tokens are gold. Non-template are the content
+    nodes and their ancestors, every descendant of a content node that holds no smaller content
+    node (the "article node" of the study, whose inline links and line breaks belong to it) and
+    text-less nodes inside content. So a big container that is mostly gold (often <body>) stays
+    non-template without dragging its menus and footers along.
+    """
+    count = len(dom)
+    piece_tokens = [tokens(text) for text in dom.piece_text]
+    stream = [t for words in piece_tokens for t in words]
+    gold_words = tokens(gold)
+    wanted = {tuple(gold_words[i : i + _SHINGLE]) for i in range(len(gold_words) - _SHINGLE + 1)}
+    if 0 < len(gold_words) < _SHINGLE:
+        wanted.add(tuple(gold_words))
+    hit = np.zeros(len(stream) + 1, dtype=np.int32)  # difference array over token positions
+    size = min(_SHINGLE, len(stream))
+    for i in range(len(stream) - size + 1):
+        if tuple(stream[i : i + size]) in wanted:
+            hit[i] += 1
+            hit[i + size] -= 1
+    is_gold = np.cumsum(hit)[: len(stream)] > 0
+    per_piece_total = np.fromiter((len(w) for w in piece_tokens), np.int64, len(piece_tokens))
+    bounds = np.concatenate(([0], np.cumsum(per_piece_total)))
+    gold_prefix = np.concatenate(([0], np.cumsum(is_gold, dtype=np.int64)))
+    piece_gold = gold_prefix[bounds[1:]] - gold_prefix[bounds[:-1]]
+    piece_prefix = np.concatenate(([0], np.cumsum(per_piece_total)))
+    piece_gold_prefix = np.concatenate(([0], np.cumsum(piece_gold)))
+    start = np.asarray(dom.piece_start, dtype=np.int64)
+    end_piece = np.asarray(dom.piece_end, dtype=np.int64)
+    node_tokens = piece_prefix[end_piece] - piece_prefix[start]
+    node_gold = piece_gold_prefix[end_piece] - piece_gold_prefix[start]
+    content = (node_tokens > 0) & (node_gold > mostly * node_tokens)
+    end = np.asarray(dom.end, dtype=np.int64)
+    content_prefix = np.concatenate(([0], np.cumsum(content, dtype=np.int64)))
+    inside = content_prefix[end] - content_prefix[:count]  # content nodes in each subtree
+    keep = inside > 0  # content nodes and their ancestors
+    cover = np.zeros(count + 1, dtype=np.int64)
+    for node in np.flatnonzero(content & (inside == 1)):  # content with no content below
+        cover[node] += 1
+        cover[end[node]] -= 1
+    keep |= np.cumsum(cover)[:count] > 0
+    parent = dom.parent
+    for node in range(count):  # text-less nodes inside content
+        if not keep[node] and node_tokens[node] == 0 and parent[node] >= 0:
+            keep[node] = bool(
+                content[parent[node]] or (keep[parent[node]] and node_tokens[parent[node]] == 0)
+            )
+    return ~keep
+
+
+# -- data -----------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class PageCase:
+    """One test page, reduced to what the evaluation needs."""
+
+    page_id: str
+    nodes: PageNodes
+    sitelevel: np.ndarray  # bool template labels from SiteLevel
+    gold: np.ndarray  # bool template labels from the gold text
+    body: int
+
+
+@dataclass(slots=True)
+class SiteCase:
+    dataset: str
+    path: Path
+    site: str
+    kind: str
+    pages: list[PageCase] = field(default_factory=list)
+
+
+def _dataset_dirs(paths: Sequence[str | Path]) -> list[Path]:
+    found: list[Path] = []
+    for arg in paths:
+        path = Path(arg)
+        if (path / "html").is_dir():
+            found.append(path)
+        elif path.is_dir():
+            found.extend(sorted(p for p in path.iterdir() if (p / "html").is_dir()))
+        else:
+            raise DatasetError(f"{path}: no such dataset folder")
+    if not found:
+        raise DatasetError("no dataset folder (with html/ and gold/) found")
+    return found
+
+
+def _read_groups(path: Path) -> dict[str, set[str]]:
+    groups: dict[str, set[str]] = {}
+    with path.open(encoding="utf-8") as lines:
+        for row in csv.DictReader(lines, delimiter="\t"):
+            if row.get("dataset") and row.get("site"):
+                groups.setdefault(row["dataset"], set()).add(row["site"])
+    return groups
+
+
+def _groups_file(paths: Sequence[str | Path], given: str | None) -> Path | None:
+    if given:
+        return Path(given)
+    for arg in paths:
+        for folder in (Path(arg), Path(arg).parent):
+            candidate = folder / "site_groups.tsv"
+            if candidate.is_file():
+                return candidate
+    return None
+
+
+def site_groups(
+    paths: Sequence[str | Path], groups: str | None = None, min_pages: int = 5
+) -> list[tuple[Dataset, str, list[str]]]:
+    """(dataset, site, page ids) of every multi-page site of the datasets."""
+    tsv = _groups_file(paths, groups)
+    listed = _read_groups(tsv) if tsv else None
+    out: list[tuple[Dataset, str, list[str]]] = []
+    for folder in _dataset_dirs(paths):
+        dataset = Dataset(folder)
+        by_site: dict[str, list[str]] = {}
+        for page_id in dataset.ids:
+            site = str(dataset.meta.get(page_id, {}).get("site") or "")
+            if site:
+                by_site.setdefault(site, []).append(page_id)
+        wanted = listed.get(dataset.name, set()) if listed is not None else set(by_site)
+        for site in sorted(wanted):
+            ids = by_site.get(site, [])
+            if len(ids) >= min_pages:
+                out.append((dataset, site, ids))
+    return out
+
+
+def _parse(page: Page) -> Dom | None:
+    try:
+        return parse_html(page.html, url=page.meta.get("url") or None)
+    except PageError:
+        return None
+
+
+def load_site(dataset: Dataset, site: str, ids: Sequence[str], max_pages: int) -> SiteCase:
+    """Parse a site's pages once: node records, gold labels and SiteLevel labels."""
+    pages: list[PageCase] = []
+    records: list[PageNodes] = []
+    for page_id in list(ids)[:max_pages]:
+        page = dataset.page(page_id)
+        dom = _parse(page)
+        if dom is None:
+            continue
+        nodes = PageNodes.from_dom(dom, page.meta.get("url") or "", site=site)
+        records.append(nodes)
+        empty = np.zeros(len(dom), dtype=bool)
+        pages.append(PageCase(page_id, nodes, empty, gold_template(dom, page.gold), dom.body))
+    for case, labels in zip(pages, label_site(records), strict=True):
+        case.sitelevel = labels
+    return SiteCase(dataset.name, dataset.path, site, site_kind(records), pages)
+
+
+# -- scoring --------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Counts:
+    """Template-class P/R/F averaged over pages (the study's way)."""
+
+    precision: float = 0.0
+    recall: float = 0.0
+    f1: float = 0.0
+    pages: int = 0
+
+    def add(self, truth: np.ndarray, predicted: np.ndarray) -> None:
+        score = PageScore(
+            tp=int(np.sum(truth & predicted)),
+            fp=int(np.sum(~truth & predicted)),
+            fn=int(np.sum(truth & ~predicted)),
+        )
+        p, r = score.precision, score.recall
+        self.precision += p
+        self.recall += r
+        self.f1 += 2 * p * r / (p + r) if p + r else 0.0
+        self.pages += 1
+
+    def means(self) -> tuple[float, float, float]:
+        n = max(self.pages, 1)
+        return self.precision / n, self.recall / n, self.f1 / n
+
+
+def _node_data(sites: Iterable[SiteCase]) -> NodeData:
+    return pages_data(
+        (s.site, s.kind, [c.nodes for c in s.pages], [c.sitelevel for c in s.pages]) for s in sites
+    )
+
+
+def _folds(sites: Sequence[SiteCase], k: int, seed: int) -> list[set[str]]:
+    names = sorted({s.site for s in sites})
+    order = np.random.default_rng(seed).permutation(len(names))
+    k = max(2, min(k, len(names)))
+    return [{names[i] for i in order[f::k]} for f in range(k)]
+
+
+@dataclass(slots=True)
+class Results:
+    """Everything the report prints."""
+
+    template: dict[tuple[str, str, float | None], Counts] = field(default_factory=dict)
+    shingle: dict[str, dict[str, list[PageScore]]] = field(default_factory=dict)
+    sites: Counter = field(default_factory=Counter)  # (dataset, kind) -> sites
+    pages: Counter = field(default_factory=Counter)  # (dataset, kind) -> pages
+    skipped_folds: int = 0
+
+    def counts(self, kind: str, training: str, c: float | None) -> Counts:
+        return self.template.setdefault((kind, training, c), Counts())
+
+    def page_score(self, dataset: str, method: str, score: PageScore) -> None:
+        self.shingle.setdefault(dataset, {}).setdefault(method, []).append(score)
+
+
+def _train(sites: Sequence[SiteCase], seed: int) -> Any:
+    data = _node_data(sites)
+    try:
+        return train(data, TrainConfig(holdout=0.0, seed=seed))[0]
+    except TrainError:
+        return None
+
+
+def _score_template(results: Results, case: PageCase, kind: str, models: dict[str, Any]) -> None:
+    features = node_features(case.nodes)
+    area = case.nodes.area
+    scored = area >= MIN_AREA
+    scored[: case.body] = False
+    truth = case.gold[scored]
+    for training, model in models.items():
+        if model is None:
+            continue
+        raw = model.scores(features, area)
+        for c in SMOOTHING:
+            mask = mask_from_scores(
+                case.nodes.parent, raw, case.body, c=c or 0.0, smooth=c is not None
+            )
+            results.counts(kind, training, c).add(truth, mask[scored])
+            results.counts("all", training, c).add(truth, mask[scored])
+
+
+def _score_extraction(
+    results: Results,
+    dataset: str,
+    dom: Dom,
+    gold: str,
+    methods: dict[str, TemplateExtractor],
+    masks: dict[str, np.ndarray],
+) -> None:
+    """Shingle scores of every method on one page; each filter's pruned page is built once."""
+    for name, method in methods.items():
+        if "+" not in name and ">" not in name and name not in masks:  # an extractor alone
+            inner = method.inner
+            text = inner.extract(dom).text if inner is not None else ""
+            results.page_score(dataset, name, score_page(gold, text))
+    for prefix, mask in masks.items():
+        pruned = pruned_dom(dom, mask) if len(dom) and not mask[dom.body] else None
+        for name, method in methods.items():
+            if name == prefix or name.startswith((prefix + "+", prefix + ">")):
+                text = method.extract_masked(dom, mask, pruned).text
+                results.page_score(dataset, name, score_page(gold, text))
+
+
+def _extractors(names: Sequence[str], model: Any) -> dict[str, TemplateExtractor]:
+    """Method name -> a TemplateExtractor that computes it: "nce" (alone), "template" (the
+    filter alone), "template+nce" (nce on what the filter keeps), "template>nce" (nce on the
+    whole page, then the filter), and the same with the SiteLevel labels as the filter."""
+    from newscrawl.template.extractor import TemplateConfig
+
+    methods: dict[str, TemplateExtractor] = {}
+    for name in names:
+        methods[name] = TemplateExtractor(TemplateConfig(then=name), model=model)
+    for prefix in ("template", "sitelevel"):
+        methods[prefix] = TemplateExtractor(TemplateConfig(), model=model)
+        for name in names:
+            methods[f"{prefix}+{name}"] = TemplateExtractor(TemplateConfig(then=name), model=model)
+            methods[f"{prefix}>{name}"] = TemplateExtractor(
+                TemplateConfig(then=name, order="after"), model=model
+            )
+    return methods
+
+
+def evaluate(
+    sites: Sequence[SiteCase],
+    folds: int = 5,
+    seed: int = 0,
+    extractors: Sequence[str] = DEFAULT_EXTRACTORS,
+    progress: bool = True,
+) -> Results:
+    from tqdm import tqdm
+
+    results = Results()
+    for site in sites:
+        results.sites[(site.dataset, site.kind)] += 1
+        results.pages[(site.dataset, site.kind)] += len(site.pages)
+    bar = tqdm(
+        total=sum(len(s.pages) for s in sites), unit="page", desc="evaluating", disable=not progress
+    )
+    for test_names in _folds(sites, folds, seed):
+        train_sites = [s for s in sites if s.site not in test_names]
+        total = _train(train_sites, seed)
+        if total is None:
+            results.skipped_folds += 1
+            continue
+        specific = {
+            kind: _train([s for s in train_sites if s.kind == kind], seed)
+            for kind in ("news", "blog")
+        }
+        methods = _extractors(extractors, total)
+        for site in (s for s in sites if s.site in test_names):
+            models = {"total": total, "specific": specific[site.kind]}
+            for case in site.pages:
+                _score_template(results, case, site.kind, models)
+                page = _dataset_handle(site).page(case.page_id)
+                dom = _parse(page)
+                if dom is not None:
+                    raw = total.scores(node_features(case.nodes), case.nodes.area)
+                    masks = {
+                        "template": mask_from_scores(case.nodes.parent, raw, case.body, c=0.01),
+                        "sitelevel": _sitelevel_mask(case),
+                    }
+                    _score_extraction(results, site.dataset, dom, page.gold, methods, masks)
+                bar.update(1)
+    bar.close()
+    return results
+
+
+def _sitelevel_mask(case: PageCase) -> np.ndarray:
+    mask = case.sitelevel.copy()
+    mask[: case.body] = False
+    return mask
+
+
+_HANDLES: dict[Path, Dataset] = {}
+
+
+def _dataset_handle(site: SiteCase) -> Dataset:
+    if site.path not in _HANDLES:
+        _HANDLES[site.path] = Dataset(site.path)
+    return _HANDLES[site.path]
+
+
+# -- report ---------------------------------------------------------------------------------
+
+
+def _fmt(values: tuple[float, float, float] | None) -> str:
+    return " / ".join(f"{v:.2f}" for v in values) if values else "-"
+
+
+def template_table(results: Results) -> list[str]:
+    """The study's table on our data: P / R / F of the template class, beside the study's."""
+    lines = [
+        "| kind | smoothing | c | training | pages | ours P / R / F | study P / R / F |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for kind in ("news", "blog", "all"):
+        for c in SMOOTHING:
+            for training in ("specific", "total"):
+                counts = results.template.get((kind, training, c))
+                if counts is None or not counts.pages:
+                    continue
+                lines.append(
+                    f"| {kind} | {'yes' if c is not None else 'no'} | {c if c else '-'} | "
+                    f"{training} | {counts.pages} | {_fmt(counts.means())} | "
+                    f"{_fmt(STUDY.get((kind, training, c)))} |"
+                )
+    return lines
+
+
+def shingle_table(results: Results, extractors: Sequence[str]) -> list[str]:
+    """Shingle F1 per dataset: each extractor alone, with the template filter before it (it
+    reads what the filter keeps) and after it (the filter trims what it chose), and the same
+    with the SiteLevel labels of the page's own site as the filter."""
+    lines = [
+        "| dataset | pages | extractor | alone | filter, then extractor | gain | extractor, "
+        "then filter | gain | SiteLevel filter, then extractor | extractor, then SiteLevel |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for dataset, methods in sorted(results.shingle.items()):
+
+        def f1(name: str, methods: dict[str, list[PageScore]] = methods) -> float:
+            return aggregate(methods[name]).f1 if name in methods else float("nan")
+
+        pages = len(next(iter(methods.values())))
+        best = max(extractors, key=lambda n: f1(n) if n in methods else 0.0)
+        for name in extractors:
+            alone, before, after = f1(name), f1(f"template+{name}"), f1(f"template>{name}")
+            mark = " (best alone)" if name == best else ""
+            lines.append(
+                f"| {dataset} | {pages} | {name}{mark} | {alone:.3f} | {before:.3f} | "
+                f"{before - alone:+.3f} | {after:.3f} | {after - alone:+.3f} | "
+                f"{f1(f'sitelevel+{name}'):.3f} | {f1(f'sitelevel>{name}'):.3f} |"
+            )
+        lines.append(
+            f"| {dataset} | {pages} | (filter alone) | - | {f1('template'):.3f} | - | - | - | "
+            f"{f1('sitelevel'):.3f} | - |"
+        )
+    return lines
+
+
+def as_json(results: Results) -> dict[str, Any]:
+    return {
+        "template": [
+            {
+                "kind": k,
+                "training": t,
+                "c": c,
+                "pages": v.pages,
+                **dict(zip(("precision", "recall", "f1"), v.means(), strict=True)),
+                "study": STUDY.get((k, t, c)),
+            }
+            for (k, t, c), v in results.template.items()
+        ],
+        "shingle": {
+            dataset: {
+                name: {
+                    "pages": len(scores),
+                    "f1": aggregate(scores).f1,
+                    "precision": aggregate(scores).precision,
+                    "recall": aggregate(scores).recall,
+                }
+                for name, scores in methods.items()
+            }
+            for dataset, methods in results.shingle.items()
+        },
+        "sites": {f"{d}/{k}": n for (d, k), n in results.sites.items()},
+        "pages": {f"{d}/{k}": n for (d, k), n in results.pages.items()},
+    }
+
+
+# -- command line ---------------------------------------------------------------------------
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "datasets",
+        nargs="+",
+        metavar="DATASET",
+        help="dataset folder (html/, gold/, meta.jsonl) or a folder of them",
+    )
+    parser.add_argument(
+        "--groups",
+        metavar="TSV",
+        help="site groups (dataset, site columns); default: site_groups.tsv "
+        "beside the datasets if there is one, else meta.jsonl sites",
+    )
+    parser.add_argument("--min-pages", type=int, default=5, help="smallest site (default: 5)")
+    parser.add_argument("--max-pages", type=int, default=200, help="pages per site (default: 200)")
+    parser.add_argument("--folds", type=int, default=5, help="site folds (default: 5)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--extractors",
+        default=",".join(DEFAULT_EXTRACTORS),
+        help="page-level extractors, comma-separated (default: %(default)s)",
+    )
+    parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+
+
+def run(args: argparse.Namespace) -> int:
+    extractors = [n.strip() for n in args.extractors.split(",") if n.strip()]
+    try:
+        groups = site_groups(args.datasets, args.groups, max(args.min_pages, 2))
+    except (DatasetError, OSError) as err:
+        print(f"template evaluation: {err}", file=sys.stderr)
+        return 2
+    if len({site for _, site, _ in groups}) < 2:
+        print("template evaluation: needs at least 2 multi-page sites", file=sys.stderr)
+        return 2
+    from tqdm import tqdm
+
+    sites = [
+        load_site(d, s, ids, args.max_pages)
+        for d, s, ids in tqdm(groups, desc="sitelevel", unit="site", disable=args.quiet)
+    ]
+    results = evaluate(sites, args.folds, args.seed, extractors, progress=not args.quiet)
+    for (dataset, kind), n in sorted(results.sites.items()):
+        print(f"{dataset}: {n} {kind} sites, {results.pages[(dataset, kind)]} pages")
+    print()
+    print("\n".join(template_table(results)))
+    print()
+    print("\n".join(shingle_table(results, extractors)))
+    if args.json:
+        Path(args.json).write_text(json.dumps(as_json(results), indent=1) + "\n", "utf-8")
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m newscrawl.template.evaluation", description=__doc__.split("\n\n")[0]
+    )
+    add_arguments(parser)
+    return run(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,213 @@
+"""Stored pages, grouped by site, as the SiteLevel stage reads them.
+
+Two kinds of source: a crawl's `pages` Parquet dataset (columns url, final_url, site, status,
+content_type, html, ...) and a dataset folder in the development-data layout (html/ID.html and
+meta.jsonl giving each page's url and site). A first, cheap pass counts the pages of each site
+(only the site column is read) so small sites are never parsed; the second pass streams the
+pages, turns each into compact `PageNodes` at once and hands a site over as soon as all its
+pages are in - memory holds node records, never HTML or lxml trees of more than one page.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from newscrawl.dom import PageError, parse_html
+from newscrawl.template.records import PageNodes, site_of
+
+__all__ = ["SitePages", "SourceError", "open_parquet", "read_sources"]
+
+_HTML_SUFFIXES = (".html", ".htm")
+
+
+class SourceError(ValueError):
+    """A PAGES argument that is neither a pages dataset nor a dataset folder."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Raw:
+    """One stored page before parsing."""
+
+    site: str
+    url: str
+    html: bytes
+    content_type: str | None = None
+
+
+def _folder_meta(folder: Path) -> dict[str, dict[str, Any]]:
+    meta: dict[str, dict[str, Any]] = {}
+    path = folder / "meta.jsonl"
+    if not path.is_file():
+        return meta
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict) and record.get("id") is not None:
+            meta[str(record["id"])] = record
+    return meta
+
+
+class _Folder:
+    """A dataset folder: html/ID.html, meta.jsonl."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        meta = _folder_meta(path)
+        self.files: list[tuple[Path, str, str]] = []  # (html file, site, url)
+        for file in sorted((path / "html").iterdir()):
+            if file.suffix.lower() not in _HTML_SUFFIXES:
+                continue
+            record = meta.get(file.stem, {})
+            url = str(record.get("url") or "")
+            site = str(record.get("site") or site_of(url))
+            self.files.append((file, site, url))
+
+    def sites(self) -> Iterator[str]:
+        for _, site, _ in self.files:
+            yield site
+
+    def pages(self) -> Iterator[_Raw]:
+        for file, site, url in self.files:
+            yield _Raw(site, url, file.read_bytes())
+
+
+def open_parquet(path: Path, partitions: Sequence[str]) -> Any:
+    """A pyarrow dataset over Parquet files under `path`, with the Hive partition columns
+    `partitions` (read as strings, so a site called "2024" stays a string)."""
+    import pyarrow as pa
+    import pyarrow.dataset as ds
+
+    partitioning = ds.partitioning(pa.schema([(p, pa.string()) for p in partitions]), flavor="hive")
+    return ds.dataset(path, format="parquet", partitioning=partitioning, exclude_invalid_files=True)
+
+
+class _Parquet:
+    """A crawl's `pages` dataset: only successful HTML responses are read."""
+
+    def __init__(self, path: Path) -> None:
+        import pyarrow as pa
+        import pyarrow.dataset as ds
+
+        try:
+            self.dataset = open_parquet(path, ("crawl", "site"))
+        except (pa.ArrowInvalid, OSError) as err:
+            raise SourceError(f"{path}: not a pages dataset: {err}") from None
+        names = set(self.dataset.schema.names)
+        if "html" not in names or not names & {"url", "site"}:
+            raise SourceError(f"{path}: not a pages dataset (needs html and url or site columns)")
+        self.path = path
+        self.names = names
+        self.filter = ds.field("status") == 200 if "status" in names else None
+
+    def _scan(self, columns: list[str]) -> Iterator[dict[str, list]]:
+        import pyarrow as pa
+
+        wanted = [c for c in columns if c in self.names]
+        try:
+            scanner = self.dataset.scanner(columns=wanted, filter=self.filter, batch_size=256)
+            for batch in scanner.to_batches():
+                yield batch.to_pydict()
+        except (pa.ArrowInvalid, OSError) as err:
+            raise SourceError(f"{self.path}: cannot read pages: {err}") from None
+
+    @staticmethod
+    def _site(row: dict[str, list], i: int) -> str:
+        site = row.get("site", [None] * (i + 1))[i]
+        url = (row.get("final_url") or row.get("url") or [None] * (i + 1))[i]
+        return str(site or site_of(url))
+
+    def sites(self) -> Iterator[str]:
+        for rows in self._scan(["site", "url", "final_url"]):
+            for i in range(len(next(iter(rows.values()), []))):
+                yield self._site(rows, i)
+
+    def pages(self) -> Iterator[_Raw]:
+        columns = ["site", "url", "final_url", "html", "content_type"]
+        for rows in self._scan(columns):
+            for i, html in enumerate(rows["html"]):
+                url = (rows.get("final_url") or [None] * (i + 1))[i]
+                url = url or (rows.get("url") or [None] * (i + 1))[i] or ""
+                content_type = (rows.get("content_type") or [None] * (i + 1))[i]
+                if html is None:
+                    continue
+                if isinstance(html, str):
+                    html = html.encode("utf-8", "surrogatepass")
+                yield _Raw(self._site(rows, i), str(url), html, content_type)
+
+
+def _open(path: str | Path) -> _Folder | _Parquet:
+    path = Path(path)
+    if not path.exists():
+        raise SourceError(f"{path}: no such file or directory")
+    if path.is_dir() and (path / "html").is_dir():
+        return _Folder(path)
+    return _Parquet(path)
+
+
+@dataclass(slots=True)
+class SitePages:
+    """Iterate (site, [PageNodes, ...]) over the sites with enough pages; counts what it skips."""
+
+    sources: list[_Folder | _Parquet]
+    expected: dict[str, int]
+    pages: int  # pages that will be parsed
+    min_pages: int
+    geometry: str = "static"
+    skipped_sites: int = 0
+    skipped_pages: int = 0
+    errors: int = 0
+    buffers: dict[str, list[PageNodes]] = field(default_factory=dict)
+
+    def __iter__(self) -> Iterator[tuple[str, list[PageNodes]]]:
+        expected = dict(self.expected)
+        for source in self.sources:
+            for raw in source.pages():
+                if expected.get(raw.site, 0) <= 0:
+                    continue  # a small site, or a site already past its page cap
+                buffer = self.buffers.setdefault(raw.site, [])
+                try:
+                    dom = parse_html(raw.html, url=raw.url or None, content_type=raw.content_type)
+                    buffer.append(
+                        PageNodes.from_dom(
+                            dom, raw.url, site=raw.site, geometry=self.geometry, html=raw.html
+                        )
+                    )
+                except PageError:
+                    self.errors += 1
+                expected[raw.site] -= 1
+                if expected[raw.site] == 0:
+                    yield raw.site, self.buffers.pop(raw.site)
+
+
+def read_sources(
+    paths: Sequence[str | Path],
+    min_pages: int = 5,
+    max_pages: int | None = 200,
+    geometry: str = "static",
+) -> SitePages:
+    """Open every PAGES source and count pages per site; iterate the result to parse them."""
+    if not paths:
+        raise SourceError("no pages given")
+    sources = [_open(p) for p in paths]
+    counts: dict[str, int] = {}
+    for source in sources:
+        for site in source.sites():
+            counts[site] = counts.get(site, 0) + 1
+    cap = max_pages if max_pages and max_pages > 0 else None
+    expected = {s: min(n, cap) if cap else n for s, n in counts.items() if s and n >= min_pages}
+    small = {s: n for s, n in counts.items() if s not in expected}
+    return SitePages(
+        sources=sources,
+        expected=expected,
+        pages=sum(expected.values()),
+        min_pages=min_pages,
+        geometry=geometry,
+        skipped_sites=len(small),
+        skipped_pages=sum(small.values()),
+    )

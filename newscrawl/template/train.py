@@ -1,0 +1,313 @@
+"""Training stage (seed 004): one logistic regression per node-area bucket, from SiteLevel labels.
+
+Input is the `nodes` dataset (`newscrawl sitelevel` or a crawl writes it): per node its seven
+features, its area and its SiteLevel label. The bucket boundaries are fitted the study's way
+(`buckets.fit_boundaries`), nodes below the first boundary are not used, and each bucket gets a
+standardised scikit-learn `LogisticRegression`. Quality is measured on held-out *sites* - a
+site's template is learnt from the site itself by SiteLevel, so scoring on nodes of training
+sites would flatter the model - then the model is refitted on every site.
+
+`kind` selects the training sites as in the study: "news", "blogs" or "all".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from models.template_model import VERSION, BucketModel, TemplateModel
+from newscrawl.template.buckets import MIN_AREA, fit_boundaries
+from newscrawl.template.features import FEATURES, node_features
+from newscrawl.template.records import PageNodes
+
+__all__ = [
+    "KINDS",
+    "NodeData",
+    "TrainConfig",
+    "TrainError",
+    "TrainReport",
+    "pages_data",
+    "read_nodes",
+    "train",
+]
+
+# --kind value -> the `kind` column values it keeps (None: all).
+KINDS: dict[str, str | None] = {"all": None, "news": "news", "blogs": "blog"}
+
+
+class TrainError(ValueError):
+    """Nothing to train on (no nodes, no labelled nodes of the requested kind, bad input)."""
+
+
+@dataclass(frozen=True, slots=True)
+class TrainConfig:
+    kind: str = "all"
+    holdout: float = 0.2  # share of sites held out for the quality figures
+    seed: int = 0
+    min_area: float = MIN_AREA
+    C: float = 1.0  # inverse regularisation strength of each logistic regression
+    max_nodes: int = 1_000_000  # per bucket: a larger bucket is subsampled (uniformly)
+
+
+@dataclass(slots=True)
+class NodeData:
+    """The training columns of a `nodes` dataset as numpy arrays."""
+
+    site: np.ndarray  # str, one per node
+    kind: np.ndarray  # str
+    area: np.ndarray  # float64
+    features: np.ndarray  # float64 (n, 7)
+    label: np.ndarray  # bool
+
+    def __len__(self) -> int:
+        return len(self.label)
+
+    def subset(self, rows: np.ndarray) -> NodeData:
+        return NodeData(
+            self.site[rows], self.kind[rows], self.area[rows], self.features[rows], self.label[rows]
+        )
+
+
+@dataclass(slots=True)
+class TrainReport:
+    """What the training report prints and the model file keeps as `metrics`."""
+
+    sites: int
+    nodes: int
+    boundaries: tuple[float, ...]
+    buckets: list[dict[str, Any]] = field(default_factory=list)
+    holdout: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "sites": self.sites,
+            "nodes": self.nodes,
+            "buckets": self.buckets,
+            "holdout": self.holdout,
+        }
+
+    def lines(self) -> list[str]:
+        out = [
+            f"trained on {self.nodes:,} nodes of {self.sites} sites; area buckets (px²): "
+            + ", ".join(f"{b:g}" for b in self.boundaries)
+        ]
+        out.append(f"{'bucket':<22}{'nodes':>10}{'template':>10}{'accuracy':>10}")
+        for b in self.buckets:
+            share = f"{b['template_share']:.1%}" if b["nodes"] else "-"
+            acc = f"{b['accuracy']:.3f}" if b.get("accuracy") is not None else "-"
+            out.append(f"{b['range']:<22}{b['nodes']:>10,}{share:>10}{acc:>10}")
+        h = self.holdout
+        if h.get("sites"):
+            out.append(
+                f"held-out sites ({h['sites']}, {h['nodes']:,} nodes): accuracy "
+                f"{h['accuracy']:.3f}, template precision {h['precision']:.3f} recall "
+                f"{h['recall']:.3f} F {h['f1']:.3f}"
+            )
+        else:
+            out.append("held-out sites: none (need at least 2 sites)")
+        return out
+
+
+def read_nodes(paths: Sequence[str | Path]) -> NodeData:
+    """Read the training columns of one or more `nodes` datasets (Parquet files or folders)."""
+    import pyarrow as pa
+
+    from newscrawl.template.sitelevel import NODES_PARTITION_BY
+    from newscrawl.template.sources import open_parquet
+
+    columns = ["site", "kind", "area", *FEATURES, "label"]
+    tables = []
+    for path in paths:
+        path = Path(path)
+        if not path.exists():
+            raise TrainError(f"{path}: no such file or directory")
+        try:
+            dataset = open_parquet(path, NODES_PARTITION_BY)
+            missing = [c for c in columns if c not in dataset.schema.names]
+            if missing:
+                raise TrainError(f"{path}: not a nodes dataset (no {', '.join(missing)} column)")
+            tables.append(dataset.to_table(columns=columns))
+        except (pa.ArrowInvalid, OSError) as err:
+            raise TrainError(f"{path}: cannot read nodes dataset: {err}") from None
+    if not tables:
+        raise TrainError("no nodes dataset given")
+    table = pa.concat_tables([t.cast(tables[0].schema) for t in tables])
+    return NodeData(
+        site=np.asarray(table.column("site").to_pylist(), dtype=object),
+        kind=np.asarray(table.column("kind").to_pylist(), dtype=object),
+        area=table.column("area").to_numpy().astype(np.float64),
+        features=np.column_stack([table.column(f).to_numpy().astype(np.float64) for f in FEATURES])
+        if len(table)
+        else np.zeros((0, len(FEATURES))),
+        label=table.column("label").to_numpy(zero_copy_only=False).astype(bool),
+    )
+
+
+def pages_data(
+    sites: Iterable[tuple[str, str, Sequence[PageNodes], Sequence[np.ndarray]]],
+) -> NodeData:
+    """Training columns straight from node records: (site, kind, pages, SiteLevel labels) per
+    site. What `read_nodes` gives from a `nodes` dataset, without writing one."""
+    parts: dict[str, list[np.ndarray]] = {
+        k: [] for k in ("site", "kind", "area", "features", "label")
+    }
+    for site, kind, pages, labels in sites:
+        for page, label in zip(pages, labels, strict=True):
+            n = len(page)
+            parts["site"].append(np.full(n, site, dtype=object))
+            parts["kind"].append(np.full(n, kind, dtype=object))
+            parts["area"].append(page.area.astype(np.float64))
+            parts["features"].append(node_features(page).astype(np.float64))
+            parts["label"].append(np.asarray(label, dtype=bool))
+    if not parts["label"]:
+        empty = np.zeros(0, dtype=object)
+        return NodeData(empty, empty, np.zeros(0), np.zeros((0, len(FEATURES))), np.zeros(0, bool))
+    return NodeData(**{k: np.concatenate(v) for k, v in parts.items()})
+
+
+def _fit_bucket(features: np.ndarray, label: np.ndarray, config: TrainConfig) -> BucketModel:
+    """Standardise, then fit one logistic regression; a one-class bucket predicts its class."""
+    from sklearn.linear_model import LogisticRegression
+
+    share = float(label.mean())
+    width = features.shape[1]
+    if share in (0.0, 1.0):
+        return BucketModel.constant(share, width, nodes=len(label))
+    mean = features.mean(axis=0)
+    scale = features.std(axis=0)
+    scale[scale == 0] = 1.0
+    model = LogisticRegression(C=config.C, max_iter=1000)
+    model.fit((features - mean) / scale, label)
+    return BucketModel(
+        mean=tuple(float(v) for v in mean),
+        scale=tuple(float(v) for v in scale),
+        coef=tuple(float(v) for v in model.coef_[0]),
+        intercept=float(model.intercept_[0]),
+        nodes=len(label),
+        template_share=share,
+    )
+
+
+def _fit(
+    data: NodeData,
+    boundaries: tuple[float, ...],
+    config: TrainConfig,
+    step: Callable[[], None],
+) -> tuple[BucketModel | None, ...]:
+    edges = np.asarray(boundaries)
+    bucket = np.searchsorted(edges, data.area, side="right") - 1
+    rng = np.random.default_rng(config.seed)
+    models: list[BucketModel | None] = []
+    for index in range(len(boundaries)):
+        rows = np.flatnonzero(bucket == index)
+        if len(rows) > config.max_nodes:
+            rows = np.sort(rng.choice(rows, config.max_nodes, replace=False))
+        models.append(
+            _fit_bucket(data.features[rows], data.label[rows], config) if len(rows) else None
+        )
+        step()
+    return tuple(models)
+
+
+def _split_sites(sites: np.ndarray, config: TrainConfig) -> tuple[set[str], set[str]]:
+    """Training and held-out site names (at least one of each when there are 2+ sites)."""
+    names = sorted(set(sites))
+    if len(names) < 2 or config.holdout <= 0:
+        return set(names), set()
+    rng = np.random.default_rng(config.seed)
+    order = rng.permutation(len(names))
+    held = max(1, min(len(names) - 1, round(config.holdout * len(names))))
+    return {names[i] for i in order[held:]}, {names[i] for i in order[:held]}
+
+
+def _confusion(truth: np.ndarray, predicted: np.ndarray) -> dict[str, float]:
+    tp = int(np.sum(truth & predicted))
+    fp = int(np.sum(~truth & predicted))
+    fn = int(np.sum(truth & ~predicted))
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    accuracy = float(np.mean(truth == predicted)) if len(truth) else 0.0
+    return {"accuracy": accuracy, "precision": precision, "recall": recall, "f1": f1}
+
+
+def _model(
+    buckets: tuple[BucketModel | None, ...],
+    boundaries: tuple[float, ...],
+    sites: Sequence[str],
+    config: TrainConfig,
+) -> TemplateModel:
+    return TemplateModel(
+        features=FEATURES,
+        boundaries=boundaries,
+        buckets=buckets,
+        training_sites=tuple(sorted(sites)),
+        kind=config.kind,
+        options={"relative_distances": True, "C": config.C, "min_area": config.min_area},
+        version=VERSION,
+    )
+
+
+def train(
+    data: NodeData, config: TrainConfig | None = None, progress: bool = False
+) -> tuple[TemplateModel, TrainReport]:
+    """Fit the bucketed classifiers on `data`; returns the model (with its metrics) and report."""
+    from tqdm import tqdm
+
+    config = config or TrainConfig()
+    if config.kind not in KINDS:
+        raise TrainError(f"unknown kind {config.kind!r} (known: {', '.join(KINDS)})")
+    wanted = KINDS[config.kind]
+    rows = np.isfinite(data.features).all(axis=1) & (data.area >= config.min_area)
+    if wanted is not None:
+        rows &= data.kind == wanted
+    data = data.subset(np.flatnonzero(rows))
+    if not len(data):
+        raise TrainError(f"no nodes of at least {config.min_area:g} px² for kind {config.kind!r}")
+    by_site: dict[str, list[int]] = {}
+    for i, site in enumerate(data.site):
+        by_site.setdefault(site, []).append(i)
+    boundaries = fit_boundaries((data.area[r] for r in by_site.values()), config.min_area)
+    train_sites, held_sites = _split_sites(data.site, config)
+    bar = tqdm(
+        total=len(boundaries) * (2 if held_sites else 1),
+        desc="training",
+        unit="bucket",
+        disable=not progress,
+        leave=False,
+    )
+    report = TrainReport(sites=len(by_site), nodes=len(data), boundaries=boundaries)
+    if held_sites:
+        is_train = np.isin(data.site, list(train_sites))
+        early = _fit(data.subset(np.flatnonzero(is_train)), boundaries, config, bar.update)
+        held = data.subset(np.flatnonzero(~is_train))
+        scores = _model(early, boundaries, train_sites, config).scores(held.features, held.area)
+        report.holdout = {
+            "sites": len(held_sites),
+            "nodes": len(held),
+            "site_names": sorted(held_sites),
+            **_confusion(held.label, np.nan_to_num(scores) >= 0.5),
+        }
+    buckets = _fit(data, boundaries, config, bar.update)
+    bar.close()
+    model = _model(buckets, boundaries, by_site, config)
+    scores = np.nan_to_num(model.scores(data.features, data.area)) >= 0.5
+    bucket = model.bucket_of(data.area)
+    for index, bucket_model in enumerate(buckets):
+        upper = boundaries[index + 1] if index + 1 < len(boundaries) else float("inf")
+        rows = bucket == index
+        report.buckets.append(
+            {
+                "range": f"[{boundaries[index]:g}, {upper:g})",
+                "nodes": int(rows.sum()),
+                "template_share": float(data.label[rows].mean()) if rows.any() else 0.0,
+                "accuracy": _confusion(data.label[rows], scores[rows])["accuracy"]
+                if bucket_model is not None
+                else None,
+            }
+        )
+    return replace(model, metrics=report.as_dict()), report

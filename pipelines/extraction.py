@@ -1,0 +1,126 @@
+"""Run the configured page-level extractors on each page, inline, from the one parsed DOM.
+
+Settings: NEWSCRAWL_EXTRACTORS (names, in order of preference), NEWSCRAWL_PRIMARY_EXTRACTOR
+(whose text becomes `text`; default newscrawl's best), NEWSCRAWL_EXTRACTOR_CONFIG ({name:
+{option: value}}), NEWSCRAWL_KEEP_ALL_TEXTS (also keep every extractor's text in `texts`).
+
+An extractor that is not installed is skipped with one warning. An extractor that raises on a
+page leaves an `error` on the item, and the next extractor's text is used: a bad page never
+stops the crawl.
+"""
+
+from __future__ import annotations
+
+import logging
+from hashlib import blake2b
+from typing import TYPE_CHECKING, Any
+
+from newscrawl.crawl.errors import record
+from newscrawl.crawl.items import PageItem
+from newscrawl.crawl.metadata import (
+    json_ld,
+    ld_articles,
+    page_author,
+    page_language,
+    published_time,
+)
+from newscrawl.dom import Dom, PageError, parse_html
+from newscrawl.extractors import DEFAULT_EXTRACTOR, EXTRACTORS, Extraction, Extractor, get_extractor
+from newscrawl.title import page_title
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+__all__ = ["ExtractionPipeline", "content_hash", "load_extractors"]
+
+logger = logging.getLogger(__name__)
+
+
+def content_hash(text: str) -> str:
+    """blake2b-128 of the text, hex: equal texts (syndicated copies) share it."""
+    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def load_extractors(names: list[str], config: dict[str, dict[str, Any]]) -> dict[str, Extractor]:
+    """The extractors that can be built, by name; the others are logged and left out."""
+    loaded: dict[str, Extractor] = {}
+    for name in names:
+        try:
+            loaded[name] = get_extractor(name, **(config.get(name) or {}))
+        except (ImportError, AttributeError, ValueError, TypeError) as err:
+            logger.warning("extractor %r unavailable, skipped: %s", name, err)
+    return loaded
+
+
+class ExtractionPipeline:
+    """Fill title, text, extractor, texts, node ids and page metadata of each PageItem."""
+
+    def __init__(
+        self, crawler: Crawler, extractors: dict[str, Extractor], primary: str, keep_all: bool
+    ) -> None:
+        self.crawler = crawler
+        self.extractors = extractors
+        self.primary = primary
+        self.keep_all = keep_all
+        self.order = [primary, *(n for n in extractors if n != primary)] if primary else []
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ExtractionPipeline:
+        settings = crawler.settings
+        names = settings.getlist("NEWSCRAWL_EXTRACTORS") or list(EXTRACTORS)
+        extractors = load_extractors(names, settings.getdict("NEWSCRAWL_EXTRACTOR_CONFIG"))
+        primary = settings.get("NEWSCRAWL_PRIMARY_EXTRACTOR") or DEFAULT_EXTRACTOR
+        if primary not in extractors:
+            fallback = next(iter(extractors), "")
+            if fallback:
+                logger.warning("primary extractor %r unavailable; using %r", primary, fallback)
+            else:
+                logger.warning("no extractor available: pages get titles but no text")
+            primary = fallback
+        logger.info("extractors: %s (primary %s)", ", ".join(extractors) or "none", primary)
+        return cls(crawler, extractors, primary, settings.getbool("NEWSCRAWL_KEEP_ALL_TEXTS"))
+
+    def process_item(self, item: Any) -> Any:
+        if not isinstance(item, PageItem):
+            return item
+        dom = item.dom
+        if dom is None:
+            try:
+                dom = item.dom = parse_html(item.html, item.final_url, item.content_type)
+            except PageError as err:
+                item.error = f"parse: {err}"
+                return item
+        results, errors = self._extract(dom)
+        chosen = next((results[n] for n in self.order if results.get(n)), None)
+        item.title = (chosen.title if chosen and chosen.title else "") or page_title(dom)
+        item.text = chosen.text if chosen else ""
+        item.extractor = chosen.extractor if chosen else ""
+        item.node_ids = chosen.node_ids if chosen else ()
+        if self.keep_all:
+            item.texts = {name: result.text for name, result in results.items()}
+        item.content_hash = content_hash(item.text)
+        item.error = "; ".join(errors) or None
+        self._metadata(item, dom)
+        return item
+
+    def _extract(self, dom: Dom) -> tuple[dict[str, Extraction], list[str]]:
+        results: dict[str, Extraction] = {}
+        errors: list[str] = []
+        for name in self.order:
+            try:
+                results[name] = self.extractors[name].extract(dom)
+            except Exception as err:  # one extractor's bug must not cost the page
+                errors.append(f"{name}: {type(err).__name__}: {err}")
+                record(self.crawler, "extract_error", dom.url or "", "", errors[-1])
+        return results, errors
+
+    def _metadata(self, item: PageItem, dom: Dom) -> None:
+        try:
+            ld = json_ld(dom)
+            item.published = published_time(dom, item.final_url, ld)
+            item.language = page_language(dom, item.headers.get("content-language"))
+            item.author = page_author(dom, ld)
+            item.extras["ld_article"] = bool(ld_articles(ld))
+            item.extras["dated"] = published_time(dom, None, ld, any_time=False) is not None
+        except Exception as err:  # metadata is a bonus; never lose the page over it
+            logger.warning("metadata of %s failed: %s", item.final_url, err)

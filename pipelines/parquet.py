@@ -1,0 +1,140 @@
+"""Write pages to Parquet as they arrive: the `articles` dataset (and the base of `pages`).
+
+Each pipeline owns one `ParquetDatasetWriter` (newscrawl.storage), partitioned by crawl and
+site, flushed in row groups, files closed atomically. A page whose `final_url` is already in
+this crawl's complete files - a resumed crawl meeting what it stored before a stop - is not
+written again, so the union of a crawl's files has each page once however often it was
+stopped. A site's files are closed as soon as the site has its page cap.
+
+Settings: NEWSCRAWL_OUT, NEWSCRAWL_PARQUET_ROW_GROUP_ROWS, NEWSCRAWL_PARQUET_ROW_GROUP_BYTES,
+NEWSCRAWL_PARQUET_FILE_ROWS, NEWSCRAWL_PARQUET_FILE_SECONDS, NEWSCRAWL_PARQUET_COMPRESSION.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import pyarrow as pa
+
+from newscrawl.crawl.items import PageItem
+from newscrawl.crawl.sitecap import page_count
+from newscrawl.crawl.state import crawl_state
+from newscrawl.storage.schemas import ARTICLES_SCHEMA, PARTITION_BY
+from newscrawl.storage.writer import ParquetDatasetWriter
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+__all__ = ["DatasetPipeline", "ParquetWriterPipeline", "writer_options"]
+
+logger = logging.getLogger(__name__)
+
+
+def writer_options(settings: Any, prefix: str = "NEWSCRAWL_PARQUET_") -> dict[str, Any]:
+    """ParquetDatasetWriter keyword arguments from the NEWSCRAWL_PARQUET_* settings."""
+    seconds = settings.getfloat(f"{prefix}FILE_SECONDS", 0.0)
+    return {
+        "row_group_rows": settings.getint(f"{prefix}ROW_GROUP_ROWS", 256),
+        "row_group_bytes": settings.getint(f"{prefix}ROW_GROUP_BYTES", 32 * 1024 * 1024),
+        "file_rows": settings.getint(f"{prefix}FILE_ROWS", 10_000),
+        "file_seconds": seconds or None,
+        "compression": settings.get(f"{prefix}COMPRESSION", "zstd"),
+    }
+
+
+class DatasetPipeline:
+    """One dataset's writer: skip pages already stored, write the rest, count them."""
+
+    dataset: ClassVar[str] = ""
+    schema: ClassVar[pa.Schema]
+
+    def __init__(self, crawler: Crawler) -> None:
+        self.crawler = crawler
+        self.state = crawl_state(crawler)
+        self.options = writer_options(crawler.settings)
+        self.writer: ParquetDatasetWriter | None = None
+        self.written: set[str] = set()
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> DatasetPipeline:
+        return cls(crawler)
+
+    def stored_keys(self) -> set[str]:
+        raise NotImplementedError
+
+    def row(self, item: PageItem) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def open_spider(self) -> None:
+        self.written = set(self.stored_keys())
+        self.writer = ParquetDatasetWriter(
+            self.state.dataset_root(self.dataset), self.schema, PARTITION_BY, **self.options
+        )
+
+    def process_item(self, item: Any) -> Any:
+        if not isinstance(item, PageItem) or self.writer is None:
+            return item
+        stats = self.crawler.stats
+        if item.final_url in self.written:
+            stats.inc_value("newscrawl/written/skipped")
+            return item
+        self.writer.write(self.row(item), self.state.partition(item.site))
+        self.written.add(item.final_url)
+        stats.inc_value(f"newscrawl/written/{self.dataset}")
+        self.count(item)
+        if item.max_pages and page_count(self.crawler, item.site) >= item.max_pages:
+            self.writer.close_partition(self.state.partition(item.site))
+        return item
+
+    def count(self, item: PageItem) -> None:
+        """Dataset-specific counters (for the summary)."""
+
+    def close_spider(self) -> None:
+        if self.writer is not None:
+            files = self.writer.close()
+            logger.info(
+                "%s: %d rows in %d files", self.dataset, self.writer.rows_written, len(files)
+            )
+
+
+class ParquetWriterPipeline(DatasetPipeline):
+    """The `articles` dataset: one row per page with its text, flag and metadata."""
+
+    dataset = "articles"
+    schema = ARTICLES_SCHEMA
+
+    def stored_keys(self) -> set[str]:
+        return self.state.stored_articles
+
+    def row(self, item: PageItem) -> dict[str, Any]:
+        return {
+            "url": item.url,
+            "final_url": item.final_url,
+            "fetched_at": item.fetched_at,
+            "status": item.status,
+            "is_article": item.is_article,
+            "article_reason": item.article_reason,
+            "title": item.title,
+            "text": item.text,
+            "extractor": item.extractor,
+            "texts": item.texts or None,
+            "language": item.language,
+            "published": item.published,
+            "author": item.author,
+            "content_hash": item.content_hash,
+            "error": item.error,
+        }
+
+    def count(self, item: PageItem) -> None:
+        stats = self.crawler.stats
+        stats.inc_value(f"newscrawl/site/{item.site}/rows")
+        if item.is_article:
+            stats.inc_value("newscrawl/written/articles_true")
+            stats.inc_value(f"newscrawl/site/{item.site}/articles")
+
+    def process_item(self, item: Any) -> Any:
+        item = super().process_item(item)
+        if isinstance(item, PageItem):
+            item.release()  # the last pipeline: drop the bytes and the tree
+        return item

@@ -1,0 +1,224 @@
+"""SiteLevel: template labels from repetition across a site's pages, and the `sitelevel` command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pytest
+
+from newscrawl.cli import main
+from newscrawl.dom import Dom, parse_html
+from newscrawl.template.records import PageNodes, node_hashes
+from newscrawl.template.sitelevel import (
+    NODE_COLUMNS,
+    SiteLevel,
+    SiteLevelConfig,
+    label_site,
+    nodes_schema,
+)
+from newscrawl.template.synthetic import synthetic_site
+
+SECTIONS = ("World", "Sport", "Arts and culture", "Science", "Money", "Travel", "Weather")
+NAV = (
+    '<ul id="nav"><li><a href="/">Home</a></li>'
+    + "".join(f'<li><a href="/{s.lower()}">{s}</a></li>' for s in SECTIONS)
+    + "</ul>"
+)
+FOOTER = '<div id="footer">Copyright Example Daily <a href="/about">About us</a></div>'
+
+
+def page(i: int, extra: str = "", header_text: str | None = None) -> str:
+    """A hand-written page: shared nav and footer, its own article; `header_text` goes into the
+    header beside the nav (a per-page date makes the header's own hash differ)."""
+    date = f"<span>Day {i}</span>" if header_text is None else header_text
+    return (
+        f'<html><body><div id="header">{date}{NAV}</div>'
+        f'<div id="article"><h1>Story number {i}</h1><p>Body text {i} tells of thing {i * 7} '
+        f"and of thing {i * 13}.</p><p>Second paragraph {i}.</p></div>{extra}{FOOTER}"
+        "</body></html>"
+    )
+
+
+def records(htmls: list[str]) -> tuple[list[Dom], list[PageNodes]]:
+    doms = [parse_html(h, url=f"https://example.org/story/{i}") for i, h in enumerate(htmls)]
+    boxes = [np.ones((len(d), 4), dtype=np.float32) * 60 for d in doms]  # geometry not tested here
+    return doms, [PageNodes.from_dom(d, boxes=b) for d, b in zip(doms, boxes, strict=True)]
+
+
+def by_id(dom: Dom, labels: np.ndarray, element_id: str) -> bool:
+    node = next(i for i, el in enumerate(dom.elements) if el.get("id") == element_id)
+    return bool(labels[node])
+
+
+def test_shared_nav_and_footer_are_template_bodies_are_not() -> None:
+    doms, pages = records([page(i) for i in range(10)])
+    labels = label_site(pages)
+    for dom, label in zip(doms, labels, strict=True):
+        assert by_id(dom, label, "nav") and by_id(dom, label, "footer")
+        assert not by_id(dom, label, "article")
+        for node, tag in enumerate(dom.tag):
+            if tag in ("h1", "p"):
+                assert not label[node], dom.text(node)
+        assert not label[dom.body] and not label[0]
+
+
+def test_a_node_mostly_made_of_template_html_is_template() -> None:
+    # The header's own hash differs on every page (a date), but the nav is most of its HTML.
+    doms, pages = records([page(i) for i in range(10)])
+    labels = label_site(pages)
+    assert all(by_id(d, lab, "header") for d, lab in zip(doms, labels, strict=True))
+    # With a long text of its own beside the nav, the header is under 85% template.
+    essay = "A long introduction that differs from page to page. " * 12
+    doms, pages = records([page(i, header_text=f"<p>{essay}{i}</p>") for i in range(10)])
+    labels = label_site(pages)
+    assert not any(by_id(d, lab, "header") for d, lab in zip(doms, labels, strict=True))
+    assert all(by_id(d, lab, "nav") for d, lab in zip(doms, labels, strict=True))
+
+
+def test_share_threshold_is_a_parameter() -> None:
+    doms, pages = records([page(i) for i in range(10)])
+    strict = label_site(pages, SiteLevelConfig(html_share=0.9999))
+    assert not by_id(doms[0], strict[0], "header")
+
+
+def test_p_threshold() -> None:
+    box = '<div id="promo">Subscribe to the weekly letter today</div>'
+    # The promo box is on 3 of 10 pages: template at p = 10%, not at p = 50%.
+    htmls = [page(i, extra=box if i < 3 else "") for i in range(10)]
+    doms, pages = records(htmls)
+    assert by_id(doms[0], label_site(pages, SiteLevelConfig(p=0.10))[0], "promo")
+    assert not by_id(doms[0], label_site(pages, SiteLevelConfig(p=0.50))[0], "promo")
+
+
+def test_a_node_on_one_page_only_is_never_template() -> None:
+    # With 10 pages, 10% is a single page; every node occurs on its own page.
+    htmls = [page(i, extra='<div id="once">Only here</div>' if i == 0 else "") for i in range(10)]
+    doms, pages = records(htmls)
+    assert not by_id(doms[0], label_site(pages)[0], "once")
+
+
+def test_duplicate_pages_count_once() -> None:
+    htmls = [page(0)] * 3 + [page(i) for i in range(1, 10)]
+    doms, pages = records(htmls)
+    labels = label_site(pages)
+    assert not by_id(doms[0], labels[0], "article")
+
+
+def test_hash_covers_tags_and_text_not_attributes() -> None:
+    a = parse_html('<html><body><div class="x"><p>same</p></div></body></html>')
+    b = parse_html('<html><body><div class="active"><p>same</p></div></body></html>')
+    c = parse_html('<html><body><div class="x"><p>other</p></div></body></html>')
+    d = parse_html('<html><body><div class="x"><span>same</span></div></body></html>')
+    ha, hb, hc, hd = (node_hashes(x) for x in (a, b, c, d))
+    assert ha.dtype == np.uint64 and (ha == hb).all()  # a per-page class does not count
+    assert ha[2] != hc[2] and ha[3] != hc[3]  # text below differs
+    assert ha[2] != hd[2]  # tags below differ
+    # blake2b, not the salted hash(): the value is the same in every process.
+    assert int(ha[3]) == 0x318A8EDA669AEA03
+
+
+def test_records_are_compact() -> None:
+    url, html = synthetic_site(pages=1)[0]
+    dom = parse_html(html, url=url)
+    nodes = PageNodes.from_dom(dom, url, boxes=np.zeros((len(dom), 4)))
+    assert len(nodes) == len(dom)
+    assert nodes.nbytes < 80 * len(dom)
+    assert all(isinstance(getattr(nodes, f), np.ndarray) for f in ("parent", "hash", "boxes"))
+
+
+def test_table_rows_and_small_sites() -> None:
+    _, pages = records([page(i) for i in range(6)])
+    labeller = SiteLevel()
+    table = labeller.table(pages, crawl="c1")
+    assert table is not None and table.schema.equals(nodes_schema())
+    assert table.column_names == list(NODE_COLUMNS)
+    assert table.num_rows == sum(len(p) for p in pages)  # every node has a box in this test
+    assert set(table.column("crawl").to_pylist()) == {"c1"}
+    assert set(table.column("site").to_pylist()) == {"example.org"}
+    assert labeller.table(pages[:4]) is None  # fewer than 5 pages
+
+
+# -- the command ----------------------------------------------------------------------------
+
+
+def write_folder(root: Path, sites: dict[str, int]) -> Path:
+    """A dataset folder in the development-data layout: html/ID.html and meta.jsonl."""
+    (root / "html").mkdir(parents=True)
+    meta = []
+    for host, count in sites.items():
+        for i, (url, html) in enumerate(synthetic_site(host, pages=count)):
+            page_id = f"{host}-{i}"
+            (root / "html" / f"{page_id}.html").write_text(html, encoding="utf-8")
+            meta.append({"id": page_id, "url": url, "site": host})
+    (root / "meta.jsonl").write_text("\n".join(json.dumps(m) for m in meta) + "\n", "utf-8")
+    return root
+
+
+def test_sitelevel_command_on_a_dataset_folder(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    folder = write_folder(tmp_path / "data", {"big.example.org": 6, "small.example.org": 3})
+    out = tmp_path / "nodes"
+    assert main(["sitelevel", str(folder), "--out", str(out), "-q"]) == 0
+    err = capsys.readouterr().err
+    assert "1 sites" in err and "skipped 1 sites" in err and "(3 pages)" in err
+    table = ds.dataset(out, format="parquet", partitioning="hive").to_table()
+    assert set(table.column("site").to_pylist()) == {"big.example.org"}
+    labels = table.column("label").to_numpy()
+    assert 0 < labels.mean() < 1
+    # A second run into the same folder needs --overwrite.
+    assert main(["sitelevel", str(folder), "--out", str(out), "-q"]) == 2
+    assert main(["sitelevel", str(folder), "--out", str(out), "-q", "--overwrite"]) == 0
+
+
+def test_sitelevel_command_on_a_pages_dataset(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    from datetime import UTC, datetime
+
+    from newscrawl.storage import PAGES_SCHEMA, ParquetDatasetWriter
+
+    pages = tmp_path / "pages"
+    with ParquetDatasetWriter(pages, PAGES_SCHEMA, ("crawl", "site")) as writer:
+        for host, count in {"a.example.org": 5, "b.example.org": 2}.items():
+            for url, html in synthetic_site(host, pages=count, seed=3):
+                row = {
+                    "url": url,
+                    "final_url": url,
+                    "site": host,
+                    "crawl": "c7",
+                    "fetched_at": datetime.now(UTC),
+                    "status": 200,
+                    "content_type": "text/html; charset=utf-8",
+                    "headers": {},
+                    "html": html.encode(),
+                }
+                writer.write(row)
+        writer.write({**row, "status": 404, "site": "a.example.org"})  # not counted
+    out = tmp_path / "nodes"
+    assert main(["sitelevel", str(pages), "--out", str(out), "-q", "--crawl", "c7"]) == 0
+    err = capsys.readouterr().err
+    assert "1 sites" in err and "skipped 1 sites" in err
+    table = ds.dataset(out, format="parquet", partitioning="hive").to_table()
+    assert set(table.column("url").to_pylist()) <= {
+        u for u, _ in synthetic_site("a.example.org", pages=5, seed=3)
+    }
+    assert len(set(table.column("url").to_pylist())) == 5
+
+
+def test_sitelevel_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main(["sitelevel", str(tmp_path / "missing"), "--out", str(tmp_path / "o")]) == 2
+    assert "no such file" in capsys.readouterr().err
+    empty = write_folder(tmp_path / "d", {"tiny.example.org": 2})
+    assert main(["sitelevel", str(empty), "--out", str(tmp_path / "o2"), "-q"]) == 1
+    assert "skipped 1 sites" in capsys.readouterr().err
+
+
+def test_nodes_schema_is_explicit() -> None:
+    schema = nodes_schema()
+    assert schema.field("label").type == pa.bool_()
+    assert schema.field("area").type == pa.float32()

@@ -1,0 +1,230 @@
+"""Template detection after SiteLevel: features, area buckets, training, the model file, and the
+template-aware extractor, on small generated sites."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from models.template_model import FORMAT, BucketModel, ModelError, TemplateModel, load_model
+from newscrawl.cli import main
+from newscrawl.dom import parse_html
+from newscrawl.template.buckets import DEFAULT_BOUNDARIES, bucket_of, fit_boundaries
+from newscrawl.template.extractor import (
+    TemplateConfig,
+    TemplateExtractor,
+    build_template_extractor,
+    pruned_dom,
+)
+from newscrawl.template.features import FEATURES, node_features
+from newscrawl.template.records import PageNodes, is_intra_site
+from newscrawl.template.sitelevel import label_site, site_kind
+from newscrawl.template.synthetic import synthetic_site
+from newscrawl.template.train import NodeData, TrainConfig, TrainError, pages_data, train
+
+# -- features -------------------------------------------------------------------------------
+
+MENU = (
+    '<html><body><div id="menu">Menu <a href="/home">Home</a> '
+    '<a href="https://other.example.com/x">World news</a></div></body></html>'
+)
+
+
+def test_features_of_a_hand_checked_node() -> None:
+    dom = parse_html(MENU, url="https://example.org/page")
+    menu = dom.tag.index("div")
+    boxes = np.zeros((len(dom), 4), dtype=np.float32)
+    boxes[:] = (0, 0, 1000, 2000)  # the page: 1000 x 2000 px
+    boxes[menu] = (250, 500, 500, 100)
+    nodes = PageNodes.from_dom(dom, boxes=boxes)
+    top, left, links_per_word, anchor_text, anchor_size, intra, visible = node_features(nodes)[menu]
+    assert top == pytest.approx(500 / 2000)  # distances relative to the page size
+    assert left == pytest.approx(250 / 1000)
+    assert links_per_word == pytest.approx(2 / 4)  # 2 links, words: Menu Home World news
+    assert anchor_text == pytest.approx(len("HomeWorld news") / len("MenuHomeWorld news"))
+    assert anchor_size == pytest.approx(3 / 2)  # 3 words in 2 anchors
+    assert intra == pytest.approx(1 / 2)  # /home stays, other.example.com leaves
+    html = dom.html_len[menu]
+    assert html == len(
+        '<div id="menu">Menu <a href="/home">Home</a> '
+        '<a href="https://other.example.com/x">World news</a></div>'
+    )
+    assert visible == pytest.approx(len("MenuHomeWorld news") / html)
+    assert node_features(nodes, relative=False)[menu][:2].tolist() == [500, 250]
+    assert list(FEATURES)[:2] == ["top", "left"]
+
+
+def test_intra_site_links() -> None:
+    assert is_intra_site("/a", "example.org")
+    assert is_intra_site("story/2.html", "example.org")
+    assert is_intra_site("#top", "example.org")
+    assert is_intra_site("https://www.example.org/x", "example.org")
+    assert is_intra_site("//news.example.org/a", "example.org")
+    assert not is_intra_site("https://elsewhere.net/", "example.org")
+    assert not is_intra_site("mailto:someone@example.org", "example.org")
+    assert not is_intra_site("javascript:void(0)", "example.org")
+    assert not is_intra_site("http://[bad", "example.org")
+
+
+# -- buckets --------------------------------------------------------------------------------
+
+
+def test_buckets_from_averaged_quartiles() -> None:
+    a = np.array([1000, 2000, 3000, 4000, 5000, 6000])  # 1000 is below the minimum
+    b = np.array([4000, 8000, 12000, 16000, 20000])
+    bounds = fit_boundaries([a, b])
+    qa = np.quantile(a[1:], (0.25, 0.5, 0.75))
+    qb = np.quantile(b, (0.25, 0.5, 0.75))
+    assert bounds == (2000.0, *(float(round(v)) for v in (qa + qb) / 2))
+    assert fit_boundaries([np.array([10.0, 20.0])]) == DEFAULT_BOUNDARIES
+    assert bucket_of(np.array([1999, 2000, 5182, 50000])).tolist() == [-1, 0, 1, 3]
+
+
+# -- model file -----------------------------------------------------------------------------
+
+
+def tiny_model() -> TemplateModel:
+    bucket = BucketModel(
+        mean=(0.0,) * 7,
+        scale=(1.0,) * 7,
+        coef=(0.0, 0.0, 0.0, 4.0, 0.0, 0.0, 0.0),
+        intercept=-2.0,
+    )
+    return TemplateModel(FEATURES, DEFAULT_BOUNDARIES, (bucket, None, bucket, bucket))
+
+
+def test_model_file_round_trip(tmp_path: Path) -> None:
+    model = tiny_model()
+    path = model.save(tmp_path / "m.json")
+    loaded = load_model(path)
+    assert loaded == model
+    features = np.zeros((3, 7))
+    features[:, 3] = (0.0, 1.0, 1.0)
+    scores = loaded.scores(features, np.array([2500.0, 2500.0, 100.0]))
+    assert scores[0] < 0.5 < scores[1] and np.isnan(scores[2])  # too small: no classifier
+    assert np.isnan(loaded.scores(features, np.full(3, 6000.0))).all()  # empty bucket
+
+
+def test_bad_model_files(tmp_path: Path) -> None:
+    with pytest.raises(ModelError, match="no such model file"):
+        load_model(tmp_path / "missing.json")
+    (tmp_path / "junk.json").write_text("not json")
+    with pytest.raises(ModelError, match="not a newscrawl template model"):
+        load_model(tmp_path / "junk.json")
+    newer = tiny_model().to_json() | {"version": 99}
+    (tmp_path / "new.json").write_text(json.dumps(newer))
+    with pytest.raises(ModelError, match="version 99"):
+        load_model(tmp_path / "new.json")
+    assert tiny_model().to_json()["format"] == FORMAT
+
+
+# -- training and extraction on generated sites ---------------------------------------------
+
+
+def site_data(hosts: list[str], pages: int = 8) -> NodeData:
+    sites = []
+    for host in hosts:
+        records = [
+            PageNodes.from_dom(parse_html(html, url=url), url)
+            for url, html in synthetic_site(host, pages=pages)
+        ]
+        sites.append((host, site_kind(records), records, label_site(records)))
+    return pages_data(sites)
+
+
+@pytest.fixture(scope="module")
+def trained() -> tuple[TemplateModel, object]:
+    data = site_data([f"site{i}.example.org" for i in range(6)])
+    return train(data, TrainConfig(holdout=0.34))
+
+
+def test_training_writes_a_model_that_loads_and_predicts(trained, tmp_path: Path) -> None:
+    model, report = trained
+    assert len(model.buckets) == 4 and model.boundaries[0] == 2000
+    assert len(model.training_sites) == 6
+    assert model.metrics["holdout"]["sites"] == 2
+    assert model.metrics["holdout"]["accuracy"] > 0.6
+    lines = "\n".join(report.lines())
+    assert "held-out sites" in lines and "bucket" in lines
+    loaded = load_model(model.save(tmp_path / "model.json"))
+    assert loaded.training_sites == model.training_sites
+    url, html = synthetic_site("fresh.example.org", pages=1, seed=5)[0]
+    dom = parse_html(html, url=url)
+    scores = TemplateExtractor(model=loaded).raw_scores(dom)
+    assert scores.shape == (len(dom),) and np.nanmax(scores) <= 1
+
+
+def test_training_errors() -> None:
+    data = site_data(["only.example.org"], pages=5)
+    with pytest.raises(TrainError, match="kind 'blogs'"):
+        train(data.subset(np.flatnonzero(data.kind == "news")), TrainConfig(kind="blogs"))
+    with pytest.raises(TrainError, match="unknown kind"):
+        train(data, TrainConfig(kind="forums"))
+
+
+def test_template_extractor_cuts_navigation_and_footer(trained) -> None:
+    model, _ = trained
+    url, html = synthetic_site("heldout.example.org", pages=2, seed=11)[1]
+    dom = parse_html(html, url=url)
+    nav = [dom.text(i) for i, el in enumerate(dom.elements) if "-nav" in (el.get("class") or "")]
+    footer = [
+        dom.text(i) for i, el in enumerate(dom.elements) if "-footer" in (el.get("class") or "")
+    ]
+    body = [dom.text(i) for i, t in enumerate(dom.tag) if t == "p" and dom.parent[i] != dom.body]
+    filtered = TemplateExtractor(model=model).extract(dom)
+    assert filtered.extractor == "template"
+    for line in nav[0].splitlines() + footer[0].splitlines()[:-1]:
+        assert line not in filtered.text.splitlines()
+    paragraphs = [b for b in body if "By " not in b and "Copyright" not in b]
+    kept = sum(p in filtered.text for p in paragraphs)
+    assert kept >= len(paragraphs) - 1
+    combined = TemplateExtractor(TemplateConfig(then="nce"), model=model).extract(dom)
+    assert combined.extractor == "template+nce" and combined.text
+    assert not any(line in combined.text.splitlines() for line in nav[0].splitlines())
+    assert all(0 <= i < len(dom) for i in combined.node_ids)
+
+
+def test_pruned_dom_keeps_tails_head_and_inline_links() -> None:
+    dom = parse_html(
+        "<html><head><title>T</title></head><body><div>nav</div>tail text"
+        '<p>Run <a href="/x">inline</a> on</p></body></html>'
+    )
+    mask = np.zeros(len(dom), dtype=bool)
+    mask[dom.tag.index("div")] = True
+    mask[dom.tag.index("a")] = True
+    kept, ids, dropped = pruned_dom(dom, mask)
+    assert kept.text(kept.body) == "tail text\nRun inline on"
+    assert kept.title == "T"
+    assert [dom.tag[i] for i in ids] == [t for t in dom.tag if t != "div"]
+    assert dropped == [dom.tag.index("div")]
+
+
+def test_template_without_a_model_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="--model"):
+        build_template_extractor("template", None)
+    with pytest.raises(ValueError, match="trained model"):
+        TemplateExtractor()
+    assert build_template_extractor("nce", None).name == "nce"
+
+
+# -- the command ----------------------------------------------------------------------------
+
+
+def test_sitelevel_then_train_commands(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    from test_sitelevel import write_folder
+
+    folder = write_folder(tmp_path / "data", {f"s{i}.example.org": 6 for i in range(4)})
+    nodes, model = tmp_path / "nodes", tmp_path / "model.json"
+    assert main(["sitelevel", str(folder), "--out", str(nodes), "-q"]) == 0
+    capsys.readouterr()
+    assert main(["train", str(nodes), "--out", str(model), "-q", "--holdout", "0.25"]) == 0
+    out = capsys.readouterr().out
+    assert "held-out sites (1" in out and str(model) in out
+    loaded = load_model(model)
+    assert len(loaded.training_sites) == 4 and loaded.metrics["nodes"] > 0
+    assert main(["train", str(nodes), "--out", str(model), "--kind", "blogs", "-q"]) in (0, 2)
+    assert main(["train", str(tmp_path / "none"), "--out", str(model)]) == 2
+    assert "no such file" in capsys.readouterr().err
