@@ -58,7 +58,7 @@ def test_picks_highest_tbd_times_coverage_not_highest_tbd() -> None:
 def test_tpr_threshold_excludes_link_list_paths() -> None:
     dom = parse_html(PAGE)
     content = content_pieces(dom, path_ids(dom), tau_lambda=1.0)
-    by_text = dict(zip(dom.piece_text, content))
+    by_text = dict(zip(dom.piece_text, content, strict=True))
     assert not any(by_text[f"Section {i}"] for i in range(20))
     assert not by_text["Label number 007 here"]
     assert all(by_text[p] for p in PARAGRAPHS)
@@ -79,7 +79,9 @@ def test_tau_is_lambda_times_sigma() -> None:
 
 
 def test_path_ids_are_interned_tag_paths() -> None:
-    dom = parse_html("<html><body><div><p>a</p></div><div><p>b</p><span>c</span></div></body></html>")
+    dom = parse_html(
+        "<html><body><div><p>a</p></div><div><p>b</p><span>c</span></div></body></html>"
+    )
     ids = path_ids(dom)
     for a in range(len(dom.tag)):
         for b in range(len(dom.tag)):

@@ -65,11 +65,20 @@ def test_scores_are_configurable() -> None:
 def test_closing_tags_are_tokens_and_void_tags_count_once() -> None:
     dom = parse_html("<html><body><p>two words<br>and three more</p></body></html>")
     tokens = tokenize(dom, MSSConfig())
-    kinds = [(kind, dom.tag[ref] if kind != TEXT else dom.piece_text[ref])
-             for kind, ref in zip(tokens.kinds, tokens.refs)]
+    kinds = [
+        (kind, dom.tag[ref] if kind != TEXT else dom.piece_text[ref])
+        for kind, ref in zip(tokens.kinds, tokens.refs, strict=True)
+    ]
     assert kinds == [
-        (OPEN, "html"), (OPEN, "body"), (OPEN, "p"), (TEXT, "two words"), (OPEN, "br"),
-        (TEXT, "and three more"), (CLOSE, "p"), (CLOSE, "body"), (CLOSE, "html"),
+        (OPEN, "html"),
+        (OPEN, "body"),
+        (OPEN, "p"),
+        (TEXT, "two words"),
+        (OPEN, "br"),
+        (TEXT, "and three more"),
+        (CLOSE, "p"),
+        (CLOSE, "body"),
+        (CLOSE, "html"),
     ]
     assert tokens.scores == [-3.25, -3.25, -3.25, 2.0, -3.25, 3.0, -3.25, -3.25, -3.25]
     no_close = tokenize(dom, MSSConfig(close_tags=False))
@@ -79,9 +88,10 @@ def test_closing_tags_are_tokens_and_void_tags_count_once() -> None:
 def test_words_and_symbols_and_cjk() -> None:
     dom = parse_html("<html><body><p>Hello, world!</p><p>天气很好</p></body></html>")
     tokens = tokenize(dom, MSSConfig())
-    assert [s for s, k in zip(tokens.scores, tokens.kinds) if k == TEXT] == [4.0, 2.0]  # Hello , world !  /  two characters per word
+    # "Hello" "," "world" "!", and two characters per word.
+    assert [s for s, k in zip(tokens.scores, tokens.kinds, strict=True) if k == TEXT] == [4.0, 2.0]
     plain = tokenize(dom, MSSConfig(cjk_chars_per_word=0))
-    assert [s for s, k in zip(plain.scores, plain.kinds) if k == TEXT] == [4.0, 1.0]
+    assert [s for s, k in zip(plain.scores, plain.kinds, strict=True) if k == TEXT] == [4.0, 1.0]
 
 
 def test_page_without_text_is_empty() -> None:

@@ -7,28 +7,44 @@ Every element v roots a block blk(v). Two features score it:
   TN/LTN the tags (all / `<a>`) of blk(c). Dense, link-poor children add up.
 * CTPC(v), the content tag path coverage: the share of the page's content text nodes that lie in
   blk(v). A text node's tag path is the tag sequence from the root to its element; TPR(p), the
-  text to tag path ratio, is the mean length of the text nodes on path p; content text nodes are
-  those whose path has TPR > tau.
+  text to tag path ratio, is the total text length of the text nodes on path p divided by their
+  number; content text nodes are those whose path has TPR > tau.
 
-The output is the text of the block with the largest TDTPC = TBD x CTPC. Everything is linear:
-subtree sums come from the `Dom` prefix sums, tag paths are interned incrementally (a node's
-path id is a function of its parent's id and its tag), and nothing recurses.
+The output is the whole text of the block with the largest TDTPC = TBD x CTPC (the seed's
+`cntT.text`). Everything is linear: subtree sums are the `Dom`'s O(1) measures, tag paths are
+interned incrementally (a node's path id is a function of its parent's id and its tag), and
+nothing recurses.
 
-Readings taken where the seed leaves room (each is a knob of `CETDTPCConfig`):
+How tau is defined. The seed (section 3, steps 3-5) says only that tau is "the empirical
+threshold of the CEPR algorithm" (Wu et al., CIKM 2013, its reference [22]); it states no value
+and no formula. CEPR, like CETR before it, does not use a constant: its threshold is derived from
+each page as tau = lambda x sigma, sigma being the standard deviation of the path ratios of the
+page's text nodes (CEPR takes it on its Gaussian-smoothed ETPR histogram; CETD-TPC thresholds
+plain TPR, so here sigma is the standard deviation of TPR over the text nodes, each text node
+contributing its path's TPR). `tau_lambda` is lambda; 1.0 (one standard deviation) is the
+default, and F1 on the development sets is flat between 1.0 and 1.5. tau is capped just below
+the largest TPR, so that a page always has content nodes.
 
-* tau. The seed (section 3, steps 3-5) only says that tau "uses the empirical threshold of the
-  CEPR algorithm" (Wu et al., CIKM 2013, its reference [22]); it gives no value. CEPR's
-  threshold is not a constant: it is derived from the page, tau = lambda x sigma, with sigma
-  the standard deviation of the path ratios over the page's text nodes (CEPR computes it on
-  its Gaussian-smoothed ETPR histogram, CETD-TPC thresholds plain TPR, so sigma is taken over
-  the TPR of each text node). `tau_lambda` is lambda.
-* Text children. The seed's sum runs over "the children" of v; in a DOM (and in Jsoup, which
-  the authors used) text nodes are children too. A text child has no tags, so it adds
-  (chars - link chars + 1) / 1 (`text_children=True`). Without it a block whose text sits
-  directly in it (`<div>text<br>text</div>`) would score zero.
-* Coverage. Definition 6 counts "the nodes reached by" the block's content paths; the nodes are
-  counted inside the block (`containNodes` restricted to blk(v)), so that a sidebar sharing the
-  article's paths does not inherit the article's coverage.
+Readings and deviations where the seed leaves room (each is a knob of `CETDTPCConfig`; the
+seed-literal variant is `text_child_tags=0, tpr_link_text=True, coverage_by_chars=False`):
+
+* Text children (`text_children`, `text_child_tags`). The sum runs over "the children" of v; in
+  a DOM (and in Jsoup, which the authors used) text nodes are children too, and without them a
+  block whose text sits directly in it (`<div>text<br>text</div>`) would score zero. A text
+  child has no tags of its own; it is counted as one node (denominator 1 + 1), so that
+  `<div>text</div>` and `<div><p>text</p></div>` get the same density. With a denominator of 1
+  a block of bare text outscored the same text in paragraphs two to one.
+* Link text in TPR (`tpr_link_text=False`, a deviation). TBD already discounts link characters;
+  TPR, as written, counts them, so lists of long linked headlines ("related articles") became
+  content paths and pulled the coverage towards the whole page. TPR here counts the characters
+  outside links.
+* Coverage weight (`coverage_by_chars=True`, a deviation). Definition 6 counts content nodes;
+  here each content node weighs its length, so that a sidebar of many short content nodes
+  cannot outweigh a few long article paragraphs.
+* Coverage is counted inside the block: containNodes(P1 & P2) is read as the content nodes of
+  blk(v), so that a sidebar sharing the article's paths does not inherit the article's coverage.
+
+Measured shingle F1 for both the defaults and the seed-literal variant is in the project report.
 """
 
 from __future__ import annotations
@@ -46,13 +62,20 @@ __all__ = ["CETDTPC", "CETDTPCConfig", "content_pieces", "path_ids", "text_block
 
 @dataclass(frozen=True, slots=True)
 class CETDTPCConfig:
-    """Parameters of CETD-TPC; see the module docstring for the readings behind each one."""
+    """Parameters of CETD-TPC; the module docstring gives the reading behind each one.
+
+    tau_lambda: tau = tau_lambda x standard deviation of TPR over the page's text nodes (CEPR).
+    text_children: text nodes count as children in TBD's sum.
+    text_child_tags: the tag count TN given to a text child (0 = literally no tags).
+    tpr_link_text: TPR counts characters inside links (the seed's literal definition).
+    coverage_by_chars: CTPC weighs each content node by its length instead of counting it.
+    """
 
     tau_lambda: float = 1.0
     text_children: bool = True
-    text_child_tags: float = 0.0
-    tpr_link_text: bool = True
-    coverage_by_chars: bool = False
+    text_child_tags: float = 1.0
+    tpr_link_text: bool = False
+    coverage_by_chars: bool = True
 
 
 def path_ids(dom: Dom) -> list[int]:
@@ -64,13 +87,13 @@ def path_ids(dom: Dom) -> list[int]:
     table: dict[tuple[int, str], int] = {}
     ids: list[int] = []
     append, intern = ids.append, table.setdefault
-    for parent, tag in zip(dom.parent, dom.tag):
+    for parent, tag in zip(dom.parent, dom.tag, strict=True):
         append(intern((ids[parent] if parent >= 0 else -1, tag), len(table)))
     return ids
 
 
 def text_block_density(
-    dom: Dom, text_children: bool = True, text_child_tags: float = 0.0
+    dom: Dom, text_children: bool = True, text_child_tags: float = 1.0
 ) -> list[float]:
     """TBD(v) for every node: the sum of its children's (CN - LCN + 1) / (TN - LTN + 1)."""
     tbd = [0.0] * len(dom.tag)
@@ -83,27 +106,32 @@ def text_block_density(
             tbd[parent] += (chars + 1) / (tags + 1)
     if text_children:
         weight = 1.0 / (text_child_tags + 1.0)
-        for owner, text, in_link in zip(dom.piece_owner, dom.piece_text, dom.piece_in_link):
+        for owner, text, in_link in zip(
+            dom.piece_owner, dom.piece_text, dom.piece_in_link, strict=True
+        ):
             tbd[owner] += (1.0 if in_link else len(text) + 1.0) * weight
     return tbd
 
 
 def content_pieces(
-    dom: Dom, paths: list[int], tau_lambda: float, link_text: bool = True
+    dom: Dom, paths: list[int], tau_lambda: float = 1.0, link_text: bool = False
 ) -> list[bool]:
-    """Per text piece: is its path's TPR above tau = tau_lambda x sigma(TPR over pieces)?"""
+    """Per text piece: is its path's TPR above tau = tau_lambda x sigma(TPR over pieces)?
+
+    `link_text=False` leaves characters inside links out of TPR's numerator.
+    """
     piece_paths = [paths[owner] for owner in dom.piece_owner]
     total: dict[int, int] = {}
     count: dict[int, int] = {}
-    for path, text, in_link in zip(piece_paths, dom.piece_text, dom.piece_in_link):
+    for path, text, in_link in zip(piece_paths, dom.piece_text, dom.piece_in_link, strict=True):
         total[path] = total.get(path, 0) + (0 if in_link and not link_text else len(text))
         count[path] = count.get(path, 0) + 1
     tpr = {path: total[path] / count[path] for path in total}
     values = [tpr[path] for path in piece_paths]
     mean = sum(values) / len(values)
     sigma = sqrt(sum((v - mean) ** 2 for v in values) / len(values))
-    # A threshold above every ratio (a page with one dominant path and a large lambda) would
-    # leave no content node and no coverage at all: fall back to the top path(s).
+    # A threshold at or above every ratio (one dominant path and a large lambda) would leave no
+    # content node and no coverage at all: keep at least the path(s) with the top ratio.
     tau = min(tau_lambda * sigma, max(values) - 1e-9)
     return [v > tau for v in values]
 
@@ -130,17 +158,17 @@ class CETDTPC:
     def best_block(self, dom: Dom) -> int:
         """The node with the largest TDTPC, or -1 when no block scores above zero."""
         paths = path_ids(dom)
-        content = content_pieces(dom, paths, self.config.tau_lambda, self.config.tpr_link_text)
-        if self.config.coverage_by_chars:
-            prefix = [0, *accumulate(len(t) if c else 0 for t, c in zip(dom.piece_text, content))]
+        config = self.config
+        content = content_pieces(dom, paths, config.tau_lambda, config.tpr_link_text)
+        if config.coverage_by_chars:
+            weights = [len(t) if c else 0 for t, c in zip(dom.piece_text, content, strict=True)]
         else:
-            prefix = [0, *accumulate(content)]
+            weights = [int(c) for c in content]
+        prefix = [0, *accumulate(weights)]  # content weight of the pieces before each index
         total = prefix[-1]
         if not total:
             return -1
-        tbd = text_block_density(
-            dom, self.config.text_children, self.config.text_child_tags
-        )
+        tbd = text_block_density(dom, config.text_children, config.text_child_tags)
         piece_start, piece_end = dom.piece_start, dom.piece_end
         best, best_score = -1, 0.0
         for node, density in enumerate(tbd):

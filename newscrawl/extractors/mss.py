@@ -14,10 +14,13 @@ the paper's first step. Readings taken where the seed leaves room (each is a kno
   `</p>` is as much a tag as `<p>`; void elements (`<br>`, `<img>` ...) have no closing tag and
   count once. With closing tags an empty element costs two tags, which is what makes dense
   markup (menus, link lists) expensive.
-* "Words or symbols": a token of `\\w+` or one non-space, non-word character. Scripts written
-  without spaces (Chinese, Japanese) have no words in that sense, so each of their characters
-  counts as a word (`cjk_chars_as_words=True`); otherwise a whole Chinese paragraph would score
-  like one English word and never outweigh the tags around it.
+* "Words or symbols": a run of `\\w` characters, or one character that is neither a word
+  character nor a space. Scripts written without spaces (Chinese, Japanese) have no words in
+  that sense: a whole Chinese paragraph would score like one English word and never outweigh
+  the tags around it. There every `cjk_chars_per_word` (2: a Chinese word averages about two
+  characters) ideographs or kana count as a word; 0 turns this off.
+* Link text scores like any text (`link_word_score=None`, the seed); a number gives words
+  inside `<a>` their own score.
 * A text token's score is additive over its words, so a maximum span never cuts a text token in
   two: the output is always whole text pieces.
 """
@@ -36,8 +39,7 @@ __all__ = ["MSS", "MSSConfig", "Tokens", "max_subarray", "tokenize"]
 
 # Elements written without a closing tag in HTML source.
 VOID_TAGS = frozenset(
-    {"area", "base", "br", "col", "embed", "hr", "img", "input", "keygen", "link", "meta",
-     "param", "source", "track", "wbr"}
+    "area base br col embed hr img input keygen link meta param source track wbr".split()
 )
 # Ideographs and kana: scripts without spaces between words.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
@@ -100,6 +102,20 @@ class Tokens:
     first: list[int]
     last: list[int]
 
+    def add_tag(self, kind: int, node: int, score: float) -> None:
+        self.scores.append(score)
+        self.kinds.append(kind)
+        self.refs.append(node)
+
+    def add_text(self, piece_scores: list[float], start: int, stop: int) -> int:
+        """Append pieces `[start, stop)` (often none); returns the next piece to emit."""
+        if start < stop:
+            self.scores.extend(piece_scores[start:stop])
+            self.kinds.extend([TEXT] * (stop - start))
+            self.refs.extend(range(start, stop))
+            return stop
+        return start
+
 
 def tokenize(dom: Dom, config: MSSConfig) -> Tokens:
     """The token sequence of `dom`, in one pass over nodes in preorder with an explicit stack.
@@ -112,33 +128,24 @@ def tokenize(dom: Dom, config: MSSConfig) -> Tokens:
     piece_start, piece_end, end, tags = dom.piece_start, dom.piece_end, dom.end, dom.tag
     count = len(tags)
     tokens = Tokens([], [], [], [0] * count, [0] * count)
-    first, last = tokens.first, tokens.last
-    add_score, add_kind, add_ref = tokens.scores.append, tokens.kinds.append, tokens.refs.append
+    scores = tokens.scores
     stack: list[int] = []
     k = 0  # next piece to emit
-    n_tokens = 0
     for node in range(count + 1):
         # Leave every open subtree that does not contain `node` (all of them at the end).
         while stack and (node == count or end[stack[-1]] <= node):
             top = stack.pop()
-            while k < piece_end[top]:
-                add_score(piece_scores[k]), add_kind(TEXT), add_ref(k)
-                k += 1
-                n_tokens += 1
+            k = tokens.add_text(piece_scores, k, piece_end[top])
             if close_tags and tags[top] not in VOID_TAGS:
-                add_score(tag_score), add_kind(CLOSE), add_ref(top)
-                n_tokens += 1
-            last[top] = n_tokens - 1
-        upto = piece_start[node] if node < count else len(piece_scores)
-        while k < upto:
-            add_score(piece_scores[k]), add_kind(TEXT), add_ref(k)
-            k += 1
-            n_tokens += 1
-        if node < count:
-            first[node] = n_tokens
-            add_score(tag_score), add_kind(OPEN), add_ref(node)
-            n_tokens += 1
-            stack.append(node)
+                tokens.add_tag(CLOSE, top, tag_score)
+            tokens.last[top] = len(scores) - 1
+        if node == count:
+            tokens.add_text(piece_scores, k, len(piece_scores))
+            break
+        k = tokens.add_text(piece_scores, k, piece_start[node])
+        tokens.first[node] = len(scores)
+        tokens.add_tag(OPEN, node, tag_score)
+        stack.append(node)
     return tokens
 
 
@@ -149,7 +156,7 @@ def _piece_scores(dom: Dom, config: MSSConfig) -> list[float]:
     link = word if config.link_word_score is None else config.link_word_score
     return [
         (link if in_link else word) * len(findall(text))
-        for text, in_link in zip(dom.piece_text, dom.piece_in_link)
+        for text, in_link in zip(dom.piece_text, dom.piece_in_link, strict=True)
     ]
 
 
@@ -159,28 +166,29 @@ def covered_nodes(dom: Dom, tokens: Tokens, start: int, stop: int) -> list[int]:
     A maximum span starts and ends on text (a tag at either end only lowers its sum), so the
     opening tag of the first paragraph lies just outside it. "Covered" therefore means: every
     text piece of the node's subtree is in the span, or, for a node without text, all its
-    tokens are.
+    tokens are. One walk that skips whole subtrees outside the span or covered by it.
     """
     pieces = [tokens.refs[i] for i in range(start, stop) if tokens.kinds[i] == TEXT]
     if not pieces:
         return []
     low, high = pieces[0], pieces[-1]
     first, last, end = tokens.first, tokens.last, dom.end
-    piece_start, piece_end = dom.piece_start, dom.piece_end
     picked: list[int] = []
     node = 0
     while node < len(first):
         if last[node] < start or first[node] >= stop:
-            node = end[node]  # subtree entirely outside the span
-        elif (
-            low <= piece_start[node] and piece_end[node] - 1 <= high
-            if piece_start[node] < piece_end[node]
-            else start <= first[node] and last[node] < stop
-        ):
-            picked.append(node)
+            node = end[node]  # entirely outside the span
+        elif dom.piece_start[node] < dom.piece_end[node]:
+            if low <= dom.piece_start[node] and dom.piece_end[node] - 1 <= high:
+                picked.append(node)
+                node = end[node]
+            else:
+                node += 1  # partly inside: look at its children
+        elif start <= first[node] and last[node] < stop:
+            picked.append(node)  # no text of its own, all its tags inside
             node = end[node]
         else:
-            node += 1  # partly inside: look at its children
+            node += 1
     return picked
 
 

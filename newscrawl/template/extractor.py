@@ -16,6 +16,7 @@ is wrong about this page, and the page-level extractor alone is the better answe
 from __future__ import annotations
 
 import copy
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -112,9 +113,9 @@ class TemplateExtractor:
         `pruned_dom(dom, mask)` when the caller already has it."""
         if not len(dom) or mask[dom.body]:
             return self._unfiltered(dom)
-        kept, ids, dropped = pruned or pruned_dom(dom, mask)
         if self.inner is not None and self.config.order == "after":
-            return self._filter_after(dom, kept, ids)
+            return self._filter_after(dom, pruned[2] if pruned else dropped_roots(dom, mask))
+        kept, ids, dropped = pruned or pruned_dom(dom, mask)
         if self.inner is not None:
             inner = self.inner.extract(kept)
             return Extraction(
@@ -130,16 +131,34 @@ class TemplateExtractor:
             extractor=self.label,
         )
 
-    def _filter_after(self, dom: Dom, kept: Dom, ids: np.ndarray) -> Extraction:
-        """The page-level extractor's choice on the whole page, without its template nodes."""
+    def _filter_after(self, dom: Dom, dropped: list[int]) -> Extraction:
+        """The page-level extractor's answer on the whole page, less the lines of template nodes.
+
+        Extractors return text, one block a line, and not always as whole subtrees (MSS picks
+        text runs), so the filter works on lines: a line of the answer that is the text of a
+        block inside a dropped subtree is removed (each such block removes one equal line).
+        """
         assert self.inner is not None
         chosen = self.inner.extract(dom)
-        kept_id = {int(original): new for new, original in enumerate(ids)}
-        nodes = [kept_id[i] for i in chosen.node_ids if i in kept_id]
+        template = Counter(
+            _line_key(line) for root in dropped for line in dom.text(root).splitlines()
+        )
+        lines = []
+        for line in chosen.text.splitlines():
+            key = _line_key(line)
+            if template[key] > 0:
+                template[key] -= 1
+            else:
+                lines.append(line)
+        cut = np.zeros(len(dom) + 1, dtype=np.int64)
+        for root in dropped:
+            cut[root] += 1
+            cut[dom.end[root]] -= 1
+        gone = np.cumsum(cut)[: len(dom)] > 0
         return Extraction(
             title=chosen.title,
-            text=kept.text_of(nodes) if nodes else "",
-            node_ids=tuple(sorted(int(ids[n]) for n in nodes)),
+            text="\n".join(lines),
+            node_ids=tuple(i for i in chosen.node_ids if not gone[i]),
             extractor=self.label,
         )
 
@@ -150,6 +169,10 @@ class TemplateExtractor:
         body = dom.body if len(dom) else 0
         text = dom.text(body) if len(dom) else ""
         return Extraction(page_title(dom), text, (body,) if text else (), self.label)
+
+
+def _line_key(line: str) -> str:
+    return " ".join(line.split())
 
 
 def mask_from_scores(

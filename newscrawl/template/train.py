@@ -51,6 +51,7 @@ class TrainConfig:
     min_area: float = MIN_AREA
     C: float = 1.0  # inverse regularisation strength of each logistic regression
     max_nodes: int = 1_000_000  # per bucket: a larger bucket is subsampled (uniformly)
+    balanced: bool = False  # weight the two classes equally (scikit-learn class_weight)
 
 
 @dataclass(slots=True)
@@ -180,7 +181,9 @@ def _fit_bucket(features: np.ndarray, label: np.ndarray, config: TrainConfig) ->
     mean = features.mean(axis=0)
     scale = features.std(axis=0)
     scale[scale == 0] = 1.0
-    model = LogisticRegression(C=config.C, max_iter=1000)
+    model = LogisticRegression(
+        C=config.C, max_iter=1000, class_weight="balanced" if config.balanced else None
+    )
     model.fit((features - mean) / scale, label)
     return BucketModel(
         mean=tuple(float(v) for v in mean),
