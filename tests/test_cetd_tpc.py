@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from newscrawl.dom import parse_html
 from newscrawl.extractors import get_extractor
 from newscrawl.extractors.cetd_tpc import (
@@ -55,13 +57,26 @@ def test_picks_highest_tbd_times_coverage_not_highest_tbd() -> None:
     assert result.title == "Bridge report"
 
 
-def test_tpr_threshold_excludes_link_list_paths() -> None:
+@pytest.mark.parametrize("link_text", [True, False])
+def test_tpr_threshold_excludes_link_list_paths(link_text: bool) -> None:
     dom = parse_html(PAGE)
-    content = content_pieces(dom, path_ids(dom), tau_lambda=1.0)
+    content = content_pieces(dom, path_ids(dom), tau_lambda=1.0, link_text=link_text)
     by_text = dict(zip(dom.piece_text, content, strict=True))
     assert not any(by_text[f"Section {i}"] for i in range(20))
     assert not by_text["Label number 007 here"]
     assert all(by_text[p] for p in PARAGRAPHS)
+
+
+def test_long_linked_headlines_are_not_content_paths() -> None:
+    teaser = "A long linked headline about another story, with the first line of its summary"
+    headlines = [f"{teaser} ({i})" for i in range(20)]
+    related = "".join(f'<li><a href="/r{i}">{h}</a></li>' for i, h in enumerate(headlines))
+    dom = parse_html(PAGE.replace("</body>", f"<div><ul>{related}</ul></div></body>"))
+    paths = path_ids(dom)
+    literal = dict(zip(dom.piece_text, content_pieces(dom, paths, 1.0, True), strict=True))
+    assert literal[headlines[3]]  # the seed's TPR counts link text: 80-odd characters a node
+    default = dict(zip(dom.piece_text, content_pieces(dom, paths), strict=True))
+    assert not default[headlines[3]] and default[PARAGRAPHS[0]]
 
 
 def test_tau_is_lambda_times_sigma() -> None:

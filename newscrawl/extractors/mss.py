@@ -5,24 +5,33 @@ The page is read as one sequence of tokens, each a tag or the text between two t
 article is long runs of text with few tags inside, so the contiguous subsequence with the largest
 sum (Kadane, one pass) is taken as the article, and the text inside it is the output.
 
-The sequence comes from the `Dom` model, not from the HTML source (nothing is parsed twice):
-entering a node emits its opening tag, its text pieces and its children's tokens follow in
-document order, leaving it emits its closing tag. `<script>`/`<style>` never become nodes, which is
-the paper's first step. Readings taken where the seed leaves room (each is a knob):
+The sequence comes from the `Dom` model, not from the HTML source (nothing is parsed twice): it
+is the sequence a walk would give (entering a node emits its opening tag, then its text pieces
+and its children's tokens in document order, leaving it emits its closing tag), computed without
+the walk. Text tokens are the Dom's text pieces, and the tags between two pieces are counted from
+the flat piece ranges: node n opens just before piece `piece_start[n]` and closes just after
+piece `piece_end[n] - 1`. Adjacent tags are merged into one token worth their summed score,
+which changes no maximum (see `token_scores`). `<script>`/`<style>` never become nodes, which is
+the paper's first step; text inside `<head>` is not a piece, its tags still count.
+
+Readings taken where the seed leaves room (each is a knob of `MSSConfig`):
 
 * Closing tags are tokens (`close_tags=True`). The paper tokenises the HTML source, where
   `</p>` is as much a tag as `<p>`; void elements (`<br>`, `<img>` ...) have no closing tag and
   count once. With closing tags an empty element costs two tags, which is what makes dense
-  markup (menus, link lists) expensive.
+  markup (menus, link lists) expensive (mean shingle F1 on the development sets: 0.898 with
+  closing tags, 0.887 without).
 * "Words or symbols": a run of `\\w` characters, or one character that is neither a word
   character nor a space. Scripts written without spaces (Chinese, Japanese) have no words in
   that sense: a whole Chinese paragraph would score like one English word and never outweigh
   the tags around it. There every `cjk_chars_per_word` (2: a Chinese word averages about two
-  characters) ideographs or kana count as a word; 0 turns this off.
+  characters) ideographs or kana count as a word; 0 turns this off (Chinese pages of the
+  development sets: F1 0.85 with 0, 0.90 with 2).
 * Link text scores like any text (`link_word_score=None`, the seed); a number gives words
   inside `<a>` their own score.
 * A text token's score is additive over its words, so a maximum span never cuts a text token in
-  two: the output is always whole text pieces.
+  two: the output is always whole text pieces (a seed-level word span would only ever extend to
+  the ends of its text runs).
 """
 
 from __future__ import annotations
@@ -35,18 +44,18 @@ from newscrawl.dom import Dom
 from newscrawl.extractors.base import Extraction
 from newscrawl.title import page_title
 
-__all__ = ["MSS", "MSSConfig", "Tokens", "max_subarray", "tokenize"]
+__all__ = ["MSS", "MSSConfig", "covered_nodes", "max_subarray", "tag_runs", "token_scores"]
 
 # Elements written without a closing tag in HTML source.
+# fmt: off
 VOID_TAGS = frozenset(
-    "area base br col embed hr img input keygen link meta param source track wbr".split()
+    {"area", "base", "br", "col", "embed", "hr", "img", "input", "keygen", "link", "meta",
+     "param", "source", "track", "wbr"}
 )
+# fmt: on
 # Ideographs and kana: scripts without spaces between words.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _WORDS_PLAIN = re.compile(r"\w+|[^\w\s]")
-
-# Token kinds in the sequence.
-OPEN, CLOSE, TEXT = 0, 1, 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,65 +97,35 @@ def _word_pattern(cjk_chars_per_word: int) -> re.Pattern[str]:
     return re.compile(rf"[{_CJK}]{{1,{cjk_chars_per_word}}}|[^\W{_CJK}]+|[^\w\s]")
 
 
-@dataclass(slots=True)
-class Tokens:
-    """A page's token sequence as parallel lists, with each node's token range.
+def tag_runs(dom: Dom, close_tags: bool = True) -> list[int]:
+    """How many tags lie between consecutive text pieces: `runs[k]` just before piece k, and
+    `runs[-1]` after the last piece.
 
-    `kinds[i]` is OPEN, CLOSE or TEXT; `refs[i]` the node id (tags) or piece index (text).
-    The tokens of node `n`'s subtree are `[first[n], last[n]]`, both ends included.
+    An element opens just before its first piece (`piece_start`) and closes just after its last
+    (`piece_end`); an element without text sits where its empty piece range is. So the opening
+    tag of node n falls in run `piece_start[n]` and its closing tag in run `piece_end[n]`.
     """
-
-    scores: list[float]
-    kinds: list[int]
-    refs: list[int]
-    first: list[int]
-    last: list[int]
-
-    def add_tag(self, kind: int, node: int, score: float) -> None:
-        self.scores.append(score)
-        self.kinds.append(kind)
-        self.refs.append(node)
-
-    def add_text(self, piece_scores: list[float], start: int, stop: int) -> int:
-        """Append pieces `[start, stop)` (often none); returns the next piece to emit."""
-        if start < stop:
-            self.scores.extend(piece_scores[start:stop])
-            self.kinds.extend([TEXT] * (stop - start))
-            self.refs.extend(range(start, stop))
-            return stop
-        return start
+    runs = [0] * (len(dom.piece_text) + 1)
+    for start in dom.piece_start:
+        runs[start] += 1
+    if close_tags:
+        for stop, tag in zip(dom.piece_end, dom.tag, strict=True):
+            if tag not in VOID_TAGS:
+                runs[stop] += 1
+    return runs
 
 
-def tokenize(dom: Dom, config: MSSConfig) -> Tokens:
-    """The token sequence of `dom`, in one pass over nodes in preorder with an explicit stack.
+def token_scores(dom: Dom, config: MSSConfig) -> list[float]:
+    """The page's token scores in document order, each run of adjacent tags merged into one.
 
-    Before a node opens, the pieces that precede it are emitted; when the walk leaves a subtree,
-    the pieces left inside it (tails of its last children) are emitted, then its closing tag.
+    Even positions 2k hold the tags just before piece k (run k: `tag_score` times its length),
+    odd positions 2k + 1 hold piece k. Merging adjacent tags changes no maximum: a maximum span
+    never starts or ends inside a run of negative tags, and takes a run whole or not at all.
     """
-    piece_scores = _piece_scores(dom, config)
-    tag_score, close_tags = config.tag_score, config.close_tags
-    piece_start, piece_end, end, tags = dom.piece_start, dom.piece_end, dom.end, dom.tag
-    count = len(tags)
-    tokens = Tokens([], [], [], [0] * count, [0] * count)
-    scores = tokens.scores
-    stack: list[int] = []
-    k = 0  # next piece to emit
-    for node in range(count + 1):
-        # Leave every open subtree that does not contain `node` (all of them at the end).
-        while stack and (node == count or end[stack[-1]] <= node):
-            top = stack.pop()
-            k = tokens.add_text(piece_scores, k, piece_end[top])
-            if close_tags and tags[top] not in VOID_TAGS:
-                tokens.add_tag(CLOSE, top, tag_score)
-            tokens.last[top] = len(scores) - 1
-        if node == count:
-            tokens.add_text(piece_scores, k, len(piece_scores))
-            break
-        k = tokens.add_text(piece_scores, k, piece_start[node])
-        tokens.first[node] = len(scores)
-        tokens.add_tag(OPEN, node, tag_score)
-        stack.append(node)
-    return tokens
+    scores = [0.0] * (2 * len(dom.piece_text) + 1)
+    scores[0::2] = [config.tag_score * n for n in tag_runs(dom, config.close_tags)]
+    scores[1::2] = _piece_scores(dom, config)
+    return scores
 
 
 def _piece_scores(dom: Dom, config: MSSConfig) -> list[float]:
@@ -160,40 +139,39 @@ def _piece_scores(dom: Dom, config: MSSConfig) -> list[float]:
     ]
 
 
-def covered_nodes(dom: Dom, tokens: Tokens, start: int, stop: int) -> list[int]:
-    """The maximal nodes that the token slice `[start, stop)` covers, in preorder.
+def covered_nodes(dom: Dom, low: int, high: int) -> list[int]:
+    """The maximal nodes inside the span whose text is pieces `low..high`, in preorder.
 
     A maximum span starts and ends on text (a tag at either end only lowers its sum), so the
     opening tag of the first paragraph lies just outside it. "Covered" therefore means: every
-    text piece of the node's subtree is in the span, or, for a node without text, all its
-    tokens are. One walk that skips whole subtrees outside the span or covered by it.
+    text piece of the node's subtree is in the span, or, for a node without text, it sits
+    between two pieces of the span. One walk that skips whole subtrees covered or outside.
     """
-    pieces = [tokens.refs[i] for i in range(start, stop) if tokens.kinds[i] == TEXT]
-    if not pieces:
-        return []
-    low, high = pieces[0], pieces[-1]
-    first, last, end = tokens.first, tokens.last, dom.end
+    piece_start, piece_end, end = dom.piece_start, dom.piece_end, dom.end
     picked: list[int] = []
     node = 0
-    while node < len(first):
-        if last[node] < start or first[node] >= stop:
-            node = end[node]  # entirely outside the span
-        elif dom.piece_start[node] < dom.piece_end[node]:
-            if low <= dom.piece_start[node] and dom.piece_end[node] - 1 <= high:
-                picked.append(node)
-                node = end[node]
-            else:
-                node += 1  # partly inside: look at its children
-        elif start <= first[node] and last[node] < stop:
-            picked.append(node)  # no text of its own, all its tags inside
-            node = end[node]
+    while node < len(end):
+        first, stop = piece_start[node], piece_end[node]
+        if first == stop:  # no text: it sits just before piece `first`
+            covered = low < first <= high
         else:
-            node += 1
+            covered = low <= first and stop - 1 <= high
+            if not covered and first <= high and stop > low:
+                node += 1  # partly inside: look at its children
+                continue
+        if covered:
+            picked.append(node)
+        node = end[node]  # covered or entirely outside: skip the subtree
     return picked
 
 
 class MSS:
-    """Maximum Subsequence Segmentation over the page's tag/text token sequence."""
+    """Maximum Subsequence Segmentation over the page's tag/text token sequence.
+
+    `node_ids` of the result are the maximal nodes covered by the span (see `covered_nodes`);
+    text a partly covered node owns directly (e.g. the tail after a `<br>`) is in the text but
+    has no node of its own there.
+    """
 
     name = "mss"
     Config = MSSConfig
@@ -203,12 +181,10 @@ class MSS:
 
     def extract(self, dom: Dom) -> Extraction:
         title = page_title(dom)
-        tokens = tokenize(dom, self.config)
-        start, stop, total = max_subarray(tokens.scores)
-        kinds, refs = tokens.kinds, tokens.refs
-        pieces = [refs[i] for i in range(start, stop) if kinds[i] == TEXT]
-        if total <= 0 or not pieces:
+        start, stop, total = max_subarray(token_scores(dom, self.config))
+        low, high = start // 2, (stop - 2) // 2  # the pieces at odd positions in the span
+        if total <= 0 or low > high:
             return Extraction.empty(self.name, title)
-        text = dom.pieces_text(pieces)
-        nodes = covered_nodes(dom, tokens, start, stop)
+        text = dom.pieces_text(range(low, high + 1))
+        nodes = covered_nodes(dom, low, high)
         return Extraction(title=title, text=text, node_ids=tuple(nodes), extractor=self.name)
