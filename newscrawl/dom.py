@@ -302,6 +302,15 @@ class Dom:
         return [prefix[self.end[i]] - prefix[i] for i in range(len(own))]
 
     @cached_property
+    def nodes_by_tag(self) -> dict[str, list[int]]:
+        """Node ids of each tag, in document order: one pass over `tag` shared by every reader
+        that wants only some tags (<link>, <time>, <article>, headings, ...)."""
+        index: dict[str, list[int]] = {}
+        for node, tag in enumerate(self.tag):
+            index.setdefault(tag, []).append(node)
+        return index
+
+    @cached_property
     def body(self) -> int:
         """Id of <body>, or of the root when the page has none."""
         return next((i for i, t in enumerate(self.tag) if t == "body"), 0)

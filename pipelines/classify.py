@@ -25,7 +25,7 @@ class ArticleClassifierPipeline:
         return cls(crawler)
 
     def process_item(self, item: Any) -> Any:
-        if not isinstance(item, PageItem) or item.dom is None:
+        if not isinstance(item, PageItem) or item.dom is None or item.stored:
             return item
         signals = page_signals(
             item.dom,

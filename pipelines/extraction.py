@@ -22,7 +22,7 @@ from newscrawl.crawl.metadata import (
     ld_articles,
     page_author,
     page_language,
-    published_time,
+    publication_time,
 )
 from newscrawl.dom import Dom, PageError, parse_html
 from newscrawl.extractors import DEFAULT_EXTRACTOR, EXTRACTORS, Extraction, Extractor, get_extractor
@@ -81,8 +81,8 @@ class ExtractionPipeline:
         return cls(crawler, extractors, primary, settings.getbool("NEWSCRAWL_KEEP_ALL_TEXTS"))
 
     def process_item(self, item: Any) -> Any:
-        if not isinstance(item, PageItem):
-            return item
+        if not isinstance(item, PageItem) or item.stored:
+            return item  # a stored page replayed on resume is there for its links and DOM
         dom = item.dom
         if dom is None:
             try:
@@ -117,10 +117,9 @@ class ExtractionPipeline:
     def _metadata(self, item: PageItem, dom: Dom) -> None:
         try:
             ld = json_ld(dom)
-            item.published = published_time(dom, item.final_url, ld)
+            item.published, item.extras["dated"] = publication_time(dom, item.final_url, ld)
             item.language = page_language(dom, item.headers.get("content-language"))
             item.author = page_author(dom, ld)
             item.extras["ld_article"] = bool(ld_articles(ld))
-            item.extras["dated"] = published_time(dom, None, ld, any_time=False) is not None
         except Exception as err:  # metadata is a bonus; never lose the page over it
             logger.warning("metadata of %s failed: %s", item.final_url, err)

@@ -4,7 +4,8 @@ Each pipeline owns one `ParquetDatasetWriter` (newscrawl.storage), partitioned b
 site, flushed in row groups, files closed atomically. A page whose `final_url` is already in
 this crawl's complete files - a resumed crawl meeting what it stored before a stop - is not
 written again, so the union of a crawl's files has each page once however often it was
-stopped. A site's files are closed as soon as the site has its page cap.
+stopped. A site's files are closed as soon as the site has its page cap, or when
+`close_site` says the site is finished (what a crawl worker does before publishing it).
 
 Settings: NEWSCRAWL_OUT, NEWSCRAWL_PARQUET_ROW_GROUP_ROWS, NEWSCRAWL_PARQUET_ROW_GROUP_BYTES,
 NEWSCRAWL_PARQUET_FILE_ROWS, NEWSCRAWL_PARQUET_FILE_SECONDS, NEWSCRAWL_PARQUET_COMPRESSION.
@@ -13,6 +14,7 @@ NEWSCRAWL_PARQUET_FILE_ROWS, NEWSCRAWL_PARQUET_FILE_SECONDS, NEWSCRAWL_PARQUET_C
 from __future__ import annotations
 
 import logging
+from collections import defaultdict
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import pyarrow as pa
@@ -54,7 +56,8 @@ class DatasetPipeline:
         self.state = crawl_state(crawler)
         self.options = writer_options(crawler.settings)
         self.writer: ParquetDatasetWriter | None = None
-        self.written: set[str] = set()
+        self.written: set[str] = set()  # final_url of every page stored or written: never twice
+        self.site_written: defaultdict[str, list[str]] = defaultdict(list)  # written by this run
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> DatasetPipeline:
@@ -64,7 +67,18 @@ class DatasetPipeline:
         raise NotImplementedError
 
     def row(self, item: PageItem) -> dict[str, Any]:
+        """The dataset's row for the page: `base_row` plus the dataset's own columns."""
         raise NotImplementedError
+
+    @staticmethod
+    def base_row(item: PageItem) -> dict[str, Any]:
+        """The columns every dataset has (site and crawl are partition folders)."""
+        return {
+            "url": item.url,
+            "final_url": item.final_url,
+            "fetched_at": item.fetched_at,
+            "status": item.status,
+        }
 
     def open_spider(self) -> None:
         self.written = set(self.stored_keys())
@@ -81,6 +95,7 @@ class DatasetPipeline:
             return item
         self.writer.write(self.row(item), self.state.partition(item.site))
         self.written.add(item.final_url)
+        self.site_written[item.site].append(item.final_url)
         stats.inc_value(f"newscrawl/written/{self.dataset}")
         self.count(item)
         if item.max_pages and page_count(self.crawler, item.site) >= item.max_pages:
@@ -89,6 +104,14 @@ class DatasetPipeline:
 
     def count(self, item: PageItem) -> None:
         """Dataset-specific counters (for the summary)."""
+
+    def close_site(self, site: str) -> None:
+        """The site is finished: write out its rows and close its file, then forget its pages,
+        so the same site given to this process again (a crawl worker's next lease of it) is
+        written whole again."""
+        if self.writer is not None:
+            self.writer.close_partition(self.state.partition(site))
+        self.written.difference_update(self.site_written.pop(site, ()))
 
     def close_spider(self) -> None:
         if self.writer is not None:
@@ -109,10 +132,7 @@ class ParquetWriterPipeline(DatasetPipeline):
 
     def row(self, item: PageItem) -> dict[str, Any]:
         return {
-            "url": item.url,
-            "final_url": item.final_url,
-            "fetched_at": item.fetched_at,
-            "status": item.status,
+            **self.base_row(item),
             "is_article": item.is_article,
             "article_reason": item.article_reason,
             "title": item.title,

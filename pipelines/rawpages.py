@@ -24,10 +24,7 @@ class RawPagePipeline(DatasetPipeline):
 
     def row(self, item: PageItem) -> dict[str, Any]:
         return {
-            "url": item.url,
-            "final_url": item.final_url,
-            "fetched_at": item.fetched_at,
-            "status": item.status,
+            **self.base_row(item),
             "content_type": item.content_type,
             "headers": item.headers or None,
             "html": item.html,

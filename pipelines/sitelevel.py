@@ -4,17 +4,22 @@ SiteLevel (seed 004) needs all of a site's pages at once: a node is template whe
 recurs on enough of them. Keeping 200 lxml trees per site would cost gigabytes over a crawl of
 many sites, so each page is reduced at once to `PageNodes` (numpy arrays per node, no lxml;
 newscrawl.template.records) and the tree is let go. A site's buffer is labelled and written to
-the `nodes` dataset when the site reaches its page cap, or when the crawl closes. The buffer is
-bounded: at most the site's cap in pages and NEWSCRAWL_SITELEVEL_MAX_BYTES in bytes (further
-pages are counted and left out). Labelling runs in a worker thread, so the crawl goes on.
+the `nodes` dataset when the site reaches its page cap, when `close_site` says the site is
+finished (a crawl worker), or when the crawl closes. The buffer is bounded: at most the site's
+cap in pages and NEWSCRAWL_SITELEVEL_MAX_BYTES in bytes (further pages are counted and left
+out). Labelling runs in a worker thread, so the crawl goes on.
 
-A resumed crawl does not label a site whose nodes it already wrote.
+`nodes` is partitioned like the other datasets, NODES/crawl=<id>/site=<name>/, so a resumed
+crawl, a worker publishing a site and every reader treat the three alike. A resumed crawl does
+not label a site whose nodes it already wrote; a site whose pages were all stored but whose
+nodes were not (killed between the two) is labelled at the end from its stored pages, since
+none of them is fetched or replayed again.
+
 Settings: NEWSCRAWL_SITELEVEL (on/off), NEWSCRAWL_SITELEVEL_MAX_BYTES, NEWSCRAWL_GEOMETRY.
 """
 
 from __future__ import annotations
 
-import inspect
 import logging
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
@@ -26,7 +31,9 @@ from twisted.internet import threads
 from newscrawl.crawl.items import PageItem
 from newscrawl.crawl.state import crawl_state
 from newscrawl.crawl.urls import SiteScope
-from newscrawl.storage.writer import ParquetDatasetWriter, closed_files, read_column
+from newscrawl.dom import Dom, PageError, parse_html
+from newscrawl.storage.schemas import PARTITION_BY
+from newscrawl.storage.writer import ParquetDatasetWriter, closed_files, partition_values
 from pipelines.parquet import writer_options
 
 if TYPE_CHECKING:
@@ -52,11 +59,10 @@ class SiteLevelPipeline:
         self.geometry = geometry
         self.page_nodes = PageNodes
         self.sitelevel = sitelevel.SiteLevel()
-        table_args = inspect.signature(self.sitelevel.table).parameters
-        self.crawl_arg = "crawl" if "crawl" in table_args else "crawl_id"
         self.buffers: defaultdict[str, list[Any]] = defaultdict(list)
         self.sizes: defaultdict[str, int] = defaultdict(int)
-        self.done: set[str] = set()
+        self.done: set[str] = set()  # sites labelled (or found labelled) in this crawl
+        self.unlabelled: set[str] = set()  # resumed: sites with stored pages and no nodes
         self.available = True
         options = {
             **writer_options(crawler.settings),
@@ -64,12 +70,7 @@ class SiteLevelPipeline:
             "file_rows": 10_000_000,
         }
         root = self.state.dataset_root("nodes")
-        make_writer = getattr(sitelevel, "nodes_writer", None)  # the template stage's layout
-        self.writer: ParquetDatasetWriter = (
-            make_writer(root, **options)
-            if make_writer is not None
-            else ParquetDatasetWriter(root, sitelevel.nodes_schema(), ("crawl", "site"), **options)
-        )
+        self.writer = ParquetDatasetWriter(root, sitelevel.nodes_schema(), PARTITION_BY, **options)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SiteLevelPipeline:
@@ -86,6 +87,16 @@ class SiteLevelPipeline:
             logger.warning("%s: %s", UNAVAILABLE, err)
             raise NotConfigured(UNAVAILABLE) from None
 
+    def open_spider(self) -> None:
+        self.done = self._labelled_sites()
+        self.unlabelled = set(self.state.site_pages) - self.done
+
+    def _labelled_sites(self) -> set[str]:
+        """Sites whose nodes this crawl already has in a complete file (a resumed crawl)."""
+        root = self.state.dataset_root("nodes")
+        files = closed_files(root, {"crawl": self.state.crawl_id})
+        return {partition_values(path, root).get("site", "") for path in files}
+
     async def process_item(self, item: Any) -> Any:
         if (
             not self.available
@@ -94,50 +105,35 @@ class SiteLevelPipeline:
             or item.site in self.done
         ):
             return item
-        if self._already_written(item.site):
-            self.done.add(item.site)
-            return item
-        if not self._buffer(item):
-            return item
-        if item.max_pages and len(self.buffers[item.site]) >= item.max_pages:
+        if self._buffer(item) and item.max_pages and len(self.buffers[item.site]) >= item.max_pages:
             await self._label(item.site)
         return item
 
-    def _partition(self, site: str) -> dict[str, str]:
-        values = self.state.partition(site)
-        return {name: values[name] for name in self.writer.partition_by if name in values}
-
-    def _already_written(self, site: str) -> bool:
-        """Whether this crawl's nodes of `site` are in a complete file (a resumed crawl)."""
-        root = self.state.dataset_root("nodes")
-        partition = self._partition(site)
-        if "crawl" in partition:
-            return bool(closed_files(root, partition))
-        return any(
-            self.state.crawl_id in values for _, _, values in read_column(root, "crawl", partition)
-        )
-
     def _buffer(self, item: PageItem) -> bool:
         """Add the page's node records to its site's buffer; False if it was not added."""
+        assert item.dom is not None
         if self.sizes[item.site] >= self.max_bytes:
             self.crawler.stats.inc_value("newscrawl/sitelevel/over_budget")
             return False
-        site_host = SiteScope.of(item.final_url).host
-        try:
-            nodes = self.page_nodes.from_dom(
-                item.dom, item.final_url, site=site_host, geometry=self.geometry
-            )
-        except ImportError as err:
-            logger.warning("%s: %s", UNAVAILABLE, err)
-            self.available = False
-            return False
-        except Exception as err:  # a page the template stage cannot read is left out
-            logger.warning("node records of %s failed: %s", item.final_url, err)
-            self.crawler.stats.inc_value("newscrawl/sitelevel/page_errors")
+        nodes = self._nodes(item.dom, item.final_url)
+        if nodes is None:
             return False
         self.buffers[item.site].append(nodes)
         self.sizes[item.site] += nodes.nbytes
         return True
+
+    def _nodes(self, dom: Dom, url: str) -> Any | None:
+        """The page's PageNodes, or None when the template stage cannot read it."""
+        try:
+            site_host = SiteScope.of(url).host
+            return self.page_nodes.from_dom(dom, url, site=site_host, geometry=self.geometry)
+        except ImportError as err:
+            logger.warning("%s: %s", UNAVAILABLE, err)
+            self.available = False
+        except Exception as err:  # a page the template stage cannot read is left out
+            logger.warning("node records of %s failed: %s", url, err)
+            self.crawler.stats.inc_value("newscrawl/sitelevel/page_errors")
+        return None
 
     async def _label(self, site: str) -> None:
         pages = self.buffers.pop(site, [])
@@ -145,11 +141,10 @@ class SiteLevelPipeline:
         self.done.add(site)
         if not pages:
             return
-        crawl = self.state.crawl_id
         try:
             table = await maybe_deferred_to_future(
                 threads.deferToThread(
-                    self.sitelevel.table, pages, site=site, **{self.crawl_arg: crawl}
+                    self.sitelevel.table, pages, crawl=self.state.crawl_id, site=site
                 )
             )
         except Exception as err:
@@ -163,13 +158,53 @@ class SiteLevelPipeline:
         self._write(table, site)
 
     def _write(self, table: pa.Table, site: str) -> None:
-        partition = self._partition(site)
+        partition = self.state.partition(site)
         self.writer.write_table(table, partition)
         self.writer.close_partition(partition)
         self.crawler.stats.inc_value("newscrawl/written/nodes", table.num_rows)
         logger.info("SiteLevel: %s labelled, %d node rows", site, table.num_rows)
 
+    async def close_site(self, site: str) -> None:
+        """The site is finished: label what it buffered now (rather than at the end of the
+        crawl), then forget it, so the same site given to this process again (a crawl worker's
+        next lease of it) is labelled again."""
+        await self._label(site)
+        self.done.discard(site)
+
     async def close_spider(self) -> None:
         for site in list(self.buffers):
             await self._label(site)
+        for site in sorted(self.unlabelled - self.done):
+            await self._label_stored(site)
         self.writer.close()
+
+    async def _label_stored(self, site: str) -> None:
+        """Label a site from its stored pages (a resumed crawl that fetched none of them)."""
+        if not self.available:
+            return
+        pages = await maybe_deferred_to_future(threads.deferToThread(self._stored_nodes, site))
+        logger.info("SiteLevel: %s relabelled from %d stored pages", site, len(pages))
+        self.buffers[site] = pages
+        await self._label(site)
+
+    def _stored_nodes(self, site: str) -> list[Any]:
+        """PageNodes of the site's pages in this crawl's complete `pages` files, within the
+        byte budget."""
+        import pyarrow.parquet as pq
+
+        pages: list[Any] = []
+        size = 0
+        for path in closed_files(self.state.dataset_root("pages"), self.state.partition(site)):
+            rows = pq.read_table(path, columns=["final_url", "content_type", "html"]).to_pylist()
+            for row in rows:
+                if size >= self.max_bytes:
+                    return pages
+                try:
+                    dom = parse_html(row["html"], row["final_url"], row["content_type"])
+                except PageError:
+                    continue
+                nodes = self._nodes(dom, row["final_url"])
+                if nodes is not None:
+                    pages.append(nodes)
+                    size += nodes.nbytes
+        return pages

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -18,6 +19,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
+from newscrawl.crawl.runner import crawl_command
 from newscrawl.crawl.urls import canonical_url
 from newscrawl.demo.server import DemoServer
 from newscrawl.demo.web import build_demo_web
@@ -50,34 +52,10 @@ def fault_web() -> Iterator[DemoServer]:
         yield server
 
 
-def write_sites(
-    path: Path,
-    server: DemoServer,
-    names: list[str] | None = None,
-    caps: dict[str, int] | None = None,
-) -> Path:
-    caps = caps or {}
-    names = names or list(server.site_urls)
-    rows = [f"{server.site_urls[n]}/,{n},{caps.get(n, '')}" for n in names]
-    path.write_text("url,name,max_pages\n" + "\n".join(rows) + "\n")
-    return path
-
-
 def newscrawl_crawl(
     sites: Path, out: Path, *settings: str, extra: tuple[str, ...] = (), timeout: float = 240
 ) -> subprocess.CompletedProcess[str]:
-    command = [
-        sys.executable,
-        "-m",
-        "newscrawl.cli",
-        "crawl",
-        str(sites),
-        "--out",
-        str(out),
-        *extra,
-    ]
-    for setting in (*FAST, *settings):
-        command += ["--set", setting]
+    command = crawl_command(sites, out, (*FAST, *settings), extra)
     return subprocess.run(command, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
 
 
@@ -119,7 +97,7 @@ def shingle_f1(articles: pd.DataFrame, gold: dict) -> float:
 def test_scrapy_crawl_of_the_demo_web_writes_every_article_once(
     demo: DemoServer, tmp_path: Path
 ) -> None:
-    sites = write_sites(tmp_path / "sites.csv", demo)
+    sites = demo.write_site_list(tmp_path / "sites.csv")
     out = tmp_path / "out"
     command = [
         sys.executable,
@@ -189,8 +167,8 @@ def test_robots_txt_holds_for_requests_that_wait_for_it(demo: DemoServer, tmp_pa
 
 
 def test_page_cap_per_site_is_never_exceeded(demo: DemoServer, tmp_path: Path) -> None:
-    sites = write_sites(
-        tmp_path / "sites.csv", demo, ["valley-courier", "field-notes"], caps={"field-notes": 5}
+    sites = demo.write_site_list(
+        tmp_path / "sites.csv", ["valley-courier", "field-notes"], caps={"field-notes": 5}
     )
     out = tmp_path / "out"
     result = newscrawl_crawl(sites, out, extra=("--max-pages", "12"))
@@ -234,7 +212,7 @@ def test_private_and_loopback_addresses_are_refused_by_default(
 def test_faults_are_reported_and_no_good_page_is_lost(
     fault_web: DemoServer, tmp_path: Path
 ) -> None:
-    sites = write_sites(tmp_path / "sites.csv", fault_web, ["faults"])
+    sites = fault_web.write_site_list(tmp_path / "sites.csv", ["faults"])
     out = tmp_path / "out"
     started = time.monotonic()
     result = newscrawl_crawl(sites, out, "DOWNLOAD_TIMEOUT=1.5")
@@ -288,17 +266,16 @@ def test_faults_are_reported_and_no_good_page_is_lost(
 def test_sigkill_then_resume_gives_every_article_exactly_once(
     demo: DemoServer, tmp_path: Path
 ) -> None:
-    sites = write_sites(tmp_path / "sites.csv", demo)
+    sites = demo.write_site_list(tmp_path / "sites.csv")
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "newscrawl.cli", "crawl", str(sites), "--out", str(out)]
-    for setting in (
+    settings = (
         *FAST,
         "CONCURRENT_REQUESTS_PER_DOMAIN=2",
         "DOWNLOAD_DELAY=0.05",
         "NEWSCRAWL_PARQUET_ROW_GROUP_ROWS=2",
         "NEWSCRAWL_PARQUET_FILE_ROWS=4",
-    ):
-        command += ["--set", setting]
+    )
+    command = crawl_command(sites, out, settings)
     child = subprocess.Popen(
         command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
@@ -329,14 +306,42 @@ def test_sigkill_then_resume_gives_every_article_exactly_once(
     assert not list(out.rglob("*.tmp"))
     state = json.loads(next(out.glob(".newscrawl/*/state.json")).read_text())
     assert state["status"] == "finished"
+    if find_spec("newscrawl.template.geometry") is not None:  # every site labelled, once
+        nodes = pd.read_parquet(out / "nodes")
+        assert set(nodes.site.astype(str)) == set(demo.site_urls)
+        assert not nodes.duplicated(["url", "node"]).any()
+
+
+@pytest.mark.skipif(
+    find_spec("newscrawl.template.geometry") is None, reason="template stage not wired in"
+)
+def test_resume_labels_a_full_site_whose_nodes_were_lost(demo: DemoServer, tmp_path: Path) -> None:
+    """A site that had all its pages stored when the crawl was killed, but not its nodes file:
+    resuming fetches none of its pages again, so its labels come from the stored pages."""
+    sites = demo.write_site_list(tmp_path / "sites.csv", ["field-notes"], caps={"field-notes": 8})
+    out = tmp_path / "out"
+    first = newscrawl_crawl(sites, out, extra=("--crawl-id", "full"))
+    assert first.returncode == 0, first.stderr[-3000:]
+    labelled = pd.read_parquet(out / "nodes")
+    assert set(labelled.site.astype(str)) == {"field-notes"}
+    shutil.rmtree(out / "nodes")  # as if killed between the last page and the nodes file
+
+    result = newscrawl_crawl(sites, out, extra=("--crawl-id", "full"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    written = summary_of(out)["rows_written"]
+    assert written["pages"] == 0 and written["nodes"] > 0  # no page again, only its labels
+    assert list(out.glob("nodes/crawl=full/site=field-notes/part-*.parquet"))
+    nodes = pd.read_parquet(out / "nodes")
+    assert len(nodes) == len(labelled) and nodes.label.sum() == labelled.label.sum()
+    assert len(read(out, "articles")) == 8
 
 
 def test_ctrl_c_pauses_and_resume_continues_from_jobdir(demo: DemoServer, tmp_path: Path) -> None:
-    sites = write_sites(tmp_path / "sites.csv", demo)
+    sites = demo.write_site_list(tmp_path / "sites.csv")
     out = tmp_path / "out"
-    command = [sys.executable, "-m", "newscrawl.cli", "crawl", str(sites), "--out", str(out)]
-    for setting in (*FAST, "CONCURRENT_REQUESTS_PER_DOMAIN=2", "DOWNLOAD_DELAY=0.05"):
-        command += ["--set", setting]
+    command = crawl_command(
+        sites, out, (*FAST, "CONCURRENT_REQUESTS_PER_DOMAIN=2", "DOWNLOAD_DELAY=0.05")
+    )
     before = len(demo.requests)
     child = subprocess.Popen(
         command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL

@@ -181,11 +181,15 @@ def test_killed_worker_site_is_finished_by_the_other(
     netloc = site.replace("_", ":")
     requested = lambda: sum(r.host == netloc for r in demo.requests)  # type: ignore[attr-defined]  # noqa: E731
     before = requested()
-    wait_until(lambda: requested() >= before + 8, 60, "the victim to be well into its site")
+    staged = lambda: list((out / "_staging" / "victim").rglob("part-*.parquet"))  # noqa: E731
+    wait_until(
+        lambda: requested() >= before + 8 and bool(staged()),
+        60,
+        "the victim to be well into its site, with complete files staged",
+    )
     victim.kill()  # SIGKILL mid-site: no clean-up, the lease is simply no longer renewed
     assert queue.status().leased[site][0] == "victim"
-    staged = list((out / "_staging" / "victim").rglob("part-*.parquet"))
-    assert staged, "the victim should have left complete files of its unfinished site"
+    assert staged(), "the victim should have left complete files of its unfinished site"
 
     survivor = Worker("survivor", redis_server.url, "kill", out)
     workers.append(survivor)

@@ -86,21 +86,13 @@ def _web(copies: int) -> Any:
 
 
 def _crawl(sites: Path, out: Path, overrides: dict[str, Any]) -> dict[str, Any]:
-    command = [
-        sys.executable,
-        "-m",
-        "newscrawl.cli",
-        "crawl",
-        str(sites),
-        "--out",
-        str(out),
-        "--fast-local",
-        "--log-level",
-        "WARNING",
+    from newscrawl.crawl.runner import crawl_command
+
+    settings = [
+        f"{name}={json.dumps(value) if isinstance(value, dict | list) else value}"
+        for name, value in overrides.items()
     ]
-    for name, value in overrides.items():
-        text = json.dumps(value) if isinstance(value, dict | list) else str(value)
-        command += ["--set", f"{name}={text}"]
+    command = crawl_command(sites, out, settings, ("--fast-local", "--log-level", "WARNING"))
     result = subprocess.run(command, capture_output=True, text=True)
     summaries = sorted(out.glob(".newscrawl/*/summary.json"))
     if result.returncode != 0 or not summaries:
@@ -120,8 +112,7 @@ def run(args: argparse.Namespace) -> int:
     hosts = [f"127.0.0.{n}" for n in range(1, len(web.sites) + 1)]
     results: dict[str, dict[str, float]] = {}
     with DemoServer(web, port=0, hosts=hosts) as server, tempfile.TemporaryDirectory() as tmp:
-        sites = Path(tmp) / "sites.csv"
-        sites.write_text("url,name\n" + "".join(f"{u}/,{n}\n" for n, u in server.site_urls.items()))
+        sites = server.write_site_list(Path(tmp) / "sites.csv")
         for name in names:
             runs = [
                 _crawl(sites, Path(tmp) / f"{name}-{i}", VARIANTS[name]) for i in range(args.repeat)

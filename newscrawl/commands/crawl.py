@@ -18,7 +18,15 @@ import argparse
 import sys
 from pathlib import Path
 
-__all__ = ["HELP", "add_arguments", "run"]
+__all__ = [
+    "HELP",
+    "add_allow_private_argument",
+    "add_arguments",
+    "add_max_pages_argument",
+    "add_settings_arguments",
+    "option_settings",
+    "run",
+]
 
 HELP = "crawl sites and write a Parquet article corpus"
 
@@ -33,13 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="DIR",
         help="output folder (default: ./out)",
     )
-    parser.add_argument(
-        "--max-pages",
-        type=int,
-        default=None,
-        metavar="N",
-        help="HTML pages per site (default: MAX_PAGES_PER_SITE = 200)",
-    )
+    add_max_pages_argument(parser)
     parser.add_argument(
         "--crawl-id",
         default=None,
@@ -66,6 +68,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--all-texts", action="store_true", help="also keep every extractor's text (texts column)"
     )
+    add_allow_private_argument(parser)
+    parser.add_argument(
+        "--fast-local",
+        action="store_true",
+        help="for servers on this machine: no delays, loopback allowed",
+    )
+    add_settings_arguments(parser, None, "Scrapy log level (default: INFO)")
+
+
+# -- options shared with `newscrawl demo` and `newscrawl worker` --------------------------------
+
+
+def add_max_pages_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-pages",
+        type=int,
+        default=None,
+        metavar="N",
+        help="HTML pages per site (default: MAX_PAGES_PER_SITE = 200)",
+    )
+
+
+def add_allow_private_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--allow-private",
         default=None,
@@ -73,11 +98,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help='fetch these non-public networks anyway ("loopback", CIDRs, or '
         '"true" for all); default: refuse all',
     )
-    parser.add_argument(
-        "--fast-local",
-        action="store_true",
-        help="for servers on this machine: no delays, loopback allowed",
-    )
+
+
+def add_settings_arguments(
+    parser: argparse.ArgumentParser, log_level: str | None, log_help: str
+) -> None:
+    """--set NAME=VALUE (repeatable) and --log-level."""
     parser.add_argument(
         "--set",
         "-s",
@@ -86,29 +112,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME=VALUE",
         help="any Scrapy or NEWSCRAWL_* setting (repeatable)",
     )
-    parser.add_argument(
-        "--log-level", default=None, metavar="LEVEL", help="Scrapy log level (default: INFO)"
-    )
+    parser.add_argument("--log-level", default=log_level, metavar="LEVEL", help=log_help)
 
 
-def _overrides(args: argparse.Namespace) -> dict[str, object]:
-    from newscrawl.crawl.runner import FAST_LOCAL, parse_set_options
+def option_settings(args: argparse.Namespace) -> dict[str, object]:
+    """The settings the shared options ask for (those the command has); --set comes last, so
+    it wins. Raises ValueError for a malformed --set."""
+    from newscrawl.crawl.runner import parse_set_options
 
-    values: dict[str, object] = dict(FAST_LOCAL) if args.fast_local else {}
-    if args.max_pages is not None:
+    values: dict[str, object] = {}
+    if getattr(args, "max_pages", None) is not None:
         values["MAX_PAGES_PER_SITE"] = args.max_pages
-    if args.extractors:
-        values["NEWSCRAWL_EXTRACTORS"] = [e.strip() for e in args.extractors.split(",") if e]
-    if args.primary:
-        values["NEWSCRAWL_PRIMARY_EXTRACTOR"] = args.primary
-    if args.all_texts:
-        values["NEWSCRAWL_KEEP_ALL_TEXTS"] = True
-    if args.allow_private is not None:
+    if getattr(args, "allow_private", None) is not None:
         values["NEWSCRAWL_ALLOW_PRIVATE"] = args.allow_private
     if args.log_level:
         values["LOG_LEVEL"] = args.log_level.upper()
     values.update(parse_set_options(args.set))
     return values
+
+
+def _overrides(args: argparse.Namespace) -> dict[str, object]:
+    from newscrawl.crawl.runner import FAST_LOCAL
+
+    values: dict[str, object] = dict(FAST_LOCAL) if args.fast_local else {}
+    if args.extractors:
+        names = (name.strip() for name in args.extractors.split(","))
+        values["NEWSCRAWL_EXTRACTORS"] = [name for name in names if name]
+    if args.primary:
+        values["NEWSCRAWL_PRIMARY_EXTRACTOR"] = args.primary
+    if args.all_texts:
+        values["NEWSCRAWL_KEEP_ALL_TEXTS"] = True
+    return {**values, **option_settings(args)}
 
 
 def run(args: argparse.Namespace) -> int:

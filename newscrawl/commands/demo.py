@@ -12,7 +12,14 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from newscrawl.commands.crawl import (
+    add_max_pages_argument,
+    add_settings_arguments,
+    option_settings,
+)
+
 if TYPE_CHECKING:
+    from newscrawl.demo.server import DemoServer
     from newscrawl.demo.web import DemoArticle
 
 __all__ = ["HELP", "add_arguments", "gold_report", "run"]
@@ -34,59 +41,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="also serve and crawl the fault site (errors, traps, attacks)",
     )
-    parser.add_argument(
-        "--max-pages",
-        type=int,
-        default=None,
-        metavar="N",
-        help="HTML pages per site (default: 200)",
-    )
+    add_max_pages_argument(parser)
     parser.add_argument("--seed", type=int, default=4, help="demo web seed (default: 4)")
-    parser.add_argument(
-        "--set",
-        "-s",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="any Scrapy or NEWSCRAWL_* setting (repeatable)",
-    )
-    parser.add_argument(
-        "--log-level",
-        default="WARNING",
-        metavar="LEVEL",
-        help="Scrapy log level (default: WARNING; the summary is printed)",
+    add_settings_arguments(
+        parser, "WARNING", "Scrapy log level (default: WARNING; the summary is printed)"
     )
 
 
 def gold_report(out: Path, crawl_id: str, gold: dict[str, DemoArticle]) -> dict[str, Any]:
     """How the crawl's articles compare with the demo gold: coverage, flags, shingle F1."""
-    import pyarrow.dataset as ds
-
     from newscrawl.crawl.urls import canonical_url
     from newscrawl.evaluation.metric import aggregate, score_page
 
-    root = out / "articles"
-    if not root.is_dir():
-        return {
-            "gold_articles": len(gold),
-            "found": 0,
-            "duplicates": 0,
-            "flagged_article": 0,
-            "other_pages_flagged_article": 0,
-            "precision": 0.0,
-            "recall": 0.0,
-            "f1": 0.0,
-        }
-    table = (
-        ds.dataset(root, format="parquet", partitioning="hive")
-        .to_table(
-            filter=ds.field("crawl") == crawl_id,
-            columns=["final_url", "is_article", "text"],
-        )
-        .to_pylist()
-    )
+    rows = _article_rows(out / "articles", crawl_id)
     gold_by_url = {canonical_url(url): article for url, article in gold.items()}
-    found = [row for row in table if row["final_url"] in gold_by_url]
+    found = [row for row in rows if row["final_url"] in gold_by_url]
     seen = {row["final_url"] for row in found}
     scores = aggregate(score_page(gold_by_url[r["final_url"]].text, r["text"] or "") for r in found)
     return {
@@ -95,7 +64,7 @@ def gold_report(out: Path, crawl_id: str, gold: dict[str, DemoArticle]) -> dict[
         "duplicates": len(found) - len(seen),
         "flagged_article": sum(1 for r in found if r["is_article"]),
         "other_pages_flagged_article": sum(
-            1 for r in table if r["final_url"] not in gold_by_url and r["is_article"]
+            1 for r in rows if r["final_url"] not in gold_by_url and r["is_article"]
         ),
         "precision": scores.precision,
         "recall": scores.recall,
@@ -103,46 +72,54 @@ def gold_report(out: Path, crawl_id: str, gold: dict[str, DemoArticle]) -> dict[
     }
 
 
+def _article_rows(root: Path, crawl_id: str) -> list[dict[str, Any]]:
+    """final_url, is_article and text of the crawl's rows (none when nothing was written)."""
+    import pyarrow.dataset as ds
+
+    if not root.is_dir():
+        return []
+    dataset = ds.dataset(root, format="parquet", partitioning="hive")
+    columns = ["final_url", "is_article", "text"]
+    return dataset.to_table(filter=ds.field("crawl") == crawl_id, columns=columns).to_pylist()
+
+
 def run(args: argparse.Namespace) -> int:
-    from newscrawl.crawl.runner import FAST_LOCAL, crawl_settings, parse_set_options, run_crawl
+    from newscrawl.crawl.runner import FAST_LOCAL
     from newscrawl.crawl.summary import format_summary
     from newscrawl.demo.server import DemoServer
     from newscrawl.demo.web import build_demo_web
 
     try:
-        extra = parse_set_options(args.set)
+        overrides = {**FAST_LOCAL, "DOWNLOAD_TIMEOUT": 3, "RETRY_TIMES": 1, **option_settings(args)}
     except ValueError as err:
         print(f"newscrawl demo: {err}", file=sys.stderr)
         return 2
-    overrides: dict[str, object] = {
-        **FAST_LOCAL,
-        "LOG_LEVEL": args.log_level.upper(),
-        "DOWNLOAD_TIMEOUT": 3,
-        "RETRY_TIMES": 1,
-    }
-    if args.max_pages is not None:
-        overrides["MAX_PAGES_PER_SITE"] = args.max_pages
-    overrides.update(extra)
     args.out.mkdir(parents=True, exist_ok=True)
-    with DemoServer(
-        build_demo_web(args.seed), port=0, faults=args.faults, slow_seconds=5.0
-    ) as server:
-        sites = args.out / "demo-sites.csv"
-        sites.write_text(
-            "url,name\n" + "".join(f"{url}/,{name}\n" for name, url in server.site_urls.items())
-        )
-        print(
-            f"demo web: {len(server.site_urls)} sites on 127.0.0.x port {server.port}",
-            file=sys.stderr,
-        )
-        settings = crawl_settings(args.out, None, overrides)
-        summary = run_crawl(str(sites), settings)
+    web = build_demo_web(args.seed)
+    with DemoServer(web, port=0, faults=args.faults, slow_seconds=5.0) as server:
+        summary = _crawl(server, args.out, overrides)
         gold = server.gold()
     if summary is None:
         print("newscrawl demo: the crawl ended without a summary", file=sys.stderr)
         return 1
     print(format_summary(summary))
-    report = gold_report(args.out, summary["crawl_id"], gold)
+    _print_report(gold_report(args.out, summary["crawl_id"], gold))
+    print(f'open it: pandas.read_parquet("{args.out}/articles")')
+    return 0 if summary.get("reason") == "finished" else 1
+
+
+def _crawl(server: DemoServer, out: Path, overrides: dict[str, Any]) -> dict[str, Any] | None:
+    from newscrawl.crawl.runner import crawl_settings, run_crawl
+
+    sites = server.write_site_list(out / "demo-sites.csv")
+    print(
+        f"demo web: {len(server.site_urls)} sites on 127.0.0.x port {server.port}",
+        file=sys.stderr,
+    )
+    return run_crawl(str(sites), crawl_settings(out, None, overrides))
+
+
+def _print_report(report: dict[str, Any]) -> None:
     print(
         f"gold: {report['found']}/{report['gold_articles']} demo articles written "
         f"({report['duplicates']} duplicates), {report['flagged_article']} flagged as "
@@ -152,5 +129,3 @@ def run(args: argparse.Namespace) -> int:
         f"text vs gold: shingle precision {report['precision']:.3f}, recall "
         f"{report['recall']:.3f}, F1 {report['f1']:.3f}"
     )
-    print(f'open it: pandas.read_parquet("{args.out}/articles")')
-    return 0 if summary.get("reason") == "finished" else 1

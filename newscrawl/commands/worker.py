@@ -13,6 +13,12 @@ from __future__ import annotations
 import argparse
 import sys
 
+from newscrawl.commands.crawl import (
+    add_allow_private_argument,
+    add_max_pages_argument,
+    add_settings_arguments,
+    option_settings,
+)
 from newscrawl.commands.enqueue import add_redis_arguments
 
 HELP = "run a Redis-fed crawl worker"
@@ -35,9 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="a site whose lease ran out N times is marked failed (default: 3)",
     )
-    parser.add_argument(
-        "--max-pages", type=int, default=None, metavar="N", help="page cap per site (default: 200)"
-    )
+    add_max_pages_argument(parser)
     parser.add_argument("--worker-id", default=None, help="default: host-pid-random")
     parser.add_argument(
         "--forever", action="store_true", help="keep waiting for new sites once the run is done"
@@ -45,21 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--poll", type=float, default=1.0, metavar="SECONDS", help="wait between empty polls"
     )
-    parser.add_argument(
-        "--allow-private",
-        default=None,
-        metavar="NETWORKS",
-        help='crawl non-public addresses too: "loopback", a CIDR list, or "all"',
-    )
-    parser.add_argument(
-        "--set",
-        "-s",
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="any Scrapy or newscrawl setting",
-    )
-    parser.add_argument("--log-level", default="INFO")
+    add_allow_private_argument(parser)
+    add_settings_arguments(parser, "INFO", "Scrapy log level (default: INFO)")
 
 
 def settings_for(args: argparse.Namespace, worker: str) -> dict[str, object]:
@@ -78,19 +69,9 @@ def settings_for(args: argparse.Namespace, worker: str) -> dict[str, object]:
         "NEWSCRAWL_POLL_SECONDS": args.poll,
         "NEWSCRAWL_WORKER_FOREVER": args.forever,
         "NEWSCRAWL_REDIS_MAX_BACKOFF": min(30.0, max(args.lease / 3, 1.0)),
-        "LOG_LEVEL": args.log_level,
         "DUPEFILTER_CLASS": "newscrawl.distributed.spider.SiteDupeFilter",
     }
-    if args.max_pages is not None:
-        settings["MAX_PAGES_PER_SITE"] = args.max_pages
-    if args.allow_private:
-        settings["NEWSCRAWL_ALLOW_PRIVATE"] = args.allow_private
-    for item in args.set:
-        name, sep, value = item.partition("=")
-        if not sep or not name.strip():
-            raise ValueError(f"--set wants NAME=VALUE, got {item!r}")
-        settings[name.strip()] = value
-    return settings
+    return {**settings, **option_settings(args)}
 
 
 def run(args: argparse.Namespace) -> int:

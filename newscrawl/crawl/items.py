@@ -29,7 +29,8 @@ class PageItem:
     headers: dict[str, str] = field(default_factory=dict)
     html: bytes = field(default=b"", repr=False)
     dom: Dom | None = field(default=None, repr=False)
-    replayed: bool = False  # served from a resumed crawl's own files: written already
+    replayed: bool = False  # served from a resumed crawl's own `pages` files, not fetched
+    stored: bool = False  # and its `articles` row is stored too: nothing to extract or write
     max_pages: int = 0  # the site's page cap (0: none)
     # filled in by the pipelines
     title: str = ""

@@ -18,7 +18,15 @@ from typing import Any
 
 from newscrawl.dom import Dom
 
-__all__ = ["json_ld", "ld_articles", "page_author", "page_language", "parse_time", "published_time"]
+__all__ = [
+    "json_ld",
+    "ld_articles",
+    "page_author",
+    "page_language",
+    "parse_time",
+    "publication_time",
+    "published_time",
+]
 
 _PUBLISHED_META = (
     "article:published_time",
@@ -69,15 +77,17 @@ _BYLINE_CLASSES = frozenset(
     }
 )
 _BY = re.compile(r"^\s*(?:by|von|par|por|door|di|av)\s+", re.IGNORECASE)
-_ARTICLE_TYPES = (
-    "article",
-    "newsarticle",
-    "blogposting",
-    "reportagenewsarticle",
-    "analysisnewsarticle",
-    "opinionnewsarticle",
-    "report",
-    "posting",
+_ARTICLE_TYPES = frozenset(
+    {
+        "article",
+        "newsarticle",
+        "blogposting",
+        "reportagenewsarticle",
+        "analysisnewsarticle",
+        "opinionnewsarticle",
+        "report",
+        "posting",
+    }
 )
 
 
@@ -142,15 +152,45 @@ def _types(obj: dict[str, Any]) -> set[str]:
 
 def ld_articles(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The JSON-LD objects that describe an article."""
-    return [o for o in objects if _types(o) & set(_ARTICLE_TYPES)]
+    return [o for o in objects if _types(o) & _ARTICLE_TYPES]
 
 
-def _time_elements(dom: Dom) -> Iterator[tuple[int, str]]:
-    for node, tag in enumerate(dom.tag):
-        if tag == "time":
-            value = dom.elements[node].get("datetime")
-            if value:
-                yield node, value
+def _time_candidates(dom: Dom, ld: list[dict[str, Any]]) -> Iterator[tuple[str, bool]]:
+    """Publication-time strings in the order they are trusted, each with whether it is marked
+    as the publication time (False for the page's first <time>: on a listing, a teaser's)."""
+    for key in _PUBLISHED_META:
+        if value := dom.meta.get(key):
+            yield value, True
+    for obj in ld_articles(ld):
+        yield str(obj.get("datePublished") or obj.get("dateCreated") or ""), True
+    first: str | None = None
+    for node in dom.nodes_by_tag.get("time", ()):
+        el = dom.elements[node]
+        if not (value := el.get("datetime")):
+            continue
+        first = first or value
+        if el.get("itemprop") == "datePublished" or el.get("pubdate") is not None:
+            yield value, True
+    if first:
+        yield first, False
+
+
+def _url_date(url: str | None) -> datetime | None:
+    if url and (match := _URL_DATE.search(url)):
+        year, month, day = match.group(1), match.group(2), match.group(3) or "01"
+        return parse_time(f"{year}-{month}-{day}")
+    return None
+
+
+def publication_time(
+    dom: Dom, url: str | None = None, ld: list[dict[str, Any]] | None = None
+) -> tuple[datetime | None, bool]:
+    """`published_time` and whether the page marks it as such (meta, JSON-LD or a marked
+    <time>; not its first <time> or its URL), in one pass over the page."""
+    for value, marked in _time_candidates(dom, ld if ld is not None else json_ld(dom)):
+        if when := parse_time(value):
+            return when, marked
+    return _url_date(url), False
 
 
 def published_time(
@@ -161,26 +201,10 @@ def published_time(
     With `any_time` False only <time> elements marked as the publication time count (a
     listing's first <time> is a teaser's, not the page's).
     """
-    for key in _PUBLISHED_META:
-        if when := parse_time(dom.meta.get(key)):
+    for value, marked in _time_candidates(dom, ld if ld is not None else json_ld(dom)):
+        if (marked or any_time) and (when := parse_time(value)):
             return when
-    for obj in ld_articles(ld if ld is not None else json_ld(dom)):
-        if when := parse_time(str(obj.get("datePublished") or obj.get("dateCreated") or "")):
-            return when
-    times = list(_time_elements(dom))
-    preferred = [
-        v
-        for n, v in times
-        if dom.elements[n].get("itemprop") == "datePublished"
-        or dom.elements[n].get("pubdate") is not None
-    ]
-    for value in preferred + ([v for _, v in times[:1]] if any_time else []):
-        if when := parse_time(value):
-            return when
-    if url and (match := _URL_DATE.search(url)):
-        year, month, day = match.group(1), match.group(2), match.group(3) or "01"
-        return parse_time(f"{year}-{month}-{day}")
-    return None
+    return _url_date(url)
 
 
 def _primary_language(value: str | None) -> str | None:
@@ -227,6 +251,13 @@ def page_author(dom: Dom, ld: list[dict[str, Any]] | None = None) -> str | None:
     for obj in ld_articles(ld if ld is not None else json_ld(dom)):
         if name := _ld_author(obj):
             return name
+    return _author_in_body(dom)
+
+
+def _author_in_body(dom: Dom) -> str | None:
+    """The text of a rel=author link or an itemprop=author element, else the name in the first
+    "byline"-classed element ("By Jane Doe, Staff Writer" -> Jane Doe); one pass."""
+    byline: str | None = None
     for node, tag in enumerate(dom.tag):
         el = dom.elements[node]
         if (tag == "a" and "author" in (el.get("rel") or "").split()) or el.get(
@@ -235,17 +266,12 @@ def page_author(dom: Dom, ld: list[dict[str, Any]] | None = None) -> str | None:
             text = " ".join(dom.text(node).split())
             if 0 < len(text) <= 100:
                 return text
-    return _byline(dom)
+        if byline is None and _BYLINE_CLASSES.intersection((el.get("class") or "").lower().split()):
+            byline = _byline_name(dom.text(node))
+    return byline
 
 
-def _byline(dom: Dom) -> str | None:
-    """The name in the first "byline"-classed element: "By Jane Doe, Staff Writer" -> Jane Doe."""
-    for node, _ in enumerate(dom.tag):
-        classes = (dom.elements[node].get("class") or "").lower().split()
-        if not _BYLINE_CLASSES.intersection(classes):
-            continue
-        first = dom.text(node).strip().split("\n", 1)[0]
-        name = _BY.sub("", first).split(",", 1)[0].split(" | ", 1)[0].strip()
-        if 0 < len(name) <= 80:
-            return name
-    return None
+def _byline_name(text: str) -> str | None:
+    first = text.strip().split("\n", 1)[0]
+    name = _BY.sub("", first).split(",", 1)[0].split(" | ", 1)[0].strip()
+    return name if 0 < len(name) <= 80 else None

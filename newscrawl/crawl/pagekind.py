@@ -134,6 +134,12 @@ def _extraction_link_density(dom: Dom, node_ids: tuple[int, ...]) -> float:
     return links / chars if chars else 0.0
 
 
+def _is_linked(dom: Dom, node: int) -> bool:
+    """Mostly link text: a heading that is a teaser's link."""
+    size = dom.text_len(node)
+    return bool(size) and dom.link_chars(node) >= 0.6 * size
+
+
 def page_signals(
     dom: Dom,
     url: str,
@@ -143,14 +149,11 @@ def page_signals(
     ld_article: bool = False,
 ) -> PageSignals:
     url_index, url_article = _url_signals(url)
-    article_elements = linked_headings = 0
-    for node, tag in enumerate(dom.tag):
-        if tag == "article" and dom.text_len(node) >= 80:
-            article_elements += 1
-        elif tag in _HEADINGS:
-            size = dom.text_len(node)
-            if size and dom.link_chars(node) >= 0.6 * size:
-                linked_headings += 1
+    by_tag = dom.nodes_by_tag
+    article_elements = sum(dom.text_len(node) >= 80 for node in by_tag.get("article", ()))
+    linked_headings = sum(
+        _is_linked(dom, node) for tag in _HEADINGS for node in by_tag.get(tag, ())
+    )
     return PageSignals(
         url_index=url_index,
         url_article=url_article,

@@ -42,51 +42,34 @@ class SiteRedirectMiddleware(RedirectMiddleware):
         return middleware
 
     def process_response(self, request: Request, response: Response) -> Request | Response:
-        site = request.meta.get("site", "")
         try:
             result = super().process_response(request, response)
         except CrawlRefusal:
             raise
         except IgnoreRequest as err:
-            raise refuse(
-                self.crawler,
-                "redirect_loop",
-                request.url,
-                site,
-                f"{err} after {len(request.meta.get('redirect_urls', [])) + 1} hops",
-            ) from None
-        if not isinstance(result, Request):
-            return result
-        target = canonical_url(result.url)
-        chain = {canonical_url(u) for u in result.meta.get("redirect_urls", [])}
-        if target in chain:
-            raise refuse(
-                self.crawler,
-                "redirect_loop",
-                request.url,
-                site,
-                f"redirect loop back to {result.url}",
-            )
-        address = literal_address(result.url)
-        if address is not None and self.policy.refuses(address):
-            raise refuse(
-                self.crawler,
-                "private_address",
-                request.url,
-                site,
-                f"redirect to non-public address {result.url}",
-            )
-        scope = request.meta.get("site_scope")
-        if scope is not None and not SiteScope(*scope).contains(result.url):
-            if not request.meta.get("newscrawl_seed"):
-                raise refuse(
-                    self.crawler,
-                    "offsite",
-                    request.url,
-                    site,
-                    f"redirect off the site to {result.url}",
-                )
-            # A start page that redirects elsewhere: the site moved; follow it there.
-            moved = SiteScope.of(result.url)
-            result.meta["site_scope"] = (moved.host, moved.port)
+            hops = len(request.meta.get("redirect_urls", [])) + 1
+            raise self._refuse("redirect_loop", request, f"{err} after {hops} hops") from None
+        if isinstance(result, Request):
+            self._check(request, result)
         return result
+
+    def _check(self, request: Request, redirect: Request) -> None:
+        """Refuse a redirect that loops, goes to a non-public address or leaves the site; the
+        start page's redirect off the site is a move, and the site's scope follows it."""
+        target = canonical_url(redirect.url)
+        if target in {canonical_url(u) for u in redirect.meta.get("redirect_urls", [])}:
+            raise self._refuse("redirect_loop", request, f"redirect loop back to {redirect.url}")
+        address = literal_address(redirect.url)
+        if address is not None and self.policy.refuses(address):
+            detail = f"redirect to non-public address {redirect.url}"
+            raise self._refuse("private_address", request, detail)
+        scope = request.meta.get("site_scope")
+        if scope is None or SiteScope(*scope).contains(redirect.url):
+            return
+        if not request.meta.get("newscrawl_seed"):
+            raise self._refuse("offsite", request, f"redirect off the site to {redirect.url}")
+        moved = SiteScope.of(redirect.url)
+        redirect.meta["site_scope"] = (moved.host, moved.port)
+
+    def _refuse(self, kind: str, request: Request, detail: str) -> CrawlRefusal:
+        return refuse(self.crawler, kind, request.url, request.meta.get("site", ""), detail)

@@ -9,6 +9,7 @@ before, the page does not count against the cap twice, and no writer writes its 
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import OrderedDict
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,7 +46,9 @@ class _RowGroups:
             for i in range(meta.num_row_groups):
                 offsets.append(offsets[-1] + meta.row_group(i).num_rows)
             self._offsets[path] = offsets
-        group = next(i for i in range(len(offsets) - 1) if offsets[i] <= row < offsets[i + 1])
+        group = bisect_right(offsets, row) - 1
+        if not 0 <= group < len(offsets) - 1:
+            raise ValueError(f"{path} has no row {row}")
         key = (path, group)
         columns = self._groups.get(key)
         if columns is None:
@@ -79,7 +82,7 @@ class ReplayMiddleware:
             return None
         try:
             row = self.reader.row(stored.path, stored.row)
-        except (OSError, ValueError, StopIteration):
+        except (OSError, ValueError):
             return None  # unreadable: fetch it again
         request.meta["newscrawl_replayed"] = True
         fetched: datetime | None = row["fetched_at"]

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import sys
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -15,7 +17,14 @@ from newscrawl.storage.writer import new_run_id
 if TYPE_CHECKING:
     from scrapy.settings import Settings
 
-__all__ = ["FAST_LOCAL", "crawl_settings", "latest_unfinished", "parse_set_options", "run_crawl"]
+__all__ = [
+    "FAST_LOCAL",
+    "crawl_command",
+    "crawl_settings",
+    "latest_unfinished",
+    "parse_set_options",
+    "run_crawl",
+]
 
 # For servers on this machine (the demo web, tests): no politeness delays, loopback allowed.
 FAST_LOCAL: dict[str, Any] = {
@@ -77,3 +86,18 @@ def run_crawl(sites: str, settings: Settings) -> dict[str, Any] | None:
     process.crawl("site", sites=sites)
     process.start()
     return read_summary(settings["NEWSCRAWL_OUT"], settings["NEWSCRAWL_CRAWL_ID"])
+
+
+def crawl_command(
+    sites: str | os.PathLike[str],
+    out: str | os.PathLike[str],
+    settings: Iterable[str] = (),
+    extra: Iterable[str] = (),
+) -> list[str]:
+    """argv of a `newscrawl crawl` child process (benchmarks and tests crawl in a process of
+    their own, as a user would); `settings` are NAME=VALUE strings, `extra` more options."""
+    command = [sys.executable, "-m", "newscrawl.cli", "crawl", str(sites), "--out", str(out)]
+    command += extra
+    for setting in settings:
+        command += ["--set", setting]
+    return command

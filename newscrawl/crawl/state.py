@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 
-from newscrawl.storage.writer import new_run_id, read_column, remove_torn_files
+from newscrawl.storage.writer import new_run_id, read_column, read_columns, remove_torn_files
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -104,16 +104,17 @@ class CrawlState:
         return self._articles
 
     def _load_pages(self) -> None:
-        pages: dict[str, StoredPage] = {}
         per_site: Counter[str] = Counter()
         root = self.dataset_root("pages")
-        for path, parts, finals in read_column(root, "final_url", {"crawl": self.crawl_id}):
-            for row, url in enumerate(finals):
-                pages.setdefault(url, StoredPage(path, row))
-            per_site[parts.get("site", "")] += len(finals)
-        for path, _, urls in read_column(root, "url", {"crawl": self.crawl_id}):
-            for row, url in enumerate(urls):
-                pages.setdefault(url, StoredPage(path, row))
+        files = list(read_columns(root, ["final_url", "url"], {"crawl": self.crawl_id}))
+        for _, parts, columns in files:
+            per_site[parts.get("site", "")] += len(columns["final_url"])
+        # A page is found by its final URL first, then by the URL that redirected to it.
+        pages: dict[str, StoredPage] = {}
+        for column in ("final_url", "url"):
+            for path, _, columns in files:
+                for row, url in enumerate(columns[column]):
+                    pages.setdefault(url, StoredPage(path, row))
         self._pages, self._site_pages = pages, per_site
 
     # -- state file ----------------------------------------------------------------------------

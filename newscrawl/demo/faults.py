@@ -53,14 +53,15 @@ import re
 import socket
 import struct
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from email.utils import format_datetime
 from html import escape
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from newscrawl.demo.text import StoryText, write_story
+from newscrawl.demo.themes import block_html
 from newscrawl.demo.web import DemoArticle, DemoPage, DemoSite
 
 __all__ = ["BUSY_FAILURES", "FAULTS", "Fault", "FaultSite"]
@@ -69,6 +70,7 @@ BUSY_FAILURES = 1
 _MODIFIED = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
 _CALENDAR = re.compile(r"^/calendar/(\d{1,4})/(\d{1,2})/?$")
 _CHUNK = 64 * 1024
+_HTML = "text/html; charset=utf-8"
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,14 +187,7 @@ def _article_html(
     charset: str = "utf-8",
     meta_charset: str | None = None,
 ) -> str:
-    paragraphs = "\n".join(
-        f"<h2>{escape(b.text)}</h2>"
-        if b.kind == "h2"
-        else "<ul>" + "".join(f"<li>{escape(i)}</li>" for i in b.items) + "</ul>"
-        if b.kind == "ul"
-        else f"<p>{escape(b.text)}</p>"
-        for b in story.blocks
-    )
+    paragraphs = "\n".join(block_html(block) for block in story.blocks)
     body = (
         f'<article><h1>{escape(story.title)}</h1><p class="byline">By {escape(author)}, '
         f'<time datetime="{published.isoformat()}">{published:%d %B %Y}</time></p>\n'
@@ -201,6 +196,35 @@ def _article_html(
         '<a href="/articles/good-2.html">good 2</a></div>'
     )
     return _html(story.title, body, charset, meta_charset)
+
+
+# The gold articles: (path, charset of the bytes, charset the header declares when it lies).
+_ARTICLE_PLANS: tuple[tuple[str, str, str | None], ...] = (
+    *((f"/articles/good-{n}.html", "utf-8", None) for n in range(1, 5)),
+    ("/busy/article.html", "utf-8", None),
+    ("/articles/mislabelled-latin1.html", "utf-8", "iso-8859-1"),
+    ("/articles/mislabelled-utf8.html", "windows-1252", "utf-8"),
+)
+
+
+def _fault_article(
+    rng: random.Random, index: int, path: str, charset: str, declared: str | None
+) -> tuple[DemoPage, DemoArticle]:
+    """One gold article of the fault site, encoded in `charset`, declared as `declared`."""
+    story = write_story(rng, "news", "city", accented=declared is not None)
+    published = datetime(2024, 5, 1 + index * 3, 8, 15, tzinfo=UTC)
+    author = f"Fault Desk {index + 1}"
+    meta_charset = "iso-8859-1" if declared == "iso-8859-1" else None
+    html = _article_html(story, published, author, declared or charset, meta_charset)
+    if declared == "utf-8":  # the lie is in the header only; no <meta> to contradict
+        html = html.replace('<meta charset="utf-8">', "")
+    codec = "cp1252" if charset == "windows-1252" else charset
+    content_type = f"text/html; charset={declared or charset}"
+    page = DemoPage.dated(path, html.encode(codec), content_type, published, "article")
+    article = DemoArticle(
+        path, story.title, story.gold, published, author, "Faults", (), "link", charset
+    )
+    return page, article
 
 
 class FaultSite:
@@ -221,42 +245,16 @@ class FaultSite:
         self._binary = b"\x89PNG\r\n\x1a\n" + random.Random(f"{seed}/binary").randbytes(50_000)
         self.site = self._build(random.Random(f"{seed}/faults"))
         self.trap = _trap_site()
+        self.endpoints = self._endpoint_table()
 
     # -- static part ---------------------------------------------------------------------
 
     def _build(self, rng: random.Random) -> DemoSite:
         pages: dict[str, DemoPage] = {}
         articles: dict[str, DemoArticle] = {}
-        plans = [(f"/articles/good-{n}.html", "utf-8", None) for n in range(1, 5)]
-        plans += [
-            ("/busy/article.html", "utf-8", None),
-            ("/articles/mislabelled-latin1.html", "utf-8", "iso-8859-1"),
-            ("/articles/mislabelled-utf8.html", "windows-1252", "utf-8"),
-        ]
-        for index, (path, charset, declared) in enumerate(plans):
-            story = write_story(rng, "news", "city", accented=declared is not None)
-            published = datetime(2024, 5, 1 + index * 3, 8, 15, tzinfo=UTC)
-            author = f"Fault Desk {index + 1}"
-            html = _article_html(
-                story,
-                published,
-                author,
-                declared or charset,
-                "iso-8859-1" if declared == "iso-8859-1" else None,
-            )
-            if declared == "utf-8":  # the lie is in the header only; no <meta> to contradict
-                html = html.replace('<meta charset="utf-8">', "")
-            codec = "cp1252" if charset == "windows-1252" else charset
-            pages[path] = DemoPage(
-                path,
-                html.encode(codec),
-                f"text/html; charset={declared or charset}",
-                headers={"Last-Modified": format_datetime(published, usegmt=True)},
-                kind="article",
-            )
-            articles[path] = DemoArticle(
-                path, story.title, story.gold, published, author, "Faults", (), "link", charset
-            )
+        for index, plan in enumerate(_ARTICLE_PLANS):
+            page, article = _fault_article(rng, index, *plan)
+            pages[page.path], articles[page.path] = page, article
         pages["/"] = self._home()
         pages["/private/secret.html"] = _page(
             "/private/secret.html",
@@ -311,89 +309,95 @@ class FaultSite:
         if path in _REDIRECTS:
             status, location = _REDIRECTS[path]
             h.record(status)
-            _send_head(handler, status, "text/html; charset=utf-8", 0, {"Location": location})
+            h.send_head(status, _HTML, 0, {"Location": location})
             return True
-        if path == "/error/500":
-            h.send_body(
-                500,
-                "text/html; charset=utf-8",
-                b"<html><body><h1>Internal Server Error</h1></body></html>",
-                head_only,
-            )
-            return True
-        if path == "/busy/article.html" and self._count(path) <= BUSY_FAILURES:
-            h.send_body(
-                503,
-                "text/html; charset=utf-8",
-                b"<html><body><h1>Busy, try again</h1></body></html>",
-                head_only,
-                {"Retry-After": "1"},
-            )
-            return True
-        if path == "/reset":
-            h.record(0)
-            _reset(handler)
-            return True
-        if path == "/slow":
-            self._slow(h, head_only)
-            return True
-        if path == "/slow-body":
-            self._slow_body(h, head_only)
-            return True
-        if path == "/huge.html":
-            self._huge(h, head_only)
-            return True
-        if path == "/binary.html":
-            h.send_body(200, "text/html; charset=utf-8", self._binary, head_only)
-            return True
+        endpoint = self.endpoints.get(path)
+        if endpoint is not None:
+            return endpoint(h, head_only)
         match = _CALENDAR.match(path)
         if match:
             return self._calendar(h, int(match.group(1)), int(match.group(2)), head_only)
         return False
+
+    def _endpoint_table(self) -> dict[str, Callable[[Any, bool], bool]]:
+        """Path -> handler(h, head_only) -> served (False: let the static page answer)."""
+        return {
+            "/error/500": self._error,
+            "/busy/article.html": self._busy,
+            "/reset": self._connection_reset,
+            "/slow": self._slow,
+            "/slow-body": self._slow_body,
+            "/huge.html": self._huge,
+            "/binary.html": self._binary_page,
+        }
 
     def _count(self, path: str) -> int:
         with self._lock:
             self.counts[path] = self.counts.get(path, 0) + 1
             return self.counts[path]
 
-    def _slow(self, h: Any, head_only: bool) -> None:
-        h.record(200)
+    def _error(self, h: Any, head_only: bool) -> bool:
+        body = b"<html><body><h1>Internal Server Error</h1></body></html>"
+        h.send_body(500, _HTML, body, head_only)
+        return True
+
+    def _busy(self, h: Any, head_only: bool) -> bool:
+        """503 with Retry-After for the first requests, then False: the static gold article."""
+        if self._count("/busy/article.html") > BUSY_FAILURES:
+            return False
+        body = b"<html><body><h1>Busy, try again</h1></body></html>"
+        h.send_body(503, _HTML, body, head_only, {"Retry-After": "1"})
+        return True
+
+    def _connection_reset(self, h: Any, head_only: bool) -> bool:
+        h.record(0)
+        _reset(h)
+        return True
+
+    def _binary_page(self, h: Any, head_only: bool) -> bool:
+        h.send_body(200, _HTML, self._binary, head_only)
+        return True
+
+    def _slow(self, h: Any, head_only: bool) -> bool:
+        h.record(200)  # logged now: the client may give up before the answer
         if self.stopping.wait(self.slow_seconds):
             h.close_connection = True
-            return
+            return True
         body = b"<html><body><h1>Finally</h1><p>This page took its time.</p></body></html>"
-        _send(h, 200, "text/html; charset=utf-8", body, head_only)
+        h.send_body(200, _HTML, body, head_only, logged=True)
+        return True
 
-    def _slow_body(self, h: Any, head_only: bool) -> None:
+    def _slow_body(self, h: Any, head_only: bool) -> bool:
         h.record(200)
         body = ("<html><body>" + "<p>Trickle.</p>" * 200 + "</body></html>").encode()
         half = len(body) // 2
         try:
-            _send_head(h, 200, "text/html; charset=utf-8", len(body))
+            h.send_head(200, _HTML, len(body))
             if head_only:
-                return
+                return True
             h.wfile.write(body[:half])
             h.wfile.flush()
             if self.stopping.wait(self.slow_seconds):
                 h.close_connection = True
-                return
+                return True
             h.wfile.write(body[half:])
         except (BrokenPipeError, ConnectionResetError):
             h.close_connection = True
+        return True
 
-    def _huge(self, h: Any, head_only: bool) -> None:
+    def _huge(self, h: Any, head_only: bool) -> bool:
         h.record(200)
         try:
-            _send_head(h, 200, "text/html; charset=utf-8", self.huge_bytes)
-            if head_only:
-                return
-            for chunk in huge_chunks(self.huge_bytes):
-                if self.stopping.is_set():
-                    break
-                h.wfile.write(chunk)
+            h.send_head(200, _HTML, self.huge_bytes)
+            if not head_only:
+                for chunk in huge_chunks(self.huge_bytes):
+                    if self.stopping.is_set():
+                        break
+                    h.wfile.write(chunk)
         except (BrokenPipeError, ConnectionResetError):
             pass
         h.close_connection = True
+        return True
 
     def _calendar(self, h: Any, year: int, month: int, head_only: bool) -> bool:
         if not (1 <= year <= 9999 and 1 <= month <= 12):
@@ -409,11 +413,11 @@ class FaultSite:
             f"Events {year}-{month:02d}",
             f"<h1>Events in {year}-{month:02d}</h1><p>No events.</p><p>{' | '.join(links)}</p>",
         )
-        h.send_body(200, "text/html; charset=utf-8", body.encode(), head_only)
+        h.send_body(200, _HTML, h.fill(body.encode()), head_only)  # {{BASE}} like any page
         return True
 
 
-def huge_chunks(total: int) -> Any:
+def huge_chunks(total: int) -> Iterator[bytes]:
     """Exactly `total` bytes of valid-looking HTML, produced one 64 KB chunk at a time."""
     head = b"<!DOCTYPE html><html><head><title>Huge page</title></head><body>\n"
     tail = b"</body></html>\n"
@@ -434,16 +438,8 @@ def huge_chunks(total: int) -> Any:
     yield b" " * remaining + tail
 
 
-def _page(
-    path: str, text: str, content_type: str = "text/html; charset=utf-8", kind: str = "page"
-) -> DemoPage:
-    return DemoPage(
-        path,
-        text.encode("utf-8"),
-        content_type,
-        headers={"Last-Modified": format_datetime(_MODIFIED, usegmt=True)},
-        kind=kind,
-    )
+def _page(path: str, text: str, content_type: str = _HTML, kind: str = "page") -> DemoPage:
+    return DemoPage.dated(path, text.encode("utf-8"), content_type, _MODIFIED, kind)
 
 
 def _trap_site() -> DemoSite:
@@ -457,30 +453,6 @@ def _trap_site() -> DemoSite:
         ),
     }
     return DemoSite("trap", "news", pages, {}, [], title="Trap", theme="faults")
-
-
-def _send_head(
-    handler: BaseHTTPRequestHandler,
-    status: int,
-    content_type: str,
-    length: int,
-    headers: dict[str, str] | None = None,
-) -> None:
-    handler.send_response(status)
-    handler.send_header("Content-Type", content_type)
-    handler.send_header("Content-Length", str(length))
-    for name, value in (headers or {}).items():
-        handler.send_header(name, value)
-    handler.end_headers()
-
-
-def _send(h: Any, status: int, content_type: str, body: bytes, head_only: bool) -> None:
-    try:
-        _send_head(h, status, content_type, len(body))
-        if not head_only:
-            h.wfile.write(body)
-    except (BrokenPipeError, ConnectionResetError):
-        h.close_connection = True
 
 
 def _reset(handler: BaseHTTPRequestHandler) -> None:

@@ -20,6 +20,7 @@ import threading
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any, NamedTuple
 from urllib.parse import urlsplit
 
@@ -119,6 +120,21 @@ class _Handler(BaseHTTPRequestHandler):
         except (TypeError, ValueError):
             return False
 
+    def send_head(
+        self,
+        status: int,
+        content_type: str,
+        length: int,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        """Status line and headers; the body (of `length` bytes) is the caller's to write."""
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(length))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+
     def send_body(
         self,
         status: int,
@@ -126,15 +142,14 @@ class _Handler(BaseHTTPRequestHandler):
         body: bytes,
         head_only: bool,
         headers: dict[str, str] | None = None,
+        *,
+        logged: bool = False,
     ) -> None:
-        self.record(status)
+        """A whole response; `logged` when the request was recorded already."""
+        if not logged:
+            self.record(status)
         try:
-            self.send_response(status)
-            self.send_header("Content-Type", content_type)
-            self.send_header("Content-Length", str(len(body)))
-            for name, value in (headers or {}).items():
-                self.send_header(name, value)
-            self.end_headers()
+            self.send_head(status, content_type, len(body), headers)
             if not head_only:
                 self.wfile.write(body)
         except (BrokenPipeError, ConnectionResetError):
@@ -303,6 +318,23 @@ class DemoServer:
             for site in self.sites
             for path, article in site.articles.items()
         }
+
+    def write_site_list(
+        self,
+        path: str | Path,
+        names: list[str] | None = None,
+        caps: dict[str, int] | None = None,
+    ) -> Path:
+        """A site-list CSV of the served sites (or of `names`) for `newscrawl crawl`, with a
+        page cap per site where `caps` gives one."""
+        caps = caps or {}
+        rows = [
+            f"{self.site_urls[name]}/,{name},{caps.get(name, '')}\n"
+            for name in names or self.site_urls
+        ]
+        path = Path(path)
+        path.write_text("url,name,max_pages\n" + "".join(rows))
+        return path
 
     def requests_for(self, site_name: str) -> list[Request]:
         netloc = self.site_urls[site_name].split("//", 1)[1]

@@ -18,7 +18,7 @@ from html import escape
 
 from newscrawl.demo.text import Block
 
-__all__ = ["THEMES", "Chrome", "Comment", "Link", "Pager", "StoryView", "Theme"]
+__all__ = ["THEMES", "Chrome", "Comment", "Link", "PageInfo", "Pager", "StoryView", "Theme"]
 
 BASE = "{{BASE}}"
 
@@ -79,6 +79,18 @@ class Chrome:
     extra_footer: tuple[Link, ...] = field(default=())
 
 
+@dataclass(frozen=True, slots=True)
+class PageInfo:
+    """One page's own part of the frame: its path (for the canonical link), title, charset,
+    extra <meta> lines and the navigation entry to highlight."""
+
+    path: str
+    title: str
+    charset: str = "utf-8"
+    meta: str = ""
+    current: str = ""
+
+
 def e(text: str) -> str:
     return escape(text, quote=True)
 
@@ -103,15 +115,13 @@ def paragraph_html(text: str, link: Link | None) -> str:
     return f'{e(before)} <a href="{e(link.href)}">{e(span)}</a> {e(after)}'
 
 
-def head(title: str, canonical: str, chrome: Chrome, charset: str, meta: str) -> str:
-    return (
-        f'<meta http-equiv="Content-Type" content="text/html; charset={charset}">\n'
-        f"<title>{e(title)}</title>\n"
-        f'<link rel="canonical" href="{BASE}{e(canonical)}">\n'
-        f'<link rel="alternate" type="{chrome.feed.label}" title="{e(chrome.site_title)}" '
-        f'href="{BASE}{chrome.feed.href}">\n'
-        f'<link rel="stylesheet" href="/static/site.css">\n{meta}'
-    )
+def block_html(block: Block, link: Link | None = None) -> str:
+    """A body block in plain HTML5: <h2>, <ul> or <p>."""
+    if block.kind == "h2":
+        return f"<h2>{e(block.text)}</h2>"
+    if block.kind == "ul":
+        return "<ul>" + "".join(f"<li>{e(item)}</li>" for item in block.items) + "</ul>"
+    return f"<p>{paragraph_html(block.text, link)}</p>"
 
 
 def article_meta(story: StoryView, with_times: bool) -> str:
@@ -130,36 +140,82 @@ def article_meta(story: StoryView, with_times: bool) -> str:
 
 
 class Theme:
-    """Renders the pages of one site. Subclasses differ only in markup."""
+    """Renders the pages of one site. Subclasses differ only in markup: the page frame, the
+    pieces of an article (blocks, comments) and of a listing (teasers, frame, pager class)."""
 
     name = "base"
+    title_separator = " - "  # between the page's and the site's title in <title>
+    pager_class = "pages"
+    block_separator = ""
 
-    def page(
-        self,
-        chrome: Chrome,
-        title: str,
-        canonical: str,
-        main: str,
-        *,
-        charset: str = "utf-8",
-        meta: str = "",
-        current: str = "",
-    ) -> str:
+    # -- whole pages ---------------------------------------------------------------------------
+
+    def page(self, chrome: Chrome, info: PageInfo, main: str) -> str:
         raise NotImplementedError
 
-    def article(self, story: StoryView, related: tuple[Link, ...]) -> str:
-        raise NotImplementedError
-
-    def listing(
-        self, heading: str, intro: str, stories: list[StoryView], pager: Pager | None
-    ) -> str:
-        raise NotImplementedError
+    def head_html(self, chrome: Chrome, info: PageInfo) -> str:
+        """The <head> lines every theme shares: charset, title, canonical, feed, stylesheet."""
+        title = f"{info.title}{self.title_separator}{chrome.site_title}"
+        return (
+            f'<meta http-equiv="Content-Type" content="text/html; charset={info.charset}">\n'
+            f"<title>{e(title)}</title>\n"
+            f'<link rel="canonical" href="{BASE}{e(info.path)}">\n'
+            f'<link rel="alternate" type="{chrome.feed.label}" title="{e(chrome.site_title)}" '
+            f'href="{BASE}{chrome.feed.href}">\n'
+            f'<link rel="stylesheet" href="/static/site.css">\n{info.meta}'
+        )
 
     def plain(self, heading: str, paragraphs: list[str]) -> str:
         body = "".join(f"<p>{e(p)}</p>" for p in paragraphs)
         return f"<h1>{e(heading)}</h1>{body}"
 
-    def pager_html(self, pager: Pager | None, cls: str) -> str:
+    # -- articles ------------------------------------------------------------------------------
+
+    def article(self, story: StoryView, related: tuple[Link, ...]) -> str:
+        raise NotImplementedError
+
+    def body(self, story: StoryView) -> str:
+        """The story's blocks; the second paragraph carries the in-text link."""
+        parts: list[str] = []
+        for index, block in enumerate(story.blocks):
+            parts.append(self.block(block, story.inline_link if index == 1 else None))
+            if index == 1:
+                parts.extend(self.inline_boxes(story))
+        return self.block_separator.join(parts)
+
+    def block(self, block: Block, link: Link | None) -> str:
+        return block_html(block, link)
+
+    def inline_boxes(self, story: StoryView) -> list[str]:
+        """Boxes set inside the story column after the second block (not gold)."""
+        return []
+
+    def comments(self, story: StoryView) -> str:
+        if not story.comments:
+            return ""
+        return self.comment_box(story, "".join(self.comment(c) for c in story.comments))
+
+    def comment(self, comment: Comment) -> str:
+        raise NotImplementedError
+
+    def comment_box(self, story: StoryView, comments: str) -> str:
+        raise NotImplementedError
+
+    # -- listings ------------------------------------------------------------------------------
+
+    def listing(
+        self, heading: str, intro: str, stories: list[StoryView], pager: Pager | None
+    ) -> str:
+        teasers = "".join(self.teaser(s) for s in stories)
+        return self.listing_frame(heading, intro, teasers) + self.pager_html(pager)
+
+    def teaser(self, story: StoryView) -> str:
+        raise NotImplementedError
+
+    def listing_frame(self, heading: str, intro: str, teasers: str) -> str:
+        raise NotImplementedError
+
+    def pager_html(self, pager: Pager | None) -> str:
         if pager is None or pager.pages <= 1:
             return ""
         parts = []
@@ -168,7 +224,7 @@ class Theme:
         parts.append(f"<span>Page {pager.page} of {pager.pages}</span>")
         if pager.next:
             parts.append(f'<a rel="next" href="{e(pager.next)}">Older &raquo;</a>')
-        return f'<div class="{cls}">{" ".join(parts)}</div>'
+        return f'<div class="{self.pager_class}">{" ".join(parts)}</div>'
 
 
 # ------------------------------------------------------------------------------ table layout
@@ -178,20 +234,11 @@ class TableTheme(Theme):
     """A 2003-style page: layout tables, <font>, <br><br> between paragraphs."""
 
     name = "table"
+    block_separator = "<br><br>\n"
 
-    def page(
-        self,
-        chrome: Chrome,
-        title: str,
-        canonical: str,
-        main: str,
-        *,
-        charset: str = "utf-8",
-        meta: str = "",
-        current: str = "",
-    ) -> str:
+    def page(self, chrome: Chrome, info: PageInfo, main: str) -> str:
         nav = "".join(
-            f'<td class="{"navon" if x.href == current else "nav"}">'
+            f'<td class="{"navon" if x.href == info.current else "nav"}">'
             f'<a href="{e(x.href)}">{e(x.label)}</a></td>'
             for x in chrome.sections
         )
@@ -204,7 +251,7 @@ class TableTheme(Theme):
         return f"""<!DOCTYPE HTML PUBLIC "-//W3C//DTD HTML 4.01 Transitional//EN">
 <html>
 <head>
-{head(f"{title} - {chrome.site_title}", canonical, chrome, charset, meta)}</head>
+{self.head_html(chrome, info)}</head>
 <body bgcolor="#ffffff" topmargin="0" leftmargin="0">
 <table width="100%" border="0" cellpadding="0" cellspacing="0" class="masthead">
 <tr><td class="logo"><a href="/"><img src="/img/logo.gif" width="320" height="60" border="0"
@@ -246,31 +293,29 @@ All rights reserved. | <a href="{e(chrome.about)}">About us</a> |
 </html>
 """
 
-    def article(self, story: StoryView, related: tuple[Link, ...]) -> str:
-        body: list[str] = []
-        for index, block in enumerate(story.blocks):
-            link = story.inline_link if index == 1 else None
-            if block.kind == "h2":
-                body.append(f"<b>{e(block.text)}</b>")
-            elif block.kind == "ul":
-                body.append("".join(f"&middot; {e(item)}<br>" for item in block.items))
-            else:
-                body.append(paragraph_html(block.text, link))
-        text = "<br><br>\n".join(body)
-        related_rows = "".join(
-            f'<tr><td>&raquo; <a href="{e(x.href)}">{e(x.label)}</a></td></tr>' for x in related
+    def block(self, block: Block, link: Link | None) -> str:
+        if block.kind == "h2":
+            return f"<b>{e(block.text)}</b>"
+        if block.kind == "ul":
+            return "".join(f"&middot; {e(item)}<br>" for item in block.items)
+        return paragraph_html(block.text, link)
+
+    def comment(self, comment: Comment) -> str:
+        return (
+            f'<tr><td class="chead"><b>{e(comment.author)}</b> wrote on '
+            f"{comment.posted:%m/%d/%Y %H:%M}:</td></tr>"
+            f'<tr><td class="cbody"><font size="2">{e(comment.text)}</font></td></tr>'
         )
-        comments = "".join(
-            f'<tr><td class="chead"><b>{e(c.author)}</b> wrote on '
-            f"{c.posted:%m/%d/%Y %H:%M}:</td></tr>"
-            f'<tr><td class="cbody"><font size="2">{e(c.text)}</font></td></tr>'
-            for c in story.comments
-        )
-        comments_table = (
+
+    def comment_box(self, story: StoryView, comments: str) -> str:
+        return (
             f'<table width="100%" class="comments"><tr><td class="boxhead">'
             f"<b>Reader comments ({len(story.comments)})</b></td></tr>{comments}</table>"
-            if story.comments
-            else ""
+        )
+
+    def article(self, story: StoryView, related: tuple[Link, ...]) -> str:
+        related_rows = "".join(
+            f'<tr><td>&raquo; <a href="{e(x.href)}">{e(x.label)}</a></td></tr>' for x in related
         )
         date = f"{story.published:%A, %B} {story.published.day}, {story.published.year}"
         return f"""<font class="kicker" size="1" color="#990000">
@@ -279,7 +324,7 @@ All rights reserved. | <a href="{e(chrome.about)}">About us</a> |
 <font size="2" class="byline">By <b>{e(story.author)}</b>, Staff Writer<br>{date}</font>
 <table width="100%" border="0" cellpadding="0" cellspacing="0" class="story">
 <tr><td class="storytext"><font size="3">
-{text}
+{self.body(story)}
 </font></td></tr>
 </table>
 <br>
@@ -287,22 +332,20 @@ All rights reserved. | <a href="{e(chrome.about)}">About us</a> |
 <tr><td class="boxhead"><b>Related stories</b></td></tr>
 {related_rows}</table>
 <br>
-{comments_table}
+{self.comments(story)}
 """
 
-    def listing(
-        self, heading: str, intro: str, stories: list[StoryView], pager: Pager | None
-    ) -> str:
-        rows = "".join(
-            f'<tr><td class="teaser"><a href="{e(s.path)}"><b>{e(s.title)}</b></a><br>'
-            f'<font size="1">{s.published:%m/%d/%Y} - {e(s.author)}</font><br>'
-            f'<font size="2">{e(s.summary)}</font></td></tr>'
-            for s in stories
+    def teaser(self, story: StoryView) -> str:
+        return (
+            f'<tr><td class="teaser"><a href="{e(story.path)}"><b>{e(story.title)}</b></a><br>'
+            f'<font size="1">{story.published:%m/%d/%Y} - {e(story.author)}</font><br>'
+            f'<font size="2">{e(story.summary)}</font></td></tr>'
         )
+
+    def listing_frame(self, heading: str, intro: str, teasers: str) -> str:
         return (
             f'<h2 class="sectionhead">{e(heading)}</h2><font size="2">{e(intro)}</font>'
-            f'<table width="100%" class="teasers" cellpadding="4">{rows}</table>'
-            f"{self.pager_html(pager, 'pages')}"
+            f'<table width="100%" class="teasers" cellpadding="4">{teasers}</table>'
         )
 
 
@@ -313,20 +356,12 @@ class DivTheme(Theme):
     """A 2012-style page: nested divs with grid class names, sidebar widgets."""
 
     name = "div"
+    title_separator = " | "
+    pager_class = "pagination"
 
-    def page(
-        self,
-        chrome: Chrome,
-        title: str,
-        canonical: str,
-        main: str,
-        *,
-        charset: str = "utf-8",
-        meta: str = "",
-        current: str = "",
-    ) -> str:
+    def page(self, chrome: Chrome, info: PageInfo, main: str) -> str:
         nav = "".join(
-            f'<li class="menu-item{" active" if x.href == current else ""}">'
+            f'<li class="menu-item{" active" if x.href == info.current else ""}">'
             f'<a href="{e(x.href)}">{e(x.label)}</a></li>'
             for x in chrome.sections
         )
@@ -339,7 +374,7 @@ class DivTheme(Theme):
 <html lang="en">
 <head>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-{head(f"{title} | {chrome.site_title}", canonical, chrome, charset, meta)}
+{self.head_html(chrome, info)}
 <script>window.dataLayer = window.dataLayer || [];</script>
 </head>
 <body class="site-courier">
@@ -382,33 +417,34 @@ class DivTheme(Theme):
 </html>
 """
 
-    def article(self, story: StoryView, related: tuple[Link, ...]) -> str:
-        body: list[str] = []
-        for index, block in enumerate(story.blocks):
-            link = story.inline_link if index == 1 else None
-            if block.kind == "h2":
-                body.append(f'<h3 class="story-subhead">{e(block.text)}</h3>')
-            elif block.kind == "ul":
-                body.append(_ul(block.items))
-            else:
-                body.append(f"<p>{paragraph_html(block.text, link)}</p>")
-            if index == 1 and story.read_also:
-                body.append(
-                    '<div class="inline-related"><span class="label">Read also</span>'
-                    f"{links_ul(story.read_also)}</div>"
-                )
-        comments = "".join(
+    def block(self, block: Block, link: Link | None) -> str:
+        if block.kind == "h2":
+            return f'<h3 class="story-subhead">{e(block.text)}</h3>'
+        return super().block(block, link)
+
+    def inline_boxes(self, story: StoryView) -> list[str]:
+        if not story.read_also:
+            return []
+        return [
+            '<div class="inline-related"><span class="label">Read also</span>'
+            f"{links_ul(story.read_also)}</div>"
+        ]
+
+    def comment(self, comment: Comment) -> str:
+        return (
             f'<div class="comment"><div class="comment-meta"><span class="comment-author">'
-            f'{e(c.author)}</span> <span class="comment-date">{c.posted:%d.%m.%Y, %H:%M}'
-            f'</span></div><div class="comment-text">{e(c.text)}</div></div>'
-            for c in story.comments
+            f'{e(comment.author)}</span> <span class="comment-date">'
+            f"{comment.posted:%d.%m.%Y, %H:%M}</span></div>"
+            f'<div class="comment-text">{e(comment.text)}</div></div>'
         )
-        comment_block = (
+
+    def comment_box(self, story: StoryView, comments: str) -> str:
+        return (
             f'<div id="comments" class="comments"><div class="comments-title">'
             f"{len(story.comments)} comments</div>{comments}</div>"
-            if story.comments
-            else ""
         )
+
+    def article(self, story: StoryView, related: tuple[Link, ...]) -> str:
         tags = " ".join(f'<a class="tag" href="{e(t.href)}">{e(t.label)}</a>' for t in story.tags)
         return f"""<div class="breadcrumb"><a href="/">Home</a> &rsaquo;
 <a href="{e(story.section.href)}">{e(story.section.label)}</a></div>
@@ -420,34 +456,30 @@ class DivTheme(Theme):
 <div class="share-bar"><a href="#">Share</a> <a href="#">Email</a> <a href="#">Print</a></div>
 </div>
 <div class="story-body">
-{"".join(body)}
+{self.body(story)}
 </div>
 <div class="story-tags">Topics: {tags}</div>
 </div>
 <div class="related-box"><div class="related-title">More on this story</div>
 {links_ul(related, "related-list")}</div>
-{comment_block}
+{self.comments(story)}
 """
 
-    def listing(
-        self, heading: str, intro: str, stories: list[StoryView], pager: Pager | None
-    ) -> str:
-        cards = "".join(
-            f'<div class="card"><div class="card-section">{e(s.section.label)}</div>'
-            f'<h2 class="card-title"><a href="{e(s.path)}">{e(s.title)}</a></h2>'
-            f'<div class="card-teaser">{e(s.summary)}</div>'
-            f'<div class="card-meta">{e(s.author)} &middot; {s.published:%d.%m.%Y}</div></div>'
-            for s in stories
+    def teaser(self, story: StoryView) -> str:
+        return (
+            f'<div class="card"><div class="card-section">{e(story.section.label)}</div>'
+            f'<h2 class="card-title"><a href="{e(story.path)}">{e(story.title)}</a></h2>'
+            f'<div class="card-teaser">{e(story.summary)}</div>'
+            f'<div class="card-meta">{e(story.author)} &middot; {story.published:%d.%m.%Y}'
+            "</div></div>"
         )
+
+    def listing_frame(self, heading: str, intro: str, teasers: str) -> str:
         return (
             f'<div class="section-header"><h1>{e(heading)}</h1>'
             f'<div class="section-intro">{e(intro)}</div></div>'
-            f'<div class="card-list">{cards}</div>{self.pager_html(pager, "pagination")}'
+            f'<div class="card-list">{teasers}</div>'
         )
-
-
-def _ul(items: tuple[str, ...]) -> str:
-    return "<ul>" + "".join(f"<li>{e(item)}</li>" for item in items) + "</ul>"
 
 
 # ------------------------------------------------------------------------------ HTML5 blog
@@ -457,29 +489,21 @@ class Html5Theme(Theme):
     """A 2020-style blog: header/nav/main/article/aside/footer, <time>, comment list."""
 
     name = "html5"
+    title_separator = " — "
+    pager_class = "nav-links"
 
-    def page(
-        self,
-        chrome: Chrome,
-        title: str,
-        canonical: str,
-        main: str,
-        *,
-        charset: str = "utf-8",
-        meta: str = "",
-        current: str = "",
-    ) -> str:
+    def page(self, chrome: Chrome, info: PageInfo, main: str) -> str:
         nav = "".join(
-            f'<a href="{e(x.href)}"{" aria-current=page" if x.href == current else ""}>'
+            f'<a href="{e(x.href)}"{" aria-current=page" if x.href == info.current else ""}>'
             f"{e(x.label)}</a>"
             for x in chrome.sections
         )
         return f"""<!doctype html>
 <html lang="en-GB">
 <head>
-<meta charset="{charset}">
+<meta charset="{info.charset}">
 <meta name="viewport" content="width=device-width">
-{head(f"{title} — {chrome.site_title}", canonical, chrome, charset, meta)}</head>
+{self.head_html(chrome, info)}</head>
 <body>
 <a class="skip-link" href="#main">Skip to content</a>
 <header class="site-header">
@@ -514,32 +538,24 @@ class Html5Theme(Theme):
 </html>
 """
 
-    def article(self, story: StoryView, related: tuple[Link, ...]) -> str:
-        body: list[str] = []
-        for index, block in enumerate(story.blocks):
-            link = story.inline_link if index == 1 else None
-            if block.kind == "h2":
-                body.append(f"<h2>{e(block.text)}</h2>")
-            elif block.kind == "ul":
-                body.append(_ul(block.items))
-            else:
-                body.append(f"<p>{paragraph_html(block.text, link)}</p>")
-        comments = "".join(
+    def comment(self, comment: Comment) -> str:
+        return (
             f'<li class="comment"><article class="comment-body"><footer class="comment-meta">'
-            f'<b class="fn">{e(c.author)}</b> <span class="says">says:</span> '
-            f'<time datetime="{c.posted.isoformat()}">{_long_date(c.posted)} at '
-            f"{c.posted:%H:%M}</time></footer>"
-            f'<div class="comment-content"><p>{e(c.text)}</p></div>'
+            f'<b class="fn">{e(comment.author)}</b> <span class="says">says:</span> '
+            f'<time datetime="{comment.posted.isoformat()}">{_long_date(comment.posted)} at '
+            f"{comment.posted:%H:%M}</time></footer>"
+            f'<div class="comment-content"><p>{e(comment.text)}</p></div>'
             f'<a class="reply" href="#respond">Reply</a></article></li>'
-            for c in story.comments
         )
-        comment_area = (
+
+    def comment_box(self, story: StoryView, comments: str) -> str:
+        return (
             f'<section id="comments" class="comments-area"><h2 class="comments-title">'
             f"{len(story.comments)} thoughts on “{e(story.title)}”</h2>"
             f'<ol class="comment-list">{comments}</ol></section>'
-            if story.comments
-            else ""
         )
+
+    def article(self, story: StoryView, related: tuple[Link, ...]) -> str:
         tags = ", ".join(f'<a href="{e(t.href)}" rel="tag">{e(t.label)}</a>' for t in story.tags)
         return f"""<article class="post hentry">
 <header class="entry-header">
@@ -549,30 +565,28 @@ class Html5Theme(Theme):
 in <a href="{e(story.section.href)}" rel="category">{e(story.section.label)}</a></div>
 </header>
 <div class="entry-content">
-{"".join(body)}
+{self.body(story)}
 </div>
 <footer class="entry-footer">Tagged {tags}</footer>
 </article>
 <nav class="related-posts" aria-label="Related posts"><h2>You might also like</h2>
 {links_ul(related)}</nav>
-{comment_area}
+{self.comments(story)}
 """
 
-    def listing(
-        self, heading: str, intro: str, stories: list[StoryView], pager: Pager | None
-    ) -> str:
-        posts = "".join(
-            f'<article class="post excerpt"><h2 class="entry-title"><a href="{e(s.path)}" '
-            f'rel="bookmark">{e(s.title)}</a></h2><time datetime="{s.published.isoformat()}">'
-            f"{_long_date(s.published)}</time>"
-            f'<div class="entry-summary"><p>{e(s.summary)}</p></div>'
-            f'<a class="more-link" href="{e(s.path)}">Continue reading</a></article>'
-            for s in stories
+    def teaser(self, story: StoryView) -> str:
+        return (
+            f'<article class="post excerpt"><h2 class="entry-title"><a href="{e(story.path)}" '
+            f'rel="bookmark">{e(story.title)}</a></h2>'
+            f'<time datetime="{story.published.isoformat()}">{_long_date(story.published)}</time>'
+            f'<div class="entry-summary"><p>{e(story.summary)}</p></div>'
+            f'<a class="more-link" href="{e(story.path)}">Continue reading</a></article>'
         )
+
+    def listing_frame(self, heading: str, intro: str, teasers: str) -> str:
         return (
             f'<header class="page-header"><h1 class="page-title">{e(heading)}</h1>'
-            f'<p class="archive-description">{e(intro)}</p></header>{posts}'
-            f"{self.pager_html(pager, 'nav-links')}"
+            f'<p class="archive-description">{e(intro)}</p></header>{teasers}'
         )
 
 

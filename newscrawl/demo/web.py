@@ -19,30 +19,31 @@ Bodies hold the placeholder ``{{BASE}}`` (scheme://host:port) wherever an absolu
 
 from __future__ import annotations
 
+import dataclasses
 import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
-from html import escape
 
 from newscrawl.demo.text import StoryText, person, write_comment, write_story
 from newscrawl.demo.themes import (
+    BASE,
     THEMES,
     Chrome,
     Comment,
     Link,
+    PageInfo,
     Pager,
     StoryView,
     Theme,
     article_meta,
 )
+from newscrawl.demo.themes import e as _x
 
 __all__ = ["DemoArticle", "DemoPage", "DemoSite", "DemoWeb", "build_demo_web"]
 
-BASE = "{{BASE}}"
-HTML_UTF8 = "text/html; charset=utf-8"
 _NEWEST = datetime(2024, 6, 28, 9, 30, tzinfo=UTC)
 
 
@@ -78,6 +79,14 @@ class DemoPage:
     status: int = 200
     headers: dict[str, str] = field(default_factory=dict)
     kind: str = "page"
+
+    @classmethod
+    def dated(
+        cls, path: str, body: bytes, content_type: str, modified: datetime, kind: str
+    ) -> DemoPage:
+        """A 200 response with a Last-Modified header (what conditional requests compare)."""
+        headers = {"Last-Modified": format_datetime(modified, usegmt=True)}
+        return cls(path, body, content_type, headers=headers, kind=kind)
 
 
 @dataclass(slots=True)
@@ -408,20 +417,7 @@ class _Builder:
         urls = self.spec.urls
         section = Link(story.section.label, urls.section(story.section.slug, 1))
         tags = tuple(Link(_tag_label(t), urls.tag(t)) for t in story.tags)
-        if not full:
-            return StoryView(
-                story.path,
-                story.text.title,
-                section,
-                tags,
-                story.published,
-                story.author,
-                story.summary,
-            )
-        others = [s for s in self.linked if s.path != story.path]
-        inline = self.rng.choice(others) if self.rng.random() < 0.5 else None
-        read_also = tuple(Link(s.text.title, s.path) for s in self.rng.sample(others, 2))
-        return StoryView(
+        teaser = StoryView(
             story.path,
             story.text.title,
             section,
@@ -429,10 +425,18 @@ class _Builder:
             story.published,
             story.author,
             story.summary,
-            story.text.blocks,
-            story.comments,
-            Link(inline.text.title, inline.path) if inline else None,
-            read_also,
+        )
+        if not full:
+            return teaser
+        others = [s for s in self.linked if s.path != story.path]
+        inline = self.rng.choice(others) if self.rng.random() < 0.5 else None
+        read_also = tuple(Link(s.text.title, s.path) for s in self.rng.sample(others, 2))
+        return dataclasses.replace(
+            teaser,
+            blocks=story.text.blocks,
+            comments=story.comments,
+            inline_link=Link(inline.text.title, inline.path) if inline else None,
+            read_also=read_also,
         )
 
     def related(self, story: _Story) -> tuple[Link, ...]:
@@ -445,39 +449,16 @@ class _Builder:
         )
         return tuple(Link(s.text.title, s.path) for s in picked)
 
-    def add_html(
-        self,
-        path: str,
-        title: str,
-        main: str,
-        *,
-        kind: str,
-        modified: datetime,
-        charset: str = "utf-8",
-        meta: str = "",
-        current: str = "",
-    ) -> None:
-        html = self.theme.page(
-            self.chrome, title, path, main, charset=charset, meta=meta, current=current
-        )
-        codec = "cp1252" if charset == "windows-1252" else charset
-        self.pages[path] = DemoPage(
-            path,
-            html.encode(codec, "xmlcharrefreplace"),
-            f"text/html; charset={charset}",
-            headers={"Last-Modified": format_datetime(modified, usegmt=True)},
-            kind=kind,
-        )
+    def add_html(self, info: PageInfo, main: str, *, kind: str, modified: datetime) -> None:
+        html = self.theme.page(self.chrome, info, main)
+        codec = "cp1252" if info.charset == "windows-1252" else info.charset
+        body = html.encode(codec, "xmlcharrefreplace")
+        content_type = f"text/html; charset={info.charset}"
+        self.pages[info.path] = DemoPage.dated(info.path, body, content_type, modified, kind)
 
     def add_data(self, path: str, text: str, content_type: str, kind: str) -> None:
-        modified = format_datetime(self.stories[0].published, usegmt=True)
-        self.pages[path] = DemoPage(
-            path,
-            text.encode("utf-8"),
-            content_type,
-            headers={"Last-Modified": modified},
-            kind=kind,
-        )
+        modified = self.stories[0].published
+        self.pages[path] = DemoPage.dated(path, text.encode("utf-8"), content_type, modified, kind)
 
     # -- page families -------------------------------------------------------------------
 
@@ -485,16 +466,15 @@ class _Builder:
         with_times = self.spec.theme != "table"  # the old site has no article meta tags
         for story in self.stories:
             view = self.view(story, full=True)
-            self.add_html(
+            info = PageInfo(
                 story.path,
                 story.text.title,
-                self.theme.article(view, self.related(story)),
-                kind="article",
-                modified=story.published,
                 charset=story.charset,
                 meta=article_meta(view, with_times),
                 current=view.section.href,
             )
+            main = self.theme.article(view, self.related(story))
+            self.add_html(info, main, kind="article", modified=story.published)
 
     def paginated(
         self,
@@ -517,53 +497,47 @@ class _Builder:
             heading = title if page == 1 else f"{title} (page {page})"
             main = self.theme.listing(heading, intro, [self.view(s) for s in chunk], pager)
             modified = chunk[0].published if chunk else _NEWEST
-            self.add_html(
-                make_path(page), heading, main, kind="listing", modified=modified, current=current
-            )
+            info = PageInfo(make_path(page), heading, current=current)
+            self.add_html(info, main, kind="listing", modified=modified)
 
     def listings(self) -> None:
-        urls, spec = self.spec.urls, self.spec
-        if spec.home_pages:
-            self.paginated(urls.home, spec.title, spec.tagline, self.linked, 6)
-            self.pages["/"].kind = "home"
-        else:
-            main = self.theme.listing(
-                "Top stories", spec.tagline, [self.view(s) for s in self.linked[:14]], None
-            )
-            self.add_html("/", spec.title, main, kind="home", modified=self.linked[0].published)
-        for section in spec.sections:
+        self.home()
+        urls = self.spec.urls
+        for section in self.spec.sections:
             members = [s for s in self.linked if s.section == section]
-            first = urls.section(section.slug, 1)
             self.paginated(
                 lambda page, slug=section.slug: urls.section(slug, page),
                 section.label,
                 f"The latest from our {section.label.lower()} desk.",
                 members,
                 8,
-                current=first,
+                current=urls.section(section.slug, 1),
             )
-        for tag in spec.tags:
+        for tag in self.spec.tags:
+            label = _tag_label(tag)
             members = [s for s in self.linked if tag in s.tags]
-            self.paginated(
-                lambda _page, t=tag: urls.tag(t),
-                f"Topic: {_tag_label(tag)}",
-                f"Everything we have written about {_tag_label(tag).lower()}.",
-                members,
-                1000,
-            )
-        months = sorted({(s.published.year, s.published.month) for s in self.linked}, reverse=True)
-        for year, month in months:
-            members = [
-                s for s in self.linked if (s.published.year, s.published.month) == (year, month)
-            ]
+            intro = f"Everything we have written about {label.lower()}."
+            self.single_listing(urls.tag(tag), f"Topic: {label}", intro, members)
+        for (year, month), members in _by_month(self.linked):
             label = datetime(year, month, 1).strftime("%B %Y")
-            self.paginated(
-                lambda _page, y=year, m=month: urls.archive(y, m),
-                f"Archive: {label}",
-                f"Everything published in {label}.",
-                members,
-                1000,
-            )
+            intro = f"Everything published in {label}."
+            self.single_listing(urls.archive(year, month), f"Archive: {label}", intro, members)
+
+    def home(self) -> None:
+        """A blog's paginated home page, or a news site's front page of top stories."""
+        spec = self.spec
+        if spec.home_pages:
+            self.paginated(spec.urls.home, spec.title, spec.tagline, self.linked, 6)
+            self.pages["/"].kind = "home"
+            return
+        top = [self.view(s) for s in self.linked[:14]]
+        main = self.theme.listing("Top stories", spec.tagline, top, None)
+        info = PageInfo("/", spec.title)
+        self.add_html(info, main, kind="home", modified=self.linked[0].published)
+
+    def single_listing(self, path: str, title: str, intro: str, stories: list[_Story]) -> None:
+        """A listing that is never paginated (tag and archive pages)."""
+        self.paginated(lambda _page: path, title, intro, stories, 1000)
 
     def static(self) -> None:
         urls, spec = self.spec.urls, self.spec
@@ -574,28 +548,16 @@ class _Builder:
             "look like a real site while their text is known exactly.",
             "Write to the editors at the address below; letters may be edited for length.",
         ]
-        self.add_html(
-            urls.about,
-            "About us",
-            self.theme.plain("About us", about),
-            kind="about",
-            modified=_NEWEST,
+        staff = ["Sign in to see drafts and rotas."]
+        search = ["No results matched your query."]
+        plain = (
+            (PageInfo(urls.about, "About us"), "About us", about, "about"),
+            (PageInfo(urls.private, "Staff area"), "Staff area", staff, "private"),
+            (PageInfo(urls.search.split("?")[0], "Search"), "Search results", search, "search"),
         )
-        self.add_html(
-            urls.private,
-            "Staff area",
-            self.theme.plain("Staff area", ["Sign in to see drafts and rotas."]),
-            kind="private",
-            modified=_NEWEST,
-        )
-        search_path = urls.search.split("?")[0]
-        self.add_html(
-            search_path,
-            "Search",
-            self.theme.plain("Search results", ["No results matched your query."]),
-            kind="search",
-            modified=_NEWEST,
-        )
+        for info, heading, paragraphs, kind in plain:
+            main = self.theme.plain(heading, paragraphs)
+            self.add_html(info, main, kind=kind, modified=_NEWEST)
 
     def robots(self) -> None:
         text = (
@@ -636,11 +598,7 @@ class _Builder:
             return
         children: list[tuple[str, datetime]] = []
         if style == "index-monthly":
-            months = sorted({(s.published.year, s.published.month) for s in listed}, reverse=True)
-            for year, month in months:
-                members = [
-                    s for s in listed if (s.published.year, s.published.month) == (year, month)
-                ]
+            for (year, month), members in _by_month(listed):
                 path = f"/sitemaps/articles-{year}-{month:02d}.xml"
                 self.add_data(path, _urlset(members, []), xml, "sitemap")
                 children.append((path, members[0].published))
@@ -656,8 +614,12 @@ class _Builder:
         self.add_data("/sitemap.xml", _sitemap_index(children), xml, "sitemap")
 
 
-def _x(text: str) -> str:
-    return escape(text, quote=True)
+def _by_month(stories: list[_Story]) -> list[tuple[tuple[int, int], list[_Story]]]:
+    """Stories grouped by (year, month) of publication, newest month first."""
+    months: dict[tuple[int, int], list[_Story]] = {}
+    for story in stories:
+        months.setdefault((story.published.year, story.published.month), []).append(story)
+    return sorted(months.items(), reverse=True)
 
 
 def _urlset(stories: list[_Story], others: list[str], news: str = "") -> str:

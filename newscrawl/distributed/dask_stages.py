@@ -152,7 +152,8 @@ def site_slug(site: str) -> str:
 
 def hive_keys(root: str | Path, first_file: str | Path | None = None) -> list[str]:
     """The ``key=value`` folder names between `root` and its first Parquet file (the crawl's
-    datasets have crawl= and site=, the nodes dataset site=; a flat dataset none)."""
+    datasets have crawl= and site=, the offline `newscrawl sitelevel` output site=; a flat
+    dataset none)."""
     root = Path(root)
     if first_file is None:
         first_file = next(
@@ -315,38 +316,38 @@ def run_stage(
     if sites is not None:
         plan = {site: plan[site] for site in sites if site in plan}
     report = StageReport(workers=_worker_count(client))
-    if client is None:
-        for site, files in plan.items():
-            result = run_site(stage, str(dataset), site, files, str(out_dir), columns, partition_by)
-            report.results.append(result)
-            if progress:
-                progress(result)
-    else:
-        from distributed import as_completed
-
-        futures = [
-            client.submit(
-                run_site,
-                stage,
-                str(dataset),
-                site,
-                files,
-                str(out_dir),
-                columns,
-                partition_by,
-                key=f"site-{site_slug(site)}-{time.monotonic_ns()}",
-                pure=False,
-            )
-            for site, files in plan.items()
-        ]
-        for future in as_completed(futures):
-            result = future.result()
-            report.results.append(result)
-            if progress:
-                progress(result)
-        report.results.sort(key=lambda r: r.site)
+    tasks = [
+        (stage, str(dataset), site, files, str(out_dir), columns, partition_by)
+        for site, files in plan.items()
+    ]
+    results = _run_here(tasks) if client is None else _run_on(client, tasks)
+    for result in results:
+        report.results.append(result)
+        if progress:
+            progress(result)
+    report.results.sort(key=lambda r: r.site)
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _run_here(tasks: list[tuple[Any, ...]]) -> Iterator[SiteResult]:
+    """The tasks one after another in this process (the reference run)."""
+    for task in tasks:
+        yield run_site(*task)
+
+
+def _run_on(client: Client, tasks: list[tuple[Any, ...]]) -> Iterator[SiteResult]:
+    """The tasks on Dask, one per site; results as they complete."""
+    from distributed import as_completed
+
+    futures = [
+        client.submit(
+            run_site, *task, key=f"site-{site_slug(task[2])}-{time.monotonic_ns()}", pure=False
+        )
+        for task in tasks
+    ]
+    for future in as_completed(futures):
+        yield future.result()
 
 
 def read_output(out: str | Path, sort_by: Sequence[str] = ("site", "url")) -> pa.Table:

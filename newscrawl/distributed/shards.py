@@ -26,7 +26,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from newscrawl.crawl.state import DATASETS, STATE_DIR
-from newscrawl.storage.writer import partition_dir
+from newscrawl.storage.writer import fsync_path, partition_dir
 
 __all__ = [
     "DATASETS",
@@ -62,27 +62,13 @@ def publish_partition(
             raise
         discard_attempt(folder)
         return False
-    _fsync_dir(target.parent)
+    fsync_path(target.parent)  # a site reported done must survive a power loss
     return True
 
 
 def discard_attempt(path: str | Path) -> None:
     """Remove a staged attempt (leftovers of a retried site, or a duplicate)."""
     shutil.rmtree(path, ignore_errors=True)
-
-
-def _fsync_dir(path: Path) -> None:
-    """Make a rename durable: a site reported done must survive a power loss."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def dataset_names(out: str | Path) -> list[str]:

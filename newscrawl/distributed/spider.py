@@ -27,6 +27,7 @@ rename each to ``OUT/DATASET/crawl=RUN/site=NAME/``, so OUT reads like a single-
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import os
@@ -34,6 +35,7 @@ import socket
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from scrapy import signals
@@ -53,7 +55,8 @@ from newscrawl.distributed.queue import (
     SiteQueue,
     connect,
 )
-from newscrawl.spiders.site import SiteSpider, _SiteRun
+from newscrawl.spiders.site import SiteRun, SiteSpider
+from newscrawl.storage.writer import partition_dir
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -62,10 +65,6 @@ __all__ = ["RedisSiteSpider", "SiteDupeFilter", "worker_id"]
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
-
-# A start URL that is never requested: SiteSpider's set-up reads a site list, a worker has none
-# until it leases one (the reserved .invalid domain cannot clash with a real site).
-_NO_SITE = "http://no-site-yet.invalid/"
 
 
 def worker_id() -> str:
@@ -119,10 +118,7 @@ class RedisSiteSpider(RedisSpider, SiteSpider):
     """
 
     name = "redis-site"
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        kwargs.setdefault("sites", _NO_SITE)
-        super().__init__(*args, **kwargs)
+    sites_required = False  # sites come from Redis, one lease at a time
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> RedisSiteSpider:
@@ -130,10 +126,6 @@ class RedisSiteSpider(RedisSpider, SiteSpider):
         spider = super().from_crawler(crawler, *args, **kwargs)
         spider._setup_worker(crawler)
         return spider
-
-    def _setup(self, crawler: Crawler) -> None:
-        super()._setup(crawler)
-        self.sites.clear()  # drop the placeholder: sites come from Redis
 
     def setup_redis(self, crawler: Crawler | None = None) -> None:
         """scrapy-redis's set-up (REDIS_URL, redis_key), with the queue list as the start key."""
@@ -157,12 +149,15 @@ class RedisSiteSpider(RedisSpider, SiteSpider):
         self.poll_seconds = settings.getfloat("NEWSCRAWL_POLL_SECONDS", 1.0)
         self.forever = settings.getbool("NEWSCRAWL_WORKER_FOREVER")
         self.max_backoff = settings.getfloat("NEWSCRAWL_REDIS_MAX_BACKOFF", 30.0)
-        self.default_cap = self._max_pages_arg
-        if self.default_cap is None:
-            self.default_cap = settings.getint("MAX_PAGES_PER_SITE", 200)
+        self.staging = Path(settings.get("NEWSCRAWL_OUT"))
         self.keeper = LeaseKeeper(self.queue, self.worker)
         self.sites_done = 0
         self._closing = False
+        # A worker never resumes: what an earlier process of this id staged belongs to sites
+        # that went back to the queue, and the pipelines (opened after this) must not take its
+        # rows for pages already written.
+        for dataset in shards.DATASETS:
+            shards.discard_attempt(self.staging / dataset)
         crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
 
     # -- scrapy-redis behaviour this spider replaces ------------------------------------------
@@ -210,7 +205,7 @@ class RedisSiteSpider(RedisSpider, SiteSpider):
             await _sleep(self.poll_seconds)
         return None
 
-    def _open_site(self, lease: Lease) -> _SiteRun | None:
+    def _open_site(self, lease: Lease) -> SiteRun | None:
         try:
             spec = _spec_of(lease)
         except (ValueError, KeyError, TypeError) as exc:
@@ -219,13 +214,12 @@ class RedisSiteSpider(RedisSpider, SiteSpider):
             self._call_blocking(lambda: self.queue.fail(self.worker, lease.site, reason))
             return None
         self.keeper.hold(lease.site)
-        cap = spec.max_pages if spec.max_pages is not None else self.default_cap
-        run = _SiteRun(spec, spec.scope, cap)
-        self.sites = {spec.name: run}  # one site at a time: callbacks look sites up by name
+        self.sites.clear()  # one site at a time: callbacks look sites up by name
+        run = self.add_site(spec)
         self.crawler.stats.set_value(pages_stat(spec.name), 0)
-        self._forget_previous_sites(spec.name)
-        for dataset_dir in self._staged_partitions(spec.name):
-            shards.discard_attempt(dataset_dir)  # leftovers of an earlier attempt here
+        dupefilter = getattr(self.crawler.engine.scheduler, "df", None)
+        if isinstance(dupefilter, SiteDupeFilter):
+            dupefilter.reset()  # a site leased here again is a new, whole crawl of it
         logger.info(
             "worker %s: crawling %s (%s), attempt %d",
             self.worker,
@@ -234,22 +228,6 @@ class RedisSiteSpider(RedisSpider, SiteSpider):
             lease.attempt,
         )
         return run
-
-    def _forget_previous_sites(self, name: str) -> None:
-        """Each lease is a fresh, whole crawl of one site. What the process remembers of earlier
-        sites (seen-request fingerprints, URLs written, sites labelled) would make a site leased
-        here a second time come out empty, and would grow without bound over thousands of
-        sites; nothing of another site is in flight now, so it is forgotten."""
-        dupefilter = getattr(self.crawler.engine.scheduler, "df", None)
-        if isinstance(dupefilter, SiteDupeFilter):
-            dupefilter.reset()
-        for pipe in _item_pipelines(self.crawler):
-            written = getattr(pipe, "written", None)
-            if isinstance(written, set):
-                written.clear()  # pipelines.parquet.DatasetPipeline: URLs already written
-            done = getattr(pipe, "done", None)
-            if isinstance(done, set):
-                done.discard(name)  # pipelines.sitelevel.SiteLevelPipeline: sites labelled
 
     async def _site_drained(self) -> None:
         """Wait until the site has nothing scheduled, downloading or in the pipelines.
@@ -268,23 +246,14 @@ class RedisSiteSpider(RedisSpider, SiteSpider):
                 return
             await _sleep(0.1)
 
-    async def _finish_site(self, lease: Lease, run: _SiteRun) -> None:
+    async def _finish_site(self, lease: Lease, run: SiteRun) -> None:
         """Flush the site's rows, publish its partitions, then record it in Redis: done, or
         failed when not one HTML page could be fetched (the reasons are in the log)."""
         name = run.spec.name
         await self._close_site_outputs(name)
         pages = int(self.crawler.stats.get_value(pages_stat(name), 0))
         published = self._publish(name)
-        if pages:
-            record = {"pages": pages, "attempt": lease.attempt}
-            recorded = await self._redis(
-                lambda: self.queue.complete(self.worker, lease.site, **record), "record a site"
-            )
-        else:
-            reason = f"no HTML page fetched from {run.spec.url} (worker {self.worker})"
-            recorded = await self._redis(
-                lambda: self.queue.fail(self.worker, lease.site, reason), "record a site"
-            )
+        recorded = await self._record(lease, run, pages)
         self.keeper.release(lease.site)
         self.sites = {}
         if not recorded:
@@ -299,27 +268,39 @@ class RedisSiteSpider(RedisSpider, SiteSpider):
             ", ".join(published) or "nothing written",
         )
 
+    async def _record(self, lease: Lease, run: SiteRun, pages: int) -> bool:
+        """Tell Redis the site is done, or failed when it gave no page; False when another
+        worker had recorded it first."""
+        if pages:
+            record = {"pages": pages, "attempt": lease.attempt}
+            return await self._redis(
+                lambda: self.queue.complete(self.worker, lease.site, **record), "record a site"
+            )
+        reason = f"no HTML page fetched from {run.spec.url} (worker {self.worker})"
+        return await self._redis(
+            lambda: self.queue.fail(self.worker, lease.site, reason), "record a site"
+        )
+
     async def _close_site_outputs(self, name: str) -> None:
-        """Have the item pipelines write out everything of `name` and close its files."""
+        """Have the item pipelines write out everything of `name`, close its files and forget
+        it (their `close_site` hook, a plain method or a coroutine)."""
         for pipe in _item_pipelines(self.crawler):
-            await _close_site(pipe, name)
+            close = getattr(pipe, "close_site", None)
+            if close is not None:
+                result = close(name)
+                if inspect.isawaitable(result):
+                    await result
 
-    def _staged_partitions(self, name: str) -> list[Any]:
-        from pathlib import Path
-
-        staging = Path(self.crawler.settings.get("NEWSCRAWL_OUT"))
-        found = []
-        for dataset in shards.DATASETS:
-            folder = staging / dataset / f"crawl={self.run_id}" / f"site={name}"
-            if folder.is_dir():
-                found.append(folder)
-        return found
+    def _staged_partitions(self, name: str) -> list[tuple[str, Path]]:
+        """(dataset, folder) of each partition the pipelines staged for site `name`."""
+        partition = self.crawl_info.partition(name)
+        folders = [(d, partition_dir(self.staging / d, partition)) for d in shards.DATASETS]
+        return [(dataset, folder) for dataset, folder in folders if folder.is_dir()]
 
     def _publish(self, name: str) -> list[str]:
         """Move the site's staged partitions into the shared output root."""
         done = []
-        for folder in self._staged_partitions(name):
-            dataset = folder.parent.parent.name
+        for dataset, folder in self._staged_partitions(name):
             moved = shards.publish_partition(folder, self.out_root, dataset, self.run_id, name)
             done.append(f"{dataset} {'published' if moved else 'already there, copy dropped'}")
         return done
@@ -389,31 +370,6 @@ def _spec_of(lease: Lease) -> SiteSpec:
     if len(specs) != 1:
         raise ValueError(f"not one site: {payload!r}")
     return SiteSpec(name=lease.site, url=specs[0].url, max_pages=specs[0].max_pages)
-
-
-async def _close_site(pipe: Any, name: str) -> None:
-    """Flush one pipeline's rows of site `name` and close its files.
-
-    A pipeline with a ``close_site(name)`` method (sync, Deferred or coroutine) is asked to;
-    otherwise the two kinds newscrawl has are handled: a SiteLevel buffer is labelled now (it
-    would otherwise wait for the page cap or the end of the crawl), and a dataset writer closes
-    the site's partition.
-    """
-    from scrapy.utils.defer import maybe_deferred_to_future
-
-    close = getattr(pipe, "close_site", None)
-    if close is None and hasattr(pipe, "buffers") and hasattr(pipe, "_label"):
-        close = pipe._label  # pipelines.sitelevel.SiteLevelPipeline
-    if close is not None:
-        result = close(name)
-        if hasattr(result, "addCallback"):
-            await maybe_deferred_to_future(result)
-        elif hasattr(result, "__await__"):
-            await result
-    writer = getattr(pipe, "writer", None)
-    state = getattr(pipe, "state", None)
-    if writer is not None and state is not None and hasattr(writer, "close_partition"):
-        writer.close_partition(state.partition(name))
 
 
 def _item_pipelines(crawler: Crawler) -> list[Any]:

@@ -12,10 +12,10 @@ NEWSCRAWL_SITES (when no -a sites= is given); see newscrawl/settings.py.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 import scrapy
@@ -51,15 +51,16 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from twisted.python.failure import Failure
 
-__all__ = ["SiteSpider"]
+__all__ = ["SiteRun", "SiteSpider"]
 
+T = TypeVar("T")
 _SKIPPED_SCHEMES = ("javascript:", "mailto:", "tel:", "data:", "ftp:", "file:", "#")
 _MAX_SITEMAPS_PER_SITE = 50
 _MAX_FEEDS_PER_SITE = 5
 
 
 @dataclass(slots=True)
-class _SiteRun:
+class SiteRun:
     """One site's crawl: its spec, scope, cap and what was already queued."""
 
     spec: SiteSpec
@@ -72,9 +73,14 @@ class _SiteRun:
 
 
 class SiteSpider(scrapy.Spider):
-    """Crawl the sites of a site list; one PageItem per HTML page."""
+    """Crawl the sites of a site list; one PageItem per HTML page.
+
+    A subclass that is given its sites later (`add_site`), such as the crawl worker's, sets
+    `sites_required` to False.
+    """
 
     name = "site"
+    sites_required = True
 
     def __init__(
         self, sites: str | None = None, max_pages: str | int | None = None, **kwargs: Any
@@ -82,7 +88,7 @@ class SiteSpider(scrapy.Spider):
         super().__init__(**kwargs)
         self._sites_arg = sites
         self._max_pages_arg = int(max_pages) if max_pages not in (None, "") else None
-        self.sites: dict[str, _SiteRun] = {}
+        self.sites: dict[str, SiteRun] = {}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> SiteSpider:
@@ -93,19 +99,24 @@ class SiteSpider(scrapy.Spider):
     def _setup(self, crawler: Crawler) -> None:
         settings = crawler.settings
         source = self._sites_arg or settings.get("NEWSCRAWL_SITES")
-        if not source:
+        if not source and self.sites_required:
             raise ValueError("no sites: pass -a sites=FILE_OR_URLS or set NEWSCRAWL_SITES")
-        default_cap = self._max_pages_arg
-        if default_cap is None:
-            default_cap = settings.getint("MAX_PAGES_PER_SITE", 200)
+        self.default_cap = self._max_pages_arg
+        if self.default_cap is None:
+            self.default_cap = settings.getint("MAX_PAGES_PER_SITE", 200)
         self.crawl_info = crawl_state(crawler)
         self.max_queued = settings.getint("NEWSCRAWL_MAX_QUEUED_PER_SITE", 0)
         self.trap_run = settings.getint("NEWSCRAWL_TRAP_RUN", 10)
         self.policy = AddressPolicy(parse_allow_private(settings.get("NEWSCRAWL_ALLOW_PRIVATE")))
-        for spec in read_sites(source):
-            cap = spec.max_pages if spec.max_pages is not None else default_cap
-            self.sites[spec.name] = _SiteRun(spec, spec.scope, cap)
+        for spec in read_sites(source) if source else []:
+            self.add_site(spec)
         crawler.signals.connect(self._count_stored_pages, signal=signals.spider_opened)
+
+    def add_site(self, spec: SiteSpec) -> SiteRun:
+        """Crawl `spec` too (its own page cap, else the spider's default)."""
+        cap = spec.max_pages if spec.max_pages is not None else self.default_cap
+        run = self.sites[spec.name] = SiteRun(spec, spec.scope, cap)
+        return run
 
     def _count_stored_pages(self) -> None:
         """On resume, pages stored before the stop count against each site's cap."""
@@ -116,7 +127,7 @@ class SiteSpider(scrapy.Spider):
 
     # -- requests ------------------------------------------------------------------------------
 
-    def _meta(self, run: _SiteRun, kind: str, **extra: Any) -> dict[str, Any]:
+    def _meta(self, run: SiteRun, kind: str, **extra: Any) -> dict[str, Any]:
         return {
             "site": run.spec.name,
             "site_scope": (run.scope.host, run.scope.port),
@@ -125,7 +136,7 @@ class SiteSpider(scrapy.Spider):
             **extra,
         }
 
-    def _discovery(self, run: _SiteRun, url: str, kind: str, priority: int = 0) -> scrapy.Request:
+    def _discovery(self, run: SiteRun, url: str, kind: str, priority: int = 0) -> scrapy.Request:
         run.discovery.add(canonical_url(url))
         callback = {
             "robots": self.parse_robots,
@@ -150,7 +161,7 @@ class SiteSpider(scrapy.Spider):
                 yield home
 
     def _page_request(
-        self, run: _SiteRun, url: str, referer_shape: str | None, run_length: int, priority: int = 0
+        self, run: SiteRun, url: str, referer_shape: str | None, run_length: int, priority: int = 0
     ) -> scrapy.Request | None:
         """A request for a page of `run`'s site, or None (recorded) when it must not be made."""
         url = canonical_url(url)
@@ -186,7 +197,7 @@ class SiteSpider(scrapy.Spider):
             url, callback=self.parse_page, errback=self.page_failed, meta=meta, priority=priority
         )
 
-    def _offsite_link(self, run: _SiteRun, url: str) -> None:
+    def _offsite_link(self, run: SiteRun, url: str) -> None:
         """Offsite links are skipped quietly, except links to non-public addresses: reported."""
         address = literal_address(url)
         if address is not None and self.policy.refuses(address):
@@ -219,7 +230,7 @@ class SiteSpider(scrapy.Spider):
         yield self._item(run, response, dom, content_type, replayed)
         yield from self._follow(run, response, dom)
 
-    def _moved(self, run: _SiteRun, url: str) -> Iterator[scrapy.Request]:
+    def _moved(self, run: SiteRun, url: str) -> Iterator[scrapy.Request]:
         """The start page redirected to another host: the site lives there now."""
         self.logger.info("site %s moved to %s", run.spec.name, url)
         run.scope = SiteScope.of(url)
@@ -227,7 +238,7 @@ class SiteSpider(scrapy.Spider):
         yield self._discovery(run, urljoin(url, "/robots.txt"), "robots", priority=10)
 
     def _item(
-        self, run: _SiteRun, response: Response, dom: Dom, content_type: str, replayed: bool
+        self, run: SiteRun, response: Response, dom: Dom, content_type: str, replayed: bool
     ) -> PageItem:
         first = (response.meta.get("redirect_urls") or [response.request.url])[0]
         headers = {
@@ -236,9 +247,10 @@ class SiteSpider(scrapy.Spider):
             if key.lower() in KEPT_HEADERS
         }
         fetched = response.meta.get("newscrawl_fetched_at") or datetime.now(UTC)
+        final_url = canonical_url(response.url)
         return PageItem(
             url=canonical_url(first),
-            final_url=canonical_url(response.url),
+            final_url=final_url,
             site=run.spec.name,
             crawl=self.crawl_info.crawl_id,
             fetched_at=fetched,
@@ -248,21 +260,20 @@ class SiteSpider(scrapy.Spider):
             html=response.body,
             dom=dom,
             replayed=replayed,
+            stored=replayed and final_url in self.crawl_info.stored_articles,
             max_pages=run.cap,
         )
 
-    def _follow(self, run: _SiteRun, response: Response, dom: Dom) -> Iterator[scrapy.Request]:
+    def _follow(self, run: SiteRun, response: Response, dom: Dom) -> Iterator[scrapy.Request]:
         """Requests for the feeds and in-site links of a parsed page."""
         base = response.url
-        link_elements: list[tuple[str, str, str]] = []
-        for node, tag in enumerate(dom.tag):
-            if tag == "base" and (href := dom.elements[node].get("href")):
+        for node in dom.nodes_by_tag.get("base", ()):
+            if href := dom.elements[node].get("href"):
                 base = urljoin(response.url, href.strip())
-            elif tag == "link":
-                el = dom.elements[node]
-                link_elements.append(
-                    (el.get("rel") or "", el.get("type") or "", (el.get("href") or "").strip())
-                )
+        link_elements = [
+            (el.get("rel") or "", el.get("type") or "", (el.get("href") or "").strip())
+            for el in (dom.elements[node] for node in dom.nodes_by_tag.get("link", ()))
+        ]
         for href in feed_links(link_elements):
             feed = canonical_url(urljoin(base, href))
             if (
@@ -296,7 +307,7 @@ class SiteSpider(scrapy.Spider):
         for url in sitemaps[:_MAX_SITEMAPS_PER_SITE]:
             yield from self._sitemap_request(run, urljoin(response.url, url))
 
-    def _sitemap_request(self, run: _SiteRun, url: str) -> Iterator[scrapy.Request]:
+    def _sitemap_request(self, run: SiteRun, url: str) -> Iterator[scrapy.Request]:
         url = canonical_url(url)
         if url in run.discovery or run.sitemaps >= _MAX_SITEMAPS_PER_SITE:
             return
@@ -308,27 +319,33 @@ class SiteSpider(scrapy.Spider):
 
     def parse_sitemap(self, response: Response) -> Iterator[scrapy.Request]:
         run = self.sites[response.meta["site"]]
-        try:
-            links = parse_sitemap(response.body)
-        except UnsafeXmlError as err:
-            record(self.crawler, "unsafe_xml", response.url, run.spec.name, str(err))
+        links = self._read_xml(parse_sitemap, response, run)
+        if links is None:
             return
         for url in links.sitemaps:
             yield from self._sitemap_request(run, urljoin(response.url, url))
-        for url in links.pages:
-            request = self._page_request(run, urljoin(response.url, url), None, 0, priority=1)
-            if request is not None:
-                yield request
+        yield from self._listed_pages(run, response.url, links.pages)
 
     def parse_feed(self, response: Response) -> Iterator[scrapy.Request]:
         run = self.sites[response.meta["site"]]
+        links = self._read_xml(parse_feed, response, run)
+        if links is not None:
+            yield from self._listed_pages(run, response.url, links)
+
+    def _read_xml(self, parse: Callable[[bytes], T], response: Response, run: SiteRun) -> T | None:
+        """A sitemap or feed parsed, or None (recorded) when it is unsafe XML."""
         try:
-            links = parse_feed(response.body)
+            return parse(response.body)
         except UnsafeXmlError as err:
             record(self.crawler, "unsafe_xml", response.url, run.spec.name, str(err))
-            return
-        for url in links:
-            request = self._page_request(run, urljoin(response.url, url), None, 0, priority=1)
+            return None
+
+    def _listed_pages(
+        self, run: SiteRun, base: str, urls: Iterable[str]
+    ) -> Iterator[scrapy.Request]:
+        """Requests for the pages a sitemap or a feed lists."""
+        for url in urls:
+            request = self._page_request(run, urljoin(base, url), None, 0, priority=1)
             if request is not None:
                 yield request
 

@@ -4,7 +4,8 @@
 say which and why), with the extracted text. `pages`: the same pages' raw bytes and the headers
 that matter, so templates can be retrained and extractors rerun without crawling again.
 
-Both are partitioned by `crawl` then `site` (the partition columns live in the folder names).
+Both are partitioned by `crawl` then `site` (the partition columns live in the folder names),
+and so is the crawl's third dataset, `nodes` (schema: newscrawl.template.sitelevel.nodes_schema).
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ pyarrow refuses a dataset that has them both ways).
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import time
@@ -35,14 +36,18 @@ import pyarrow.parquet as pq
 __all__ = [
     "ParquetDatasetWriter",
     "closed_files",
+    "fsync_path",
     "new_run_id",
     "partition_dir",
+    "partition_values",
     "read_column",
+    "read_columns",
     "remove_torn_files",
 ]
 
 Partition = tuple[tuple[str, str], ...]
 TMP_SUFFIX = ".tmp"
+logger = logging.getLogger(__name__)
 
 
 def new_run_id() -> str:
@@ -195,10 +200,6 @@ class ParquetDatasetWriter:
         else:
             self.abort()
 
-    @property
-    def open_partitions(self) -> list[dict[str, str]]:
-        return [dict(key) for key in {*self._open, *self._buffers}]
-
     # -- internals -----------------------------------------------------------------------------
 
     def _key(self, row: Mapping[str, Any], partition: Mapping[str, Any] | None) -> Partition:
@@ -254,9 +255,9 @@ class ParquetDatasetWriter:
         if handle is None:
             return None
         handle.writer.close()
-        _fsync(handle.tmp)
+        fsync_path(handle.tmp)
         os.replace(handle.tmp, handle.final)
-        _fsync(handle.final.parent)
+        fsync_path(handle.final.parent)
         self.closed.append(handle.final)
         return handle.final
 
@@ -271,8 +272,9 @@ class ParquetDatasetWriter:
                 self._close_file(key)
 
 
-def _fsync(path: Path) -> None:
-    """Push a file's (or a folder's) data to disk; best effort where the OS does not allow it."""
+def fsync_path(path: Path) -> None:
+    """Push a file's (or a folder's, to make a rename in it durable) data to disk; best effort
+    where the OS does not allow it."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except OSError:
@@ -311,25 +313,33 @@ def partition_values(path: Path, root: str | os.PathLike[str]) -> dict[str, str]
     return values
 
 
+def read_columns(
+    root: str | os.PathLike[str],
+    columns: Sequence[str],
+    partition: Mapping[str, Any] | None = None,
+) -> Iterator[tuple[Path, dict[str, str], dict[str, list[Any]]]]:
+    """(file, its partition values, {column: values}) for every complete file.
+
+    A file that cannot be read (which atomic closing should make impossible) is skipped with a
+    warning in the log rather than stopping a resume.
+    """
+    for path in closed_files(root, partition):
+        try:
+            values = pq.read_table(path, columns=list(columns)).to_pydict()
+        except (OSError, pa.ArrowException, KeyError) as err:
+            logger.warning("cannot read %s: %s", path, err)
+            continue
+        yield path, partition_values(path, root), values
+
+
 def read_column(
     root: str | os.PathLike[str],
     column: str,
     partition: Mapping[str, Any] | None = None,
 ) -> Iterator[tuple[Path, dict[str, str], list[Any]]]:
-    """(file, its partition values, the column's values) for every complete file.
-
-    A file that cannot be read (which atomic closing should make impossible) is skipped with a
-    warning in the log rather than stopping a resume.
-    """
-    import logging
-
-    for path in closed_files(root, partition):
-        try:
-            values = pq.read_table(path, columns=[column]).column(column).to_pylist()
-        except (OSError, pa.ArrowException, KeyError) as err:
-            logging.getLogger(__name__).warning("cannot read %s: %s", path, err)
-            continue
-        yield path, partition_values(path, root), values
+    """(file, its partition values, the column's values) for every complete file."""
+    for path, parts, values in read_columns(root, [column], partition):
+        yield path, parts, values[column]
 
 
 def remove_torn_files(
