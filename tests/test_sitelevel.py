@@ -17,8 +17,10 @@ from newscrawl.template.sitelevel import (
     NODE_COLUMNS,
     SiteLevel,
     SiteLevelConfig,
+    SiteTemplates,
     label_site,
     nodes_schema,
+    template_hashes,
 )
 from newscrawl.template.synthetic import synthetic_site
 
@@ -222,3 +224,44 @@ def test_nodes_schema_is_explicit() -> None:
     schema = nodes_schema()
     assert schema.field("label").type == pa.bool_()
     assert schema.field("area").type == pa.float32()
+
+
+def test_share_rule_reads_text_by_default_html_on_request() -> None:
+    # A wrapper holding the article and a heavy-markup template menu: by HTML characters it is
+    # mostly template, by visible text it is mostly article.
+    menu = (
+        "<ul id='menu'>"
+        + "".join(
+            f'<li class="menu-item menu-item-type-{k}"><a class="nav-link" '
+            f'href="https://example.org/section/{k}/index.html">S{k}</a></li>'
+            for k in range(12)
+        )
+        + "</ul>"
+    )
+
+    def wrapped(i: int) -> str:
+        return (
+            f'<html><body><div id="wrap">{menu}<p>Article {i} says {i * 3} things about '
+            f"{i * 11} topics today.</p></div></body></html>"
+        )
+
+    doms, pages = records([wrapped(i) for i in range(6)])
+    by_text = label_site(pages)
+    by_html = label_site(pages, SiteLevelConfig(share_of="html"))
+    assert all(by_id(d, lab, "menu") for d, lab in zip(doms, by_text, strict=True))
+    assert not any(by_id(d, lab, "wrap") for d, lab in zip(doms, by_text, strict=True))
+    assert all(by_id(d, lab, "wrap") for d, lab in zip(doms, by_html, strict=True))
+
+
+def test_site_templates_learn_as_pages_arrive() -> None:
+    _, pages = records([page(i) for i in range(8)])
+    learnt = SiteTemplates(SiteLevelConfig(min_pages=5))
+    for record in pages[:4]:
+        learnt.add(record)
+    assert learnt.pages("example.org") == 4 and not len(learnt.hashes("example.org"))
+    learnt.add(pages[4])
+    learnt.add(pages[4])  # the same page again counts once
+    assert learnt.pages("example.org") == 5
+    assert set(learnt.hashes("example.org")) == set(template_hashes(pages[:5], SiteLevelConfig()))
+    learnt.forget("example.org")
+    assert learnt.pages("example.org") == 0

@@ -9,9 +9,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from models.template_model import FORMAT, BucketModel, ModelError, TemplateModel, load_model
+from models.template_model import (
+    FORMAT,
+    BucketModel,
+    ModelError,
+    TemplateModel,
+    bundled_model_path,
+    load_model,
+)
 from newscrawl.cli import main
-from newscrawl.dom import parse_html
+from newscrawl.dom import Dom, parse_html
 from newscrawl.template.buckets import DEFAULT_BOUNDARIES, bucket_of, fit_boundaries
 from newscrawl.template.extractor import (
     TemplateConfig,
@@ -165,26 +172,52 @@ def test_training_errors() -> None:
         train(data, TrainConfig(kind="forums"))
 
 
-def test_template_extractor_cuts_navigation_and_footer(trained) -> None:
-    model, _ = trained
+def classed_text(dom: Dom, part: str) -> list[str]:
+    """Lines of the elements whose class names `part` (the generated sites' -nav, -footer)."""
+    nodes = [i for i, el in enumerate(dom.elements) if part in (el.get("class") or "")]
+    return [line for node in nodes for line in dom.text(node).splitlines()]
+
+
+def article_paragraphs(dom: Dom) -> list[str]:
+    nodes = [i for i, el in enumerate(dom.elements) if "-article" in (el.get("class") or "")]
+    return [dom.text(i) for i in range(nodes[0], dom.end[nodes[0]]) if dom.tag[i] == "p"][1:]
+
+
+def test_template_extractor_cuts_navigation_and_footer() -> None:
+    # The study's unweighted classifiers, on a page of a site they never saw.
+    model, _ = train(
+        site_data([f"site{i}.example.org" for i in range(6)]),
+        TrainConfig(holdout=0, balanced=False),
+    )
     url, html = synthetic_site("heldout.example.org", pages=2, seed=11)[1]
     dom = parse_html(html, url=url)
-    nav = [dom.text(i) for i, el in enumerate(dom.elements) if "-nav" in (el.get("class") or "")]
-    footer = [
-        dom.text(i) for i, el in enumerate(dom.elements) if "-footer" in (el.get("class") or "")
-    ]
-    body = [dom.text(i) for i, t in enumerate(dom.tag) if t == "p" and dom.parent[i] != dom.body]
-    filtered = TemplateExtractor(model=model).extract(dom)
+    filtered = TemplateExtractor(TemplateConfig(learn_sites=False), model=model).extract(dom)
     assert filtered.extractor == "template"
-    for line in nav[0].splitlines() + footer[0].splitlines()[:-1]:
-        assert line not in filtered.text.splitlines()
-    paragraphs = [b for b in body if "By " not in b and "Copyright" not in b]
-    kept = sum(p in filtered.text for p in paragraphs)
-    assert kept >= len(paragraphs) - 1
-    combined = TemplateExtractor(TemplateConfig(then="nce"), model=model).extract(dom)
-    assert combined.extractor == "template+nce" and combined.text
-    assert not any(line in combined.text.splitlines() for line in nav[0].splitlines())
-    assert all(0 <= i < len(dom) for i in combined.node_ids)
+    lines = filtered.text.splitlines()
+    assert not set(classed_text(dom, "-nav")) & set(lines)
+    assert not set(classed_text(dom, "-footer")) & set(lines)
+    paragraphs = article_paragraphs(dom)
+    assert sum(p in filtered.text for p in paragraphs) >= len(paragraphs) - 1
+    combined = TemplateExtractor(TemplateConfig(then="nce", learn_sites=False), model=model)
+    result = combined.extract(dom)
+    assert result.extractor == "template+nce" and result.text
+    assert not set(classed_text(dom, "-nav")) & set(result.text.splitlines())
+    assert all(0 <= i < len(dom) for i in result.node_ids)
+
+
+def test_template_extractor_learns_a_sites_template(trained) -> None:
+    model, _ = trained
+    extractor = TemplateExtractor(TemplateConfig(then="nce", order="after"), model=model)
+    site = synthetic_site("learnt.example.org", pages=6, seed=4)
+    for url, html in site[:5]:
+        extractor.extract(parse_html(html, url=url))
+    assert extractor.sites is not None and extractor.sites.pages("learnt.example.org") == 5
+    url, html = site[5]
+    dom = parse_html(html, url=url)
+    lines = extractor.extract(dom).text.splitlines()
+    for part in ("-nav", "-footer", "-sidebar"):
+        assert not set(classed_text(dom, part)) & set(lines), part
+    assert all(p in lines for p in article_paragraphs(dom))
 
 
 def test_pruned_dom_keeps_tails_head_and_inline_links() -> None:
@@ -228,3 +261,43 @@ def test_sitelevel_then_train_commands(tmp_path: Path, capsys: pytest.CaptureFix
     assert main(["train", str(nodes), "--out", str(model), "--kind", "blogs", "-q"]) in (0, 2)
     assert main(["train", str(tmp_path / "none"), "--out", str(model)]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_bundled_default_model_loads() -> None:
+    model = load_model()
+    assert model.features == FEATURES and len(model.buckets) == 4
+    assert model.training_sites and all(s.endswith(".example.org") for s in model.training_sites)
+
+
+def test_extract_command_with_a_model(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    _, html = synthetic_site("cli.example.org", pages=1, seed=8)[0]
+    page = tmp_path / "page.html"
+    page.write_text(html, encoding="utf-8")
+    assert main(["extract", "--extractor", "template", str(page)]) == 2
+    assert "needs a trained model" in capsys.readouterr().err
+    model = str(bundled_model_path())
+    assert main(["extract", "--extractor", "template", "--model", model, str(page)]) == 0
+    assert capsys.readouterr().out.strip()
+    assert main(["extract", "-e", "nce", "--model", model, "-f", "jsonl", str(page)]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["text"] and "error" not in record
+    assert main(["extract", "--model", str(tmp_path / "none.json"), str(page)]) == 2
+    assert "no such model file" in capsys.readouterr().err
+
+
+def test_training_reads_a_crawls_nodes_layout(tmp_path: Path) -> None:
+    # A crawl writes nodes/crawl=<id>/site=<site>/part-*.parquet (partition columns in folders).
+    from test_sitelevel import page, records
+
+    from newscrawl.storage import ParquetDatasetWriter
+    from newscrawl.template.sitelevel import SiteLevel, nodes_schema
+    from newscrawl.template.train import read_nodes
+
+    with ParquetDatasetWriter(tmp_path, nodes_schema(), ("crawl", "site")) as writer:
+        for host in ("a.example.org", "b.example.org"):
+            _, pages = records([page(i) for i in range(6)])
+            table = SiteLevel().table(pages, crawl="c1", site=host)
+            writer.write_table(table, {"crawl": "c1", "site": host})
+    data = read_nodes([tmp_path])
+    assert set(data.site) == {"a.example.org", "b.example.org"}
+    assert len(data) == table.num_rows * 2 and data.label.any() and not data.label.all()

@@ -78,24 +78,22 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _buffer(pages: list[tuple[str, bytes]]) -> tuple[list, float, float]:
-    """Fill the buffer as the crawl does (parse, record, drop the DOM); returns the buffer,
-    tracemalloc's peak in MB and the seconds it took."""
+def _buffer(pages: list[tuple[str, bytes]]) -> tuple[list, float]:
+    """Fill the buffer as the crawl does (parse, record, drop the DOM); returns the buffer and
+    tracemalloc's peak in MB (tracing slows Python down several times: no timing here)."""
     from newscrawl.dom import parse_html
     from newscrawl.template.records import PageNodes
 
     gc.collect()
     tracemalloc.start()
-    start = time.perf_counter()
     buffer = []
     for url, html in pages:
         dom = parse_html(html, url=url or None)
         buffer.append(PageNodes.from_dom(dom, url, html=html))
         del dom
-    seconds = time.perf_counter() - start
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
-    return buffer, peak / 2**20, seconds
+    return buffer, peak / 2**20
 
 
 def _model(path: str | None) -> TemplateModel:
@@ -129,13 +127,18 @@ def _per_page(pages: list[tuple[str, bytes]], model: TemplateModel) -> dict[str,
     from newscrawl.template.records import PageNodes
 
     filt = TemplateExtractor(TemplateConfig(then="nce"), model=model)
-    steps = dict.fromkeys(("parse", "records", "score", "smooth", "prune", "nce"), 0.0)
+    from newscrawl.template.geometry import get_geometry_provider
+
+    geometry = get_geometry_provider("static")
+    steps = dict.fromkeys(("parse", "geometry", "records", "score", "smooth", "prune", "nce"), 0.0)
     sample = pages[: min(len(pages), 50)]
     for url, html in sample:
         t0 = time.perf_counter()
         dom = parse_html(html, url=url or None)
         t1 = time.perf_counter()
-        nodes = PageNodes.from_dom(dom, url, html=html)
+        boxes = geometry.boxes(dom, html=html, url=url or None)
+        t1b = time.perf_counter()
+        nodes = PageNodes.from_dom(dom, url, boxes=boxes)
         t2 = time.perf_counter()
         raw = model.scores(node_features(nodes), nodes.area)
         t3 = time.perf_counter()
@@ -146,9 +149,8 @@ def _per_page(pages: list[tuple[str, bytes]], model: TemplateModel) -> dict[str,
         t5 = time.perf_counter()
         filt.extract_masked(dom, mask, pruned)
         t6 = time.perf_counter()
-        for key, seconds in zip(
-            steps, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4, t6 - t5), strict=True
-        ):
+        times = (t1 - t0, t1b - t1, t2 - t1b, t3 - t2, t4 - t3, t5 - t4, t6 - t5)
+        for key, seconds in zip(steps, times, strict=True):
             steps[key] += seconds
     return {key: 1000 * value / len(sample) for key, value in steps.items()}
 
@@ -165,19 +167,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"newscrawl bench template: {err}", file=sys.stderr)
         return 2
     rss_before = _rss_mb()
-    buffer, peak, seconds = _buffer(pages)
+    buffer, peak = _buffer(pages)
     held = sum(p.nbytes for p in buffer) / 2**20
     nodes = sum(len(p) for p in buffer)
     verdict = "under" if peak < LIMIT_MB else "OVER"
+    source = f"from {args.pages_dir}" if args.pages_dir else "of one generated site"
     print(
-        f"buffer: {len(buffer)} pages of one site, {nodes:,} nodes "
+        f"buffer: {len(buffer)} pages {source}, {nodes:,} nodes "
         f"({nodes / len(buffer):,.0f} per page), {sum(len(h) for _, h in pages) / 2**20:.1f} MB "
         "of HTML"
     )
     print(f"  records held: {held:.1f} MB ({held * 2**20 / max(nodes, 1):.0f} bytes per node)")
     print(f"  peak Python memory while buffering: {peak:.1f} MB ({verdict} {LIMIT_MB:.0f} MB)")
     print(f"  process peak RSS: {rss_before:.0f} MB before, {_rss_mb():.0f} MB after")
-    print(f"  filled in {seconds:.1f} s ({len(buffer) / seconds:.1f} pages/s: parse + records)")
     start = time.perf_counter()
     labels = label_site(buffer)
     share = sum(int(lab.sum()) for lab in labels) / max(nodes, 1)

@@ -3,7 +3,7 @@
 Each PAGES is a crawl's `pages` Parquet dataset (a file or a folder) or a dataset folder in the
 development-data layout (html/ID.html and meta.jsonl with each page's "site"). Pages are grouped
 by site; each site with at least --min-pages pages is labelled on its own (a node is template
-when its content hash occurs on at least --p of the site's pages, or when --share of its HTML is
+when its content hash occurs on at least --p of the site's pages, or when --share of its text is
 template) and written to the `nodes` dataset at --out, which `newscrawl train` reads. Sites with
 fewer pages are skipped and counted. This is the stage a crawl runs per domain, so models can be
 retrained without crawling again.
@@ -42,7 +42,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=0.85,
         metavar="SHARE",
-        help="a node whose HTML is at least this share template is template (default: 0.85)",
+        help="a node at least this share template is template (default: 0.85)",
+    )
+    parser.add_argument(
+        "--share-of",
+        default="text",
+        choices=("text", "html"),
+        help="what --share measures: visible text (default) or HTML characters (the literal "
+        "reading of the seed, which marks article wrappers template)",
     )
     parser.add_argument(
         "--min-pages",
@@ -87,7 +94,12 @@ def run(args: argparse.Namespace) -> int:
         print("newscrawl sitelevel: --p and --share must be in (0, 1]", file=sys.stderr)
         return 2
     labeller = SiteLevel(
-        SiteLevelConfig(p=args.p, html_share=args.share, min_pages=max(1, args.min_pages))
+        SiteLevelConfig(
+            p=args.p,
+            html_share=args.share,
+            share_of=args.share_of,
+            min_pages=max(1, args.min_pages),
+        )
     )
     try:
         sites = read_sources(

@@ -42,6 +42,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         dest="C",
         help="inverse regularisation of the logistic regressions (default: 1.0)",
     )
+    parser.add_argument(
+        "--plain",
+        action="store_true",
+        help="fit the study's unweighted regressions (default: classes weighted equally, which "
+        "keeps more content)",
+    )
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 
 
@@ -51,7 +57,9 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.holdout < 1 or args.C <= 0:
         print("newscrawl train: --holdout must be in [0, 1) and --C positive", file=sys.stderr)
         return 2
-    config = TrainConfig(kind=args.kind, holdout=args.holdout, seed=args.seed, C=args.C)
+    config = TrainConfig(
+        kind=args.kind, holdout=args.holdout, seed=args.seed, C=args.C, balanced=not args.plain
+    )
     try:
         data = read_nodes(args.nodes)
         model, report = train(data, config, progress=not args.quiet)

@@ -68,6 +68,10 @@ STUDY: dict[tuple[str, str, float | None], tuple[float, float, float]] = {
     ("news", "total", 1.0): (0.78, 1.00, 0.87),
 }
 DEFAULT_EXTRACTORS = ("nce", "mss", "cetd-tpc")
+# Filters compared: the trained classifiers alone ("template"), and the classifiers plus the
+# template SiteLevel learns from the test site's own pages ("site"; what a crawl knows once it
+# has buffered a site, and what `learn_sites` learns during extraction).
+FILTERS = ("template", "site")
 _SHINGLE = 4
 
 
@@ -293,10 +297,10 @@ class Results:
         self.shingle.setdefault(dataset, {}).setdefault(method, []).append(score)
 
 
-def _train(sites: Sequence[SiteCase], seed: int) -> Any:
+def _train(sites: Sequence[SiteCase], seed: int, balanced: bool) -> Any:
     data = _node_data(sites)
     try:
-        return train(data, TrainConfig(holdout=0.0, seed=seed))[0]
+        return train(data, TrainConfig(holdout=0.0, seed=seed, balanced=balanced))[0]
     except TrainError:
         return None
 
@@ -307,6 +311,8 @@ def _score_template(results: Results, case: PageCase, kind: str, models: dict[st
     scored = area >= MIN_AREA
     scored[: case.body] = False
     truth = case.gold[scored]
+    for kind_ in (kind, "all"):  # the baseline that calls every scored node template
+        results.counts(kind_, "everything", None).add(truth, np.ones(len(truth), dtype=bool))
     for training, model in models.items():
         if model is None:
             continue
@@ -344,13 +350,14 @@ def _score_extraction(
 def _extractors(names: Sequence[str], model: Any) -> dict[str, TemplateExtractor]:
     """Method name -> a TemplateExtractor that computes it: "nce" (alone), "template" (the
     filter alone), "template+nce" (nce on what the filter keeps), "template>nce" (nce on the
-    whole page, then the filter), and the same with the SiteLevel labels as the filter."""
+    whole page, then the filter), and the same with "site" (the filter that also knows the
+    site's SiteLevel template) for "template"."""
     from newscrawl.template.extractor import TemplateConfig
 
     methods: dict[str, TemplateExtractor] = {}
     for name in names:
         methods[name] = TemplateExtractor(TemplateConfig(then=name), model=model)
-    for prefix in ("template", "sitelevel"):
+    for prefix in FILTERS:
         methods[prefix] = TemplateExtractor(TemplateConfig(), model=model)
         for name in names:
             methods[f"{prefix}+{name}"] = TemplateExtractor(TemplateConfig(then=name), model=model)
@@ -366,7 +373,10 @@ def evaluate(
     seed: int = 0,
     extractors: Sequence[str] = DEFAULT_EXTRACTORS,
     progress: bool = True,
+    balanced: bool = True,
+    extraction: bool = True,
 ) -> Results:
+    """Cross-validate over site folds (see the module docstring)."""
     from tqdm import tqdm
 
     results = Results()
@@ -378,12 +388,12 @@ def evaluate(
     )
     for test_names in _folds(sites, folds, seed):
         train_sites = [s for s in sites if s.site not in test_names]
-        total = _train(train_sites, seed)
+        total = _train(train_sites, seed, balanced)
         if total is None:
             results.skipped_folds += 1
             continue
         specific = {
-            kind: _train([s for s in train_sites if s.kind == kind], seed)
+            kind: _train([s for s in train_sites if s.kind == kind], seed, balanced)
             for kind in ("news", "blog")
         }
         methods = _extractors(extractors, total)
@@ -391,18 +401,29 @@ def evaluate(
             models = {"total": total, "specific": specific[site.kind]}
             for case in site.pages:
                 _score_template(results, case, site.kind, models)
-                page = _dataset_handle(site).page(case.page_id)
-                dom = _parse(page)
-                if dom is not None:
-                    raw = total.scores(node_features(case.nodes), case.nodes.area)
-                    masks = {
-                        "template": mask_from_scores(case.nodes.parent, raw, case.body, c=0.01),
-                        "sitelevel": _sitelevel_mask(case),
-                    }
-                    _score_extraction(results, site.dataset, dom, page.gold, methods, masks)
+                if extraction:
+                    _extract_page(results, site, case, total, methods)
                 bar.update(1)
     bar.close()
     return results
+
+
+def _extract_page(
+    results: Results,
+    site: SiteCase,
+    case: PageCase,
+    model: Any,
+    methods: dict[str, TemplateExtractor],
+) -> None:
+    """Shingle scores of every extraction method on one test page (parsed again here)."""
+    page = _dataset_handle(site).page(case.page_id)
+    dom = _parse(page)
+    if dom is None:
+        return
+    raw = model.scores(node_features(case.nodes), case.nodes.area)
+    model_mask = mask_from_scores(case.nodes.parent, raw, case.body, c=0.01)
+    masks = {"template": model_mask, "site": model_mask | _sitelevel_mask(case)}
+    _score_extraction(results, site.dataset, dom, page.gold, methods, masks)
 
 
 def _sitelevel_mask(case: PageCase) -> np.ndarray:
@@ -428,12 +449,22 @@ def _fmt(values: tuple[float, float, float] | None) -> str:
 
 
 def template_table(results: Results) -> list[str]:
-    """The study's table on our data: P / R / F of the template class, beside the study's."""
+    """The study's table on our data: P / R / F of the template class, beside the study's.
+
+    "everything" is the baseline that calls every scored node template: its precision is the
+    share of template nodes, which the other rows must be read against.
+    """
     lines = [
         "| kind | smoothing | c | training | pages | ours P / R / F | study P / R / F |",
         "|---|---|---|---|---|---|---|",
     ]
     for kind in ("news", "blog", "all"):
+        counts = results.template.get((kind, "everything", None))
+        if counts is not None and counts.pages:
+            lines.append(
+                f"| {kind} | - | - | everything template | {counts.pages} | "
+                f"{_fmt(counts.means())} | - |"
+            )
         for c in SMOOTHING:
             for training in ("specific", "total"):
                 counts = results.template.get((kind, training, c))
@@ -447,35 +478,52 @@ def template_table(results: Results) -> list[str]:
     return lines
 
 
+def _f1(methods: dict[str, list[PageScore]], name: str) -> float:
+    return aggregate(methods[name]).f1 if name in methods else float("nan")
+
+
 def shingle_table(results: Results, extractors: Sequence[str]) -> list[str]:
-    """Shingle F1 per dataset: each extractor alone, with the template filter before it (it
-    reads what the filter keeps) and after it (the filter trims what it chose), and the same
-    with the SiteLevel labels of the page's own site as the filter."""
+    """Shingle F1 per dataset: each extractor alone; with the classifiers' filter before it (it
+    reads what the filter keeps) and after it (the filter trims its answer); and the same with
+    the site-aware filter (classifiers + the site's own SiteLevel template)."""
     lines = [
-        "| dataset | pages | extractor | alone | filter, then extractor | gain | extractor, "
-        "then filter | gain | SiteLevel filter, then extractor | extractor, then SiteLevel |",
-        "|---|---|---|---|---|---|---|---|---|---|",
+        "| dataset | pages | extractor | alone | model: filter, then extractor | extractor, "
+        "then filter | site-aware: filter, then extractor | extractor, then filter |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for dataset, methods in sorted(results.shingle.items()):
-
-        def f1(name: str, methods: dict[str, list[PageScore]] = methods) -> float:
-            return aggregate(methods[name]).f1 if name in methods else float("nan")
-
         pages = len(next(iter(methods.values())))
-        best = max(extractors, key=lambda n: f1(n) if n in methods else 0.0)
         for name in extractors:
-            alone, before, after = f1(name), f1(f"template+{name}"), f1(f"template>{name}")
-            mark = " (best alone)" if name == best else ""
-            lines.append(
-                f"| {dataset} | {pages} | {name}{mark} | {alone:.3f} | {before:.3f} | "
-                f"{before - alone:+.3f} | {after:.3f} | {after - alone:+.3f} | "
-                f"{f1(f'sitelevel+{name}'):.3f} | {f1(f'sitelevel>{name}'):.3f} |"
-            )
+            alone = _f1(methods, name)
+            cells = [
+                f"{_f1(methods, f'{prefix}{sep}{name}'):.3f} "
+                f"({_f1(methods, f'{prefix}{sep}{name}') - alone:+.3f})"
+                for prefix in FILTERS
+                for sep in ("+", ">")
+            ]
+            lines.append(f"| {dataset} | {pages} | {name} | {alone:.3f} | {' | '.join(cells)} |")
         lines.append(
-            f"| {dataset} | {pages} | (filter alone) | - | {f1('template'):.3f} | - | - | - | "
-            f"{f1('sitelevel'):.3f} | - |"
+            f"| {dataset} | {pages} | (filter alone) | - | {_f1(methods, 'template'):.3f} | - | "
+            f"{_f1(methods, 'site'):.3f} | - |"
         )
     return lines
+
+
+def gain_lines(results: Results, extractors: Sequence[str]) -> list[str]:
+    """Per dataset: the best extractor alone against the best template-aware combination."""
+    out = []
+    for dataset, methods in sorted(results.shingle.items()):
+        best = max(extractors, key=lambda n: _f1(methods, n))
+        for prefix, label in (("template", "model"), ("site", "site-aware")):
+            combos = [f"{prefix}{sep}{n}" for n in extractors for sep in ("+", ">")]
+            top = max(combos, key=lambda n: _f1(methods, n))
+            plain, base = f"{prefix}+{best}", _f1(methods, best)
+            out.append(
+                f"{dataset}: best alone {best} {base:.3f}; {label} filter then {best} "
+                f"{_f1(methods, plain):.3f} ({_f1(methods, plain) - base:+.3f}); best {label} "
+                f"combination {top} {_f1(methods, top):.3f} ({_f1(methods, top) - base:+.3f})"
+            )
+    return out
 
 
 def as_json(results: Results) -> dict[str, Any]:
@@ -533,6 +581,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=",".join(DEFAULT_EXTRACTORS),
         help="page-level extractors, comma-separated (default: %(default)s)",
     )
+    parser.add_argument(
+        "--plain",
+        action="store_true",
+        help="train the study's unweighted regressions (default: classes weighted equally)",
+    )
+    parser.add_argument(
+        "--no-extraction",
+        action="store_true",
+        help="only the template-class table (skips the slower extraction scores)",
+    )
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 
@@ -553,13 +611,24 @@ def run(args: argparse.Namespace) -> int:
         load_site(d, s, ids, args.max_pages)
         for d, s, ids in tqdm(groups, desc="sitelevel", unit="site", disable=args.quiet)
     ]
-    results = evaluate(sites, args.folds, args.seed, extractors, progress=not args.quiet)
+    results = evaluate(
+        sites,
+        args.folds,
+        args.seed,
+        extractors,
+        progress=not args.quiet,
+        balanced=not args.plain,
+        extraction=not args.no_extraction,
+    )
     for (dataset, kind), n in sorted(results.sites.items()):
         print(f"{dataset}: {n} {kind} sites, {results.pages[(dataset, kind)]} pages")
     print()
     print("\n".join(template_table(results)))
     print()
-    print("\n".join(shingle_table(results, extractors)))
+    if results.shingle:
+        print("\n".join(shingle_table(results, extractors)))
+        print()
+        print("\n".join(gain_lines(results, extractors)))
     if args.json:
         Path(args.json).write_text(json.dumps(as_json(results), indent=1) + "\n", "utf-8")
     return 0

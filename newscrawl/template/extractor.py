@@ -2,9 +2,13 @@
 
 The trained, area-bucketed classifiers score every node of the page, isotonic smoothing makes
 the scores respect the tree ("a node is template iff all its children are"), and the nodes with
-a smoothed score s' >= 0.5 are dropped. What is left is either the answer itself (the filter
-alone, `--extractor template`) or the page a page-level extractor then reads
-(`--extractor nce --model M`: NCE on what the filter keeps).
+a smoothed score s' >= 0.5 are template. Pages of a site the extractor has already seen five
+times (`learn_sites`) also lose the nodes SiteLevel marks with the site's own template, learnt
+from those pages: what a single-page extractor cannot know. What is left is either the answer
+itself (the filter alone, `--extractor template`) or what a page-level extractor reads
+(`--extractor nce --model M`: NCE on what the filter keeps; `order="after"` instead runs NCE on
+the whole page and removes the template lines from its answer, which suits extractors that
+need the noise around the content to find it).
 
 The filter works on a pruned copy of the page's element tree, turned into a new `Dom` (no
 re-parse: the copy is taken from the parsed tree), so every page-level extractor runs on it
@@ -16,7 +20,7 @@ is wrong about this page, and the page-level extractor alone is the better answe
 from __future__ import annotations
 
 import copy
-from collections import Counter
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -27,7 +31,8 @@ from models.template_model import TemplateModel, check_features, load_model
 from newscrawl.dom import BLOCK_TAGS, Dom
 from newscrawl.extractors.base import Extraction, Extractor
 from newscrawl.template.features import FEATURES, node_features
-from newscrawl.template.records import PageNodes
+from newscrawl.template.records import PageNodes, site_of
+from newscrawl.template.sitelevel import SiteLevelConfig, SiteTemplates, label_page
 from newscrawl.title import page_title
 
 __all__ = [
@@ -45,9 +50,13 @@ NAME = "template"
 class TemplateConfig:
     """`model`: model file (required). `then`: page-level extractor combined with the filter ("" =
     the filter alone). `order`: "before" runs `then` on the page the filter leaves; "after" runs
-    it on the whole page and then removes the template nodes from what it chose. `c`: smoothing
+    it on the whole page and then removes the template lines from its answer. `c`: smoothing
     penalty (the paper's 0.01). `threshold`: s' at or above it is template. `smooth=False`
-    thresholds the raw classifier scores (for the evaluation)."""
+    thresholds the raw classifier scores (for the evaluation). `learn_sites`: also learn each
+    site's template from the pages extracted so far (SiteLevel over them, `SiteTemplates`) and
+    cut it out too, once a site has `site_pages` pages; pages are told apart by the host of
+    their URL (or of their og:url / canonical link). At most `max_sites` sites are remembered
+    (the least recently seen is forgotten), `max_site_pages` pages each."""
 
     model: str = ""
     then: str = ""
@@ -56,6 +65,10 @@ class TemplateConfig:
     threshold: float = 0.5
     smooth: bool = True
     geometry: str = "static"
+    learn_sites: bool = True
+    site_pages: int = 5
+    max_sites: int = 64
+    max_site_pages: int = 50
 
 
 class TemplateExtractor:
@@ -65,7 +78,10 @@ class TemplateExtractor:
     Config = TemplateConfig
 
     def __init__(
-        self, config: TemplateConfig | None = None, model: TemplateModel | None = None
+        self,
+        config: TemplateConfig | None = None,
+        model: TemplateModel | None = None,
+        sites: SiteTemplates | None = None,
     ) -> None:
         self.config = config or TemplateConfig()
         if model is None:
@@ -85,6 +101,11 @@ class TemplateExtractor:
         if self.config.order not in ("before", "after"):
             raise ValueError(f"order must be 'before' or 'after', not {self.config.order!r}")
         self.label = f"{NAME}+{self.config.then}" if self.inner else NAME
+        self.sitelevel = SiteLevelConfig(min_pages=self.config.site_pages)
+        if sites is None and self.config.learn_sites:
+            sites = SiteTemplates(self.sitelevel, max_pages=self.config.max_site_pages)
+        self.sites = sites
+        self._recent: dict[str, None] = {}  # sites by last use, oldest first
 
     # -- scoring --------------------------------------------------------------------------------
 
@@ -95,11 +116,36 @@ class TemplateExtractor:
         return self.model.scores(node_features(page, relative=relative), page.area)
 
     def template_mask(self, dom: Dom, page: PageNodes | None = None) -> np.ndarray:
-        """bool per node: template. Smoothed unless `smooth=False`; <head> is never template."""
-        scores = self.raw_scores(dom, page)
-        return mask_from_scores(
-            dom.parent, scores, dom.body, self.config.c, self.config.threshold, self.config.smooth
+        """bool per node: template. The classifiers' verdict (smoothed unless `smooth=False`),
+        and the site's learnt template when `learn_sites` knows the site; <head> never is."""
+        page = page or PageNodes.from_dom(dom, dom.url, geometry=self.config.geometry)
+        mask = mask_from_scores(
+            dom.parent,
+            self.raw_scores(dom, page),
+            dom.body,
+            self.config.c,
+            self.config.threshold,
+            self.config.smooth,
         )
+        site = page_site(dom)
+        if self.sites is not None and site:
+            self.sites.add(page, site)
+            self._forget_old_sites(site)
+            hashes = self.sites.hashes(site)
+            if len(hashes):
+                mask |= label_page(page, hashes, self.sitelevel.html_share, self.sitelevel.share_of)
+                mask[: dom.body] = False
+        return mask
+
+    def _forget_old_sites(self, current: str) -> None:
+        """Keep the `max_sites` most recently seen sites (a crawl visits many)."""
+        assert self.sites is not None
+        self._recent.pop(current, None)
+        self._recent[current] = None
+        while len(self._recent) > self.config.max_sites:
+            oldest = next(iter(self._recent))
+            del self._recent[oldest]
+            self.sites.forget(oldest)
 
     # -- extraction -----------------------------------------------------------------------------
 
@@ -135,26 +181,26 @@ class TemplateExtractor:
         """The page-level extractor's answer on the whole page, less the lines of template nodes.
 
         Extractors return text, one block a line, and not always as whole subtrees (MSS picks
-        text runs), so the filter works on lines: a line of the answer that is the text of a
-        block inside a dropped subtree is removed (each such block removes one equal line).
+        text runs), so the filter works on lines: the answer's lines are matched, in document
+        order, to the page's lines, and a line all of whose text lies in dropped subtrees is
+        removed. A line that matches no page line (an extractor may join or trim text) stays.
         """
         assert self.inner is not None
         chosen = self.inner.extract(dom)
-        template = Counter(
-            _line_key(line) for root in dropped for line in dom.text(root).splitlines()
-        )
-        lines = []
+        gone = _in_subtrees(dom, dropped)
+        page_lines = _page_lines(dom, gone)
+        position: dict[str, list[int]] = {}
+        for index, (key, _) in enumerate(page_lines):
+            position.setdefault(key, []).append(index)
+        lines, cursor = [], 0
         for line in chosen.text.splitlines():
-            key = _line_key(line)
-            if template[key] > 0:
-                template[key] -= 1
-            else:
-                lines.append(line)
-        cut = np.zeros(len(dom) + 1, dtype=np.int64)
-        for root in dropped:
-            cut[root] += 1
-            cut[dom.end[root]] -= 1
-        gone = np.cumsum(cut)[: len(dom)] > 0
+            spots = position.get(_line_key(line), [])
+            at = bisect_left(spots, cursor)
+            if at < len(spots):
+                cursor = spots[at] + 1
+                if page_lines[spots[at]][1]:
+                    continue  # a template line
+            lines.append(line)
         return Extraction(
             title=chosen.title,
             text="\n".join(lines),
@@ -171,8 +217,49 @@ class TemplateExtractor:
         return Extraction(page_title(dom), text, (body,) if text else (), self.label)
 
 
+def page_site(dom: Dom) -> str:
+    """The site a page belongs to: the host (without "www.") of its URL, else of its og:url or
+    canonical link; "" when none is known."""
+    if dom.url:
+        return site_of(dom.url)
+    for key in ("og:url", "twitter:url"):
+        if dom.meta.get(key, "").startswith(("http://", "https://")):
+            return site_of(dom.meta[key])
+    for node, tag in enumerate(dom.tag):
+        if tag == "link" and (dom.elements[node].get("rel") or "").lower() == "canonical":
+            return site_of(dom.elements[node].get("href") or "")
+        if tag == "body":
+            break
+    return ""
+
+
 def _line_key(line: str) -> str:
     return " ".join(line.split())
+
+
+def _in_subtrees(dom: Dom, roots: Sequence[int]) -> np.ndarray:
+    """bool per node: inside (or at) one of the subtrees rooted at `roots`."""
+    cut = np.zeros(len(dom) + 1, dtype=np.int64)
+    for root in roots:
+        cut[root] += 1
+        cut[dom.end[root]] -= 1
+    return np.cumsum(cut)[: len(dom)] > 0
+
+
+def _page_lines(dom: Dom, gone: np.ndarray) -> list[tuple[str, bool]]:
+    """The body's text as `Dom.text` splits it into lines: (line key, every piece of the line
+    is in a dropped subtree)."""
+    body = dom.body
+    lines: list[tuple[str, bool]] = []
+    start = dom.piece_start[body]
+    for stop in range(start + 1, dom.piece_end[body] + 1):
+        if stop < dom.piece_end[body] and dom.piece_block[stop] == dom.piece_block[start]:
+            continue
+        text = dom.pieces_text(range(start, stop))
+        dropped = all(gone[dom.piece_owner[k]] for k in range(start, stop))
+        lines.extend((_line_key(line), dropped) for line in text.splitlines())
+        start = stop
+    return lines
 
 
 def mask_from_scores(

@@ -2,11 +2,19 @@
 
 Training data without humans. Hash every node of every page (`records.node_hashes`: a content
 hash of the whole subtree); a node whose hash occurs in at least p = 10% of the site's pages is
-template; a node not so marked whose HTML is at least 85% made of template nodes is template
+template; a node not so marked whose content is at least 85% made of template nodes is template
 too; everything else is not. The labels and the node features go to the `nodes` dataset that
 `newscrawl train` learns from.
 
 Readings taken:
+- the 85% rule measures a node's *visible text* by default (`share_of="text"`), not its HTML
+  characters (`share_of="html"`, the literal reading of "85% of its HTML content"). Template
+  markup is heavy (link lists full of long hrefs and classes) and article markup is light, so
+  by HTML characters the wrapper that holds an article is often 85% "template" and gets
+  labelled template with the article inside it. On the development sites, cutting SiteLevel's
+  template nodes out of pages before extraction lowered the shingle F1 by 0.05 to 0.28 with
+  the HTML reading and raised it by up to 0.03 with the text reading; the labels agree with
+  gold-derived ones about equally well either way;
 - a hash must occur on at least 2 distinct pages whatever p says: with 10 pages, "10%" would be
   one page, and every node occurs on its own page;
 - pages with the same root hash (the same page fetched twice) count once, else a duplicate
@@ -45,11 +53,14 @@ __all__ = [
     "NODE_COLUMNS",
     "SiteLevel",
     "SiteLevelConfig",
+    "SiteTemplates",
     "label_page",
     "label_site",
     "nodes_schema",
     "nodes_table",
     "nodes_writer",
+    "site_kind",
+    "template_hashes",
 ]
 
 # Columns of the `nodes` dataset, in order (features are float32, one column each).
@@ -72,11 +83,13 @@ def site_kind(pages: Sequence[PageNodes]) -> str:
 
 @dataclass(frozen=True, slots=True)
 class SiteLevelConfig:
-    """The seed's parameters. `min_pages`: sites with fewer pages are skipped (and counted)."""
+    """The seed's parameters. `html_share` is the 85% of the share rule, measured on what
+    `share_of` says ("text" or "html", see the module docstring). `min_pages`: sites with fewer
+    pages are skipped (and counted)."""
 
     p: float = 0.10
     html_share: float = 0.85
-    share_of: str = "html"  # what the share rule measures: "html" characters or visible "text"
+    share_of: str = "text"
     min_pages: int = 5
     min_occurrences: int = 2
 
@@ -86,13 +99,15 @@ def template_hashes(pages: Sequence[PageNodes], config: SiteLevelConfig) -> np.n
     seen_roots: set[int] = set()
     per_page: list[np.ndarray] = []
     for page in pages:
-        if not len(page):
-            continue
-        root = int(page.hash[0])
-        if root in seen_roots:
-            continue
-        seen_roots.add(root)
-        per_page.append(np.unique(page.hash))
+        if len(page) and int(page.hash[0]) not in seen_roots:
+            seen_roots.add(int(page.hash[0]))
+            per_page.append(np.unique(page.hash))
+    return _frequent(per_page, config)
+
+
+def _frequent(per_page: Sequence[np.ndarray], config: SiteLevelConfig) -> np.ndarray:
+    """Hashes on at least p of the pages (and on `min_occurrences` pages), from each page's
+    distinct hashes."""
     if not per_page:
         return np.zeros(0, dtype=np.uint64)
     values, counts = np.unique(np.concatenate(per_page), return_counts=True)
@@ -101,11 +116,12 @@ def template_hashes(pages: Sequence[PageNodes], config: SiteLevelConfig) -> np.n
 
 
 def label_page(
-    page: PageNodes, templates: np.ndarray, html_share: float = 0.85, share_of: str = "html"
+    page: PageNodes, templates: np.ndarray, html_share: float = 0.85, share_of: str = "text"
 ) -> np.ndarray:
-    """bool per node: its hash is a template hash, or its HTML is >= `html_share` template.
+    """bool per node: its hash is a template hash, or its text (or HTML, `share_of`) is at
+    least `html_share` template.
 
-    Bottom-up by depth levels (vectorised): `covered[v]` is the HTML of v's subtree that lies
+    Bottom-up by depth levels (vectorised): `covered[v]` is the amount of v's subtree that lies
     in template nodes - all of it when v is template, else the sum over its children.
     """
     count = len(page)
@@ -114,20 +130,63 @@ def label_page(
         return label
     if share_of not in ("html", "text"):
         raise ValueError(f"share_of must be 'html' or 'text', not {share_of!r}")
-    html = (page.html_len if share_of == "html" else page.text_len).astype(np.int64)
+    size = (page.html_len if share_of == "html" else page.text_len).astype(np.int64)
     covered = np.zeros(count, dtype=np.int64)
     from_children = np.zeros(count, dtype=np.int64)
     depth = page.depth.astype(np.int64)
     order = np.argsort(depth, kind="stable")
     levels = np.split(order, np.flatnonzero(np.diff(depth[order])) + 1)
     for level in reversed(levels):
-        share_ok = (~label[level]) & (from_children[level] >= html_share * html[level])
-        label[level[share_ok & (html[level] > 0)]] = True
-        covered[level] = np.where(label[level], html[level], from_children[level])
+        share_ok = (~label[level]) & (from_children[level] >= html_share * size[level])
+        label[level[share_ok & (size[level] > 0)]] = True
+        covered[level] = np.where(label[level], size[level], from_children[level])
         parents = page.parent[level]
         has_parent = parents >= 0
         np.add.at(from_children, parents[has_parent], covered[level][has_parent])
     return label
+
+
+class SiteTemplates:
+    """Template hashes per site, learnt from the pages seen so far (SiteLevel's rule).
+
+    For template-aware extraction in a crawl: `add` each page's records as it arrives, and
+    `hashes(site)` gives the hashes that already occur on at least p of the site's distinct
+    pages (none before `min_pages` pages). Keeps each page's distinct hashes only (8 bytes a
+    node), at most `max_pages` pages per site.
+    """
+
+    def __init__(self, config: SiteLevelConfig | None = None, max_pages: int = 200) -> None:
+        self.config = config or SiteLevelConfig()
+        self.max_pages = max_pages
+        self._pages: dict[str, list[np.ndarray]] = {}
+        self._roots: dict[str, set[int]] = {}
+        self._cache: dict[str, np.ndarray] = {}
+
+    def add(self, page: PageNodes, site: str | None = None) -> None:
+        site = site if site is not None else page.site
+        pages = self._pages.setdefault(site, [])
+        roots = self._roots.setdefault(site, set())
+        if not len(page) or len(pages) >= self.max_pages or int(page.hash[0]) in roots:
+            return
+        roots.add(int(page.hash[0]))
+        pages.append(np.unique(page.hash))
+        self._cache.pop(site, None)
+
+    def pages(self, site: str) -> int:
+        return len(self._pages.get(site, ()))
+
+    def forget(self, site: str) -> None:
+        for store in (self._pages, self._roots, self._cache):
+            store.pop(site, None)
+
+    def hashes(self, site: str) -> np.ndarray:
+        """Sorted template hashes of `site` (empty until it has `min_pages` pages)."""
+        pages = self._pages.get(site, [])
+        if len(pages) < self.config.min_pages:
+            return np.zeros(0, dtype=np.uint64)
+        if site not in self._cache:
+            self._cache[site] = _frequent(pages, self.config)
+        return self._cache[site]
 
 
 def label_site(

@@ -51,7 +51,11 @@ class TrainConfig:
     min_area: float = MIN_AREA
     C: float = 1.0  # inverse regularisation strength of each logistic regression
     max_nodes: int = 1_000_000  # per bucket: a larger bucket is subsampled (uniformly)
-    balanced: bool = False  # weight the two classes equally (scikit-learn class_weight)
+    # Weight the two classes equally (scikit-learn class_weight="balanced"). Template nodes are
+    # most nodes, so the study's unweighted fit calls almost everything template; weighted, it
+    # keeps far more content (on the development sites it cut 1% of the content text instead
+    # of 12%), which is what extraction needs. False reproduces the study.
+    balanced: bool = True
 
 
 @dataclass(slots=True)
@@ -250,7 +254,12 @@ def _model(
         buckets=buckets,
         training_sites=tuple(sorted(sites)),
         kind=config.kind,
-        options={"relative_distances": True, "C": config.C, "min_area": config.min_area},
+        options={
+            "relative_distances": True,
+            "C": config.C,
+            "min_area": config.min_area,
+            "balanced": config.balanced,
+        },
         version=VERSION,
     )
 
