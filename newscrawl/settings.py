@@ -80,7 +80,7 @@ NEWSCRAWL_OUT = "out"
 NEWSCRAWL_CRAWL_ID = ""  # "" = remembered in JOBDIR, else a new UTC-time id
 NEWSCRAWL_ALLOW_PRIVATE = False  # True, or networks such as "loopback" / ["10.1.0.0/16"]
 NEWSCRAWL_EXTRACTORS = ["nce", "mss", "cetd-tpc"]
-NEWSCRAWL_PRIMARY_EXTRACTOR = "nce"
+NEWSCRAWL_PRIMARY_EXTRACTOR = ""  # "" = newscrawl.extractors.DEFAULT_EXTRACTOR
 NEWSCRAWL_EXTRACTOR_CONFIG: dict[str, dict[str, object]] = {}
 NEWSCRAWL_KEEP_ALL_TEXTS = False
 NEWSCRAWL_MAX_QUEUED_PER_SITE = 0  # 0 = 10 x the page cap (at least 1000)

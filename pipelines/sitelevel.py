@@ -32,8 +32,7 @@ from newscrawl.crawl.items import PageItem
 from newscrawl.crawl.state import crawl_state
 from newscrawl.crawl.urls import SiteScope
 from newscrawl.dom import Dom, PageError, parse_html
-from newscrawl.storage.schemas import PARTITION_BY
-from newscrawl.storage.writer import ParquetDatasetWriter, closed_files, partition_values
+from newscrawl.storage.writer import closed_files, partition_values
 from pipelines.parquet import writer_options
 
 if TYPE_CHECKING:
@@ -70,7 +69,7 @@ class SiteLevelPipeline:
             "file_rows": 10_000_000,
         }
         root = self.state.dataset_root("nodes")
-        self.writer = ParquetDatasetWriter(root, sitelevel.nodes_schema(), PARTITION_BY, **options)
+        self.writer = sitelevel.nodes_writer(root, **options)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SiteLevelPipeline:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pytest
 
@@ -177,39 +178,79 @@ def test_sitelevel_command_on_a_dataset_folder(
     assert main(["sitelevel", str(folder), "--out", str(out), "-q", "--overwrite"]) == 0
 
 
-def test_sitelevel_command_on_a_pages_dataset(
-    tmp_path: Path, capsys: pytest.CaptureFixture
-) -> None:
+def write_pages(root: Path, sites: dict[str, int], shards: int = 1) -> Path:
+    """A crawl's pages dataset (crawl c7) as `shards` workers leave it: each site's pages dealt
+    out over the shards' files, in reverse URL order, plus one 404 page of the first site."""
     from datetime import UTC, datetime
 
     from newscrawl.storage import PAGES_SCHEMA, ParquetDatasetWriter
 
-    pages = tmp_path / "pages"
-    with ParquetDatasetWriter(pages, PAGES_SCHEMA, ("crawl", "site")) as writer:
-        for host, count in {"a.example.org": 5, "b.example.org": 2}.items():
-            for url, html in synthetic_site(host, pages=count, seed=3):
-                row = {
-                    "url": url,
-                    "final_url": url,
-                    "site": host,
-                    "crawl": "c7",
-                    "fetched_at": datetime.now(UTC),
-                    "status": 200,
-                    "content_type": "text/html; charset=utf-8",
-                    "headers": {},
-                    "html": html.encode(),
-                }
-                writer.write(row)
-        writer.write({**row, "status": 404, "site": "a.example.org"})  # not counted
+    rows = [
+        {
+            "url": url,
+            "final_url": url,
+            "site": host,
+            "crawl": "c7",
+            "fetched_at": datetime.now(UTC),
+            "status": 200,
+            "content_type": "text/html; charset=utf-8",
+            "headers": {},
+            "html": html.encode(),
+        }
+        for host, count in sites.items()
+        for url, html in reversed(synthetic_site(host, pages=count, seed=3))
+    ]
+    rows.append({**rows[0], "url": rows[0]["url"] + "?gone", "status": 404})  # not counted
+    for shard in range(shards):
+        with ParquetDatasetWriter(root, PAGES_SCHEMA, ("crawl", "site")) as writer:
+            writer.write_rows(rows[shard::shards])
+    return root
+
+
+def read_nodes_dataset(out: Path) -> pa.Table:
+    table = ds.dataset(out, format="parquet", partitioning="hive").to_table()
+    return table.sort_by([("site", "ascending"), ("page", "ascending"), ("node", "ascending")])
+
+
+def test_sitelevel_command_on_a_pages_dataset(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    pages = write_pages(tmp_path / "pages", {"a.example.org": 5, "b.example.org": 2})
     out = tmp_path / "nodes"
     assert main(["sitelevel", str(pages), "--out", str(out), "-q", "--crawl", "c7"]) == 0
     err = capsys.readouterr().err
     assert "1 sites" in err and "skipped 1 sites" in err
+    # laid out as a crawl writes nodes
+    assert [p.name for p in out.iterdir()] == ["crawl=c7"]
+    assert [p.name for p in (out / "crawl=c7").iterdir()] == ["site=a.example.org"]
     table = ds.dataset(out, format="parquet", partitioning="hive").to_table()
     assert set(table.column("url").to_pylist()) <= {
         u for u, _ in synthetic_site("a.example.org", pages=5, seed=3)
     }
     assert len(set(table.column("url").to_pylist())) == 5
+
+
+def test_sitelevel_command_on_dask_matches_in_process(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    """`--cluster` (a 2-worker LocalCluster) writes the same nodes as the in-process run, also
+    for a site over --max-pages whose pages are spread over two shards out of URL order."""
+    sites = {"a.example.org": 9, "b.example.org": 6, "c.example.org": 2}
+    pages = write_pages(tmp_path / "pages", sites, shards=2)
+    args = ["sitelevel", str(pages), "-q", "--max-pages", "7", "--crawl", "c7"]
+    assert main([*args, "--out", str(tmp_path / "here")]) == 0
+    assert main([*args, "--out", str(tmp_path / "dask"), "--cluster", "--dask-workers", "2"]) == 0
+    assert "2 worker(s)" in capsys.readouterr().err
+    here, dask = read_nodes_dataset(tmp_path / "here"), read_nodes_dataset(tmp_path / "dask")
+    assert set(here.column("site").to_pylist()) == {"a.example.org", "b.example.org"}
+    assert set(here.column("crawl").to_pylist()) == {"c7"}
+    urls = sorted(u for u, _ in synthetic_site("a.example.org", pages=9, seed=3))[:7]
+    site_a = here.filter(pc.equal(here["site"], "a.example.org"))
+    assert sorted(set(site_a["url"].to_pylist())) == urls  # the 7 smallest URLs
+    assert dask.to_pylist() == here.to_pylist()
+    # one Parquet dataset only: a dataset folder cannot be spread over a cluster
+    folder = write_folder(tmp_path / "data", {"big.example.org": 6})
+    assert main(["sitelevel", str(folder), "--out", str(tmp_path / "x"), "--cluster"]) == 2
 
 
 def test_sitelevel_command_errors(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

@@ -259,6 +259,14 @@ def test_sitelevel_then_train_commands(tmp_path: Path, capsys: pytest.CaptureFix
     loaded = load_model(model)
     assert len(loaded.training_sites) == 4 and loaded.metrics["nodes"] > 0
     assert main(["train", str(nodes), "--out", str(model), "--kind", "blogs", "-q"]) in (0, 2)
+    # the training set assembled site by site (on a 1-worker LocalCluster), then fitted here
+    on_dask = tmp_path / "dask.json"
+    argv = ["train", str(nodes), "--out", str(on_dask), "-q", "--holdout", "0.25", "--cluster"]
+    assert main([*argv, "--dask-workers", "1"]) == 0
+    assert load_model(on_dask).metrics["nodes"] == loaded.metrics["nodes"]
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []  # temp removed
+    assert main(["train", str(nodes), "--out", str(model), "-q", "--max-site-nodes", "30"]) == 0
+    assert load_model(model).metrics["nodes"] <= 4 * 30
     assert main(["train", str(tmp_path / "none"), "--out", str(model)]) == 2
     assert "no such file" in capsys.readouterr().err
 
@@ -289,11 +297,10 @@ def test_training_reads_a_crawls_nodes_layout(tmp_path: Path) -> None:
     # A crawl writes nodes/crawl=<id>/site=<site>/part-*.parquet (partition columns in folders).
     from test_sitelevel import page, records
 
-    from newscrawl.storage import ParquetDatasetWriter
-    from newscrawl.template.sitelevel import SiteLevel, nodes_schema
+    from newscrawl.template.sitelevel import SiteLevel, nodes_writer
     from newscrawl.template.train import read_nodes
 
-    with ParquetDatasetWriter(tmp_path, nodes_schema(), ("crawl", "site")) as writer:
+    with nodes_writer(tmp_path) as writer:
         for host in ("a.example.org", "b.example.org"):
             _, pages = records([page(i) for i in range(6)])
             table = SiteLevel().table(pages, crawl="c1", site=host)

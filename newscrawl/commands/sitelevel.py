@@ -6,7 +6,11 @@ by site; each site with at least --min-pages pages is labelled on its own (a nod
 when its content hash occurs on at least --p of the site's pages, or when --share of its text is
 template) and written to the `nodes` dataset at --out, which `newscrawl train` reads. Sites with
 fewer pages are skipped and counted. This is the stage a crawl runs per domain, so models can be
-retrained without crawling again.
+retrained without crawling again. The dataset is laid out as a crawl writes it,
+NODES/crawl=<--crawl>/site=<name>/ ("offline" when --crawl is not given).
+
+With --cluster, the sites of one pages dataset are labelled on Dask, one task per site; the
+nodes written are the same as without it.
 """
 
 from __future__ import annotations
@@ -14,6 +18,10 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from newscrawl.template.sitelevel import SiteLevelConfig
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -21,6 +29,8 @@ HELP = "label template nodes of stored pages (SiteLevel)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from newscrawl.distributed.dask_stages import add_cluster_arguments
+
     parser.add_argument(
         "pages",
         nargs="+",
@@ -77,36 +87,44 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="mark every site as news or blog (default: guessed per site)",
     )
-    parser.add_argument("--crawl", default="", metavar="ID", help="value of the crawl column")
+    parser.add_argument(
+        "--crawl",
+        default="offline",
+        metavar="ID",
+        help="value of the crawl column (default: offline)",
+    )
     parser.add_argument(
         "--overwrite", action="store_true", help="replace a nodes dataset already at --out"
     )
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    add_cluster_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
-    from newscrawl.template.sitelevel import SiteLevel, SiteLevelConfig, nodes_writer
-    from newscrawl.template.sources import SourceError, read_sources
+    from newscrawl.template.sitelevel import SiteLevelConfig
 
     if not 0 < args.p <= 1 or not 0 < args.share <= 1:
         print("newscrawl sitelevel: --p and --share must be in (0, 1]", file=sys.stderr)
         return 2
-    labeller = SiteLevel(
-        SiteLevelConfig(
-            p=args.p,
-            html_share=args.share,
-            share_of=args.share_of,
-            min_pages=max(1, args.min_pages),
-        )
+    config = SiteLevelConfig(
+        p=args.p, html_share=args.share, share_of=args.share_of, min_pages=max(1, args.min_pages)
     )
+    if args.cluster is not None:
+        return _run_on_dask(args, config)
+    return _run_here(args, config)
+
+
+def _run_here(args: argparse.Namespace, config: SiteLevelConfig) -> int:
+    """Label site after site in this process, streaming the pages."""
+    from tqdm import tqdm
+
+    from newscrawl.template.sitelevel import SiteLevel, nodes_writer
+    from newscrawl.template.sources import SourceError, read_sources
+
+    labeller = SiteLevel(config)
     try:
         sites = read_sources(
-            args.pages,
-            min_pages=labeller.config.min_pages,
-            max_pages=args.max_pages,
-            geometry=args.geometry,
+            args.pages, min_pages=config.min_pages, max_pages=args.max_pages, geometry=args.geometry
         )
     except SourceError as err:
         print(f"newscrawl sitelevel: {err}", file=sys.stderr)
@@ -114,27 +132,70 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if not _clear(out, args.overwrite):
         return 2
+    crawl = args.crawl or "offline"
     written = nodes = 0
     with (
         nodes_writer(out) as writer,
         tqdm(total=sites.pages, unit="page", desc="sitelevel", disable=args.quiet) as bar,
     ):
         for site, pages in sites:
-            table = labeller.table(pages, crawl=args.crawl, site=site, kind=args.kind)
+            table = labeller.table(pages, crawl=crawl, site=site, kind=args.kind)
             bar.update(len(pages))
             if table is None:  # pages lost to parse errors can leave a site short
                 sites.skipped_sites += 1
                 continue
-            writer.write_table(table, {"site": site})
+            writer.write_table(table, {"crawl": crawl, "site": site})
             written += 1
             nodes += table.num_rows
     print(
         f"{written} sites, {nodes:,} nodes -> {out}; skipped {sites.skipped_sites} sites with "
-        f"fewer than {labeller.config.min_pages} pages ({sites.skipped_pages} pages)"
+        f"fewer than {config.min_pages} pages ({sites.skipped_pages} pages)"
         + (f"; {sites.errors} pages could not be parsed" if sites.errors else ""),
         file=sys.stderr,
     )
     return 0 if written else 1
+
+
+def _run_on_dask(args: argparse.Namespace, config: SiteLevelConfig) -> int:
+    """One Dask task per site of one pages dataset (SiteLevelStage: the same nodes as
+    `_run_here`)."""
+    from tqdm import tqdm
+
+    from newscrawl.distributed.dask_stages import SiteLevelStage, dask_client, run_stage, warm_up
+
+    source = Path(args.pages[0])
+    if len(args.pages) != 1 or (source / "html").is_dir() or not source.exists():
+        print(
+            "newscrawl sitelevel: --cluster takes one existing pages Parquet dataset",
+            file=sys.stderr,
+        )
+        return 2
+    stage = SiteLevelStage(
+        p=config.p,
+        html_share=config.html_share,
+        share_of=config.share_of,
+        min_pages=config.min_pages,
+        max_pages=args.max_pages if args.max_pages > 0 else None,
+        geometry=args.geometry,
+        kind=args.kind,
+        crawl=args.crawl or "offline",
+    )
+    out = Path(args.out)
+    if not _clear(out, args.overwrite):
+        return 2
+    try:
+        with (
+            dask_client(args.cluster, args.dask_workers) as client,
+            tqdm(unit="site", desc="sitelevel", disable=args.quiet) as bar,
+        ):
+            if client is not None:
+                warm_up(client, stage)
+            report = run_stage(stage, source, out, client=client, progress=lambda _: bar.update())
+    except (OSError, ValueError) as err:  # not a pages dataset, no scheduler at the address
+        print(f"newscrawl sitelevel: {err}", file=sys.stderr)
+        return 2
+    print(f"{report.summary()} -> {out}", file=sys.stderr)
+    return 0 if any(result.rows for result in report.results) else 1
 
 
 def _clear(out: Path, overwrite: bool) -> bool:

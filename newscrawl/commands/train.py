@@ -6,12 +6,19 @@ logistic regression is trained per bucket on the SiteLevel labels, and the model
 MODEL as one file that `--model MODEL` of `newscrawl extract` and `newscrawl evaluate` takes as
 is. The report gives each bucket's size, template share and accuracy, and the score on sites
 held out of training (then the model is refitted on every site).
+
+With --cluster (or --max-site-nodes), the training set is first assembled site by site as Dask
+tasks (the nodes of the requested kind and area, at most --max-site-nodes per site, sampled with
+a seed of the site) into a temporary folder beside MODEL; the fit then runs in this process.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -19,6 +26,8 @@ HELP = "train area-bucketed template classifiers"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from newscrawl.distributed.dask_stages import add_cluster_arguments
+
     parser.add_argument("nodes", nargs="+", metavar="NODES", help="nodes dataset (folder or file)")
     parser.add_argument("--out", "-o", required=True, metavar="MODEL", help="model file to write")
     parser.add_argument(
@@ -48,20 +57,70 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="fit the study's unweighted regressions (default: classes weighted equally, which "
         "keeps more content)",
     )
+    parser.add_argument(
+        "--max-site-nodes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="train on at most N nodes of each site, sampled (default: all)",
+    )
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
+    add_cluster_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
-    from newscrawl.template.train import TrainConfig, TrainError, read_nodes, train
-
     if not 0 <= args.holdout < 1 or args.C <= 0:
         print("newscrawl train: --holdout must be in [0, 1) and --C positive", file=sys.stderr)
         return 2
+    if args.max_site_nodes is not None and args.max_site_nodes < 1:
+        print("newscrawl train: --max-site-nodes must be at least 1", file=sys.stderr)
+        return 2
+    if args.cluster is None and args.max_site_nodes is None:
+        return _fit(args, args.nodes)
+    # beside the model file: Dask workers elsewhere must see it, as they see NODES and --out
+    beside = Path(args.out).resolve().parent
+    beside.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix=".newscrawl-train-", dir=beside) as folder:
+        try:
+            parts = _training_set(args, Path(folder))
+        except (OSError, ValueError) as err:  # not a nodes dataset, no scheduler at the address
+            print(f"newscrawl train: {err}", file=sys.stderr)
+            return 2
+        return _fit(args, parts) if parts else 2
+
+
+def _training_set(args: argparse.Namespace, folder: Path) -> list[Path]:
+    """Assemble the training set of each NODES dataset with TrainingSet, one task per site (on
+    Dask with --cluster); the folders written, or [] after printing why a site failed."""
+    from newscrawl.distributed.dask_stages import TrainingSet, dask_client, run_stage, warm_up
+
+    stage = TrainingSet(kind=args.kind, max_nodes=args.max_site_nodes, seed=args.seed)
+    parts = []
+    with dask_client(args.cluster, args.dask_workers) as client:
+        if client is not None:
+            warm_up(client, stage)
+        for index, nodes in enumerate(args.nodes):
+            if not Path(nodes).exists():
+                raise FileNotFoundError(f"{nodes}: no such file or directory")
+            report = run_stage(stage, nodes, folder / str(index), client=client)
+            if report.failed:
+                print(f"newscrawl train: {nodes}: {report.summary()}", file=sys.stderr)
+                return []
+            if not args.quiet:
+                print(f"training set of {nodes}: {report.summary()}", file=sys.stderr)
+            parts.append(folder / str(index))
+    return parts
+
+
+def _fit(args: argparse.Namespace, nodes: Sequence[str | Path]) -> int:
+    """Read the nodes, fit and save the model, print the report."""
+    from newscrawl.template.train import TrainConfig, TrainError, read_nodes, train
+
     config = TrainConfig(
         kind=args.kind, holdout=args.holdout, seed=args.seed, C=args.C, balanced=not args.plain
     )
     try:
-        data = read_nodes(args.nodes)
+        data = read_nodes(nodes)
         model, report = train(data, config, progress=not args.quiet)
     except TrainError as err:
         print(f"newscrawl train: {err}", file=sys.stderr)

@@ -461,7 +461,8 @@ class SiteLevelStage:
 
     The same work as `newscrawl sitelevel` (`newscrawl.template.sources` + `SiteLevel.table`),
     one site per task: successful pages only, at most `max_pages` of them (in URL order, so
-    every run takes the same ones), parsed once each into compact node records.
+    every run takes the same ones), parsed once each into compact node records. Rows are
+    written to NODES/crawl=<crawl>/site=<site>/ as the command and the crawl write them.
     """
 
     p: float = 0.10
@@ -470,7 +471,8 @@ class SiteLevelStage:
     max_pages: int | None = 200
     geometry: str = "static"
     kind: str | None = None
-    crawl: str = ""
+    crawl: str = "offline"
+    share_of: str = "text"
 
     columns: tuple[str, ...] = ("site", "url", "final_url", "status", "content_type", "html")
 
@@ -492,12 +494,14 @@ class SiteLevelStage:
         rows = [
             row
             for row in table.to_pylist()
-            if row.get("html") is not None and row.get("status", 200) in (200, None)
+            if row.get("html") is not None and row.get("status", 200) == 200
         ]
         rows.sort(key=lambda row: row.get("final_url") or row.get("url") or "")
         if self.max_pages:
             rows = rows[: self.max_pages]
-        config = SiteLevelConfig(p=self.p, html_share=self.html_share, min_pages=self.min_pages)
+        config = SiteLevelConfig(
+            p=self.p, html_share=self.html_share, share_of=self.share_of, min_pages=self.min_pages
+        )
         pages = []
         for row in rows:
             url = row.get("final_url") or row.get("url") or ""

@@ -540,19 +540,21 @@ def as_json(results: Results) -> dict[str, Any]:
             for (k, t, c), v in results.template.items()
         ],
         "shingle": {
-            dataset: {
-                name: {
-                    "pages": len(scores),
-                    "f1": aggregate(scores).f1,
-                    "precision": aggregate(scores).precision,
-                    "recall": aggregate(scores).recall,
-                }
-                for name, scores in methods.items()
-            }
+            dataset: {name: _shingle_figures(scores) for name, scores in methods.items()}
             for dataset, methods in results.shingle.items()
         },
         "sites": {f"{d}/{k}": n for (d, k), n in results.sites.items()},
         "pages": {f"{d}/{k}": n for (d, k), n in results.pages.items()},
+    }
+
+
+def _shingle_figures(scores: Sequence[PageScore]) -> dict[str, float | int]:
+    total = aggregate(scores)
+    return {
+        "pages": len(scores),
+        "f1": total.f1,
+        "precision": total.precision,
+        "recall": total.recall,
     }
 
 

@@ -26,7 +26,7 @@ Readings taken:
 Use: the crawl's per-domain buffer keeps `PageNodes` records and, when the domain is done,
 calls `SiteLevel().table(pages, crawl=...)`, which returns the rows for the `nodes` dataset
 (or None when the site has too few pages), and writes them with `nodes_writer(root)`:
-``writer.write_table(table, {"site": site})``.
+``writer.write_table(table, {"crawl": crawl, "site": site})``.
 """
 
 from __future__ import annotations
@@ -69,8 +69,9 @@ NODE_COLUMNS: tuple[str, ...] = (
     *FEATURES,
     *("label", "crawl"),
 )
-# The nodes dataset is Hive-partitioned by site: NODES/site=<site>/part-*.parquet.
-NODES_PARTITION_BY = ("site",)
+# The nodes dataset is Hive-partitioned like pages and articles:
+# NODES/crawl=<id>/site=<site>/part-*.parquet (crawl and site live in the folder names).
+NODES_PARTITION_BY = ("crawl", "site")
 
 _STRING_COLUMNS = frozenset({"site", "kind", "url", "tag", "crawl"})
 
@@ -306,8 +307,8 @@ def nodes_schema() -> pa.Schema:
 
 
 def nodes_writer(root: str | Path, **options: Any) -> ParquetDatasetWriter:
-    """A dataset writer for `nodes` rows; write each site's table with
-    ``writer.write_table(table, {"site": site})``."""
+    """A dataset writer for `nodes` rows, partitioned by NODES_PARTITION_BY; write each site's
+    table with ``writer.write_table(table, {"crawl": crawl, "site": site})``."""
     from newscrawl.storage import ParquetDatasetWriter
 
     options.setdefault("row_group_rows", 65_536)

@@ -6,11 +6,17 @@ meta.jsonl giving each page's url and site). A first, cheap pass counts the page
 (only the site column is read) so small sites are never parsed; the second pass streams the
 pages, turns each into compact `PageNodes` at once and hands a site over as soon as all its
 pages are in - memory holds node records, never HTML or lxml trees of more than one page.
+
+A site's pages are taken and numbered in URL order (final URL, else URL): with more than
+`max_pages` pages, the first pass keeps the `max_pages` smallest URLs, so the pages used do not
+depend on how the dataset happens to be split into files - the same pages, in the same order,
+that the Dask stage (`newscrawl.distributed.dask_stages.SiteLevelStage`) takes.
 """
 
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,9 +74,9 @@ class _Folder:
             site = str(record.get("site") or site_of(url))
             self.files.append((file, site, url))
 
-    def sites(self) -> Iterator[str]:
-        for _, site, _ in self.files:
-            yield site
+    def sites(self) -> Iterator[tuple[str, str]]:
+        for _, site, url in self.files:
+            yield site, url
 
     def pages(self) -> Iterator[_Raw]:
         for file, site, url in self.files:
@@ -117,28 +123,30 @@ class _Parquet:
             raise SourceError(f"{self.path}: cannot read pages: {err}") from None
 
     @staticmethod
-    def _site(row: dict[str, list], i: int) -> str:
-        site = row.get("site", [None] * (i + 1))[i]
-        url = (row.get("final_url") or row.get("url") or [None] * (i + 1))[i]
-        return str(site or site_of(url))
+    def _url(rows: dict[str, list], i: int) -> str:
+        final_url = rows["final_url"][i] if "final_url" in rows else None
+        return str(final_url or (rows["url"][i] if "url" in rows else None) or "")
 
-    def sites(self) -> Iterator[str]:
+    @classmethod
+    def _site(cls, rows: dict[str, list], i: int) -> str:
+        site = rows["site"][i] if "site" in rows else None
+        return str(site or site_of(cls._url(rows, i)))
+
+    def sites(self) -> Iterator[tuple[str, str]]:
         for rows in self._scan(["site", "url", "final_url"]):
             for i in range(len(next(iter(rows.values()), []))):
-                yield self._site(rows, i)
+                yield self._site(rows, i), self._url(rows, i)
 
     def pages(self) -> Iterator[_Raw]:
         columns = ["site", "url", "final_url", "html", "content_type"]
         for rows in self._scan(columns):
             for i, html in enumerate(rows["html"]):
-                url = (rows.get("final_url") or [None] * (i + 1))[i]
-                url = url or (rows.get("url") or [None] * (i + 1))[i] or ""
-                content_type = (rows.get("content_type") or [None] * (i + 1))[i]
+                content_type = rows["content_type"][i] if "content_type" in rows else None
                 if html is None:
                     continue
                 if isinstance(html, str):
                     html = html.encode("utf-8", "surrogatepass")
-                yield _Raw(self._site(rows, i), str(url), html, content_type)
+                yield _Raw(self._site(rows, i), self._url(rows, i), html, content_type)
 
 
 def _open(path: str | Path) -> _Folder | _Parquet:
@@ -162,14 +170,21 @@ class SitePages:
     skipped_sites: int = 0
     skipped_pages: int = 0
     errors: int = 0
+    chosen: dict[str, Counter[str]] = field(default_factory=dict)  # URLs of capped sites
     buffers: dict[str, list[PageNodes]] = field(default_factory=dict)
 
     def __iter__(self) -> Iterator[tuple[str, list[PageNodes]]]:
         expected = dict(self.expected)
+        chosen = {site: Counter(urls) for site, urls in self.chosen.items()}
         for source in self.sources:
             for raw in source.pages():
                 if expected.get(raw.site, 0) <= 0:
                     continue  # a small site, or a site already past its page cap
+                wanted = chosen.get(raw.site)
+                if wanted is not None:
+                    if wanted[raw.url] <= 0:
+                        continue  # past the site's `max_pages` smallest URLs
+                    wanted[raw.url] -= 1
                 buffer = self.buffers.setdefault(raw.site, [])
                 try:
                     dom = parse_html(raw.html, url=raw.url or None, content_type=raw.content_type)
@@ -182,7 +197,14 @@ class SitePages:
                     self.errors += 1
                 expected[raw.site] -= 1
                 if expected[raw.site] == 0:
-                    yield raw.site, self.buffers.pop(raw.site)
+                    yield raw.site, _in_url_order(self.buffers.pop(raw.site))
+        # pages counted in the first pass but without HTML leave a site short of its count
+        for site in list(self.buffers):
+            yield site, _in_url_order(self.buffers.pop(site))
+
+
+def _in_url_order(pages: list[PageNodes]) -> list[PageNodes]:
+    return sorted(pages, key=lambda page: page.url)
 
 
 def read_sources(
@@ -195,13 +217,15 @@ def read_sources(
     if not paths:
         raise SourceError("no pages given")
     sources = [_open(p) for p in paths]
-    counts: dict[str, int] = {}
+    urls: dict[str, list[str]] = {}
     for source in sources:
-        for site in source.sites():
-            counts[site] = counts.get(site, 0) + 1
+        for site, url in source.sites():
+            urls.setdefault(site, []).append(url)
+    counts = {site: len(site_urls) for site, site_urls in urls.items()}
     cap = max_pages if max_pages and max_pages > 0 else None
     expected = {s: min(n, cap) if cap else n for s, n in counts.items() if s and n >= min_pages}
     small = {s: n for s, n in counts.items() if s not in expected}
+    chosen = {s: sorted(urls[s])[:cap] for s in expected if cap and counts[s] > cap}
     return SitePages(
         sources=sources,
         expected=expected,
@@ -210,4 +234,5 @@ def read_sources(
         geometry=geometry,
         skipped_sites=len(small),
         skipped_pages=sum(small.values()),
+        chosen={site: Counter(site_urls) for site, site_urls in chosen.items()},
     )
