@@ -1,54 +1,64 @@
-"""NCE - News Content Extractor (seed 000, ALGORITHMS.md section 1).
+"""NCE - News Content Extractor (seed 000, a PUC-Rio thesis chapter; ALGORITHMS.md section 1).
 
 Three stages over one parsed `Dom`:
 
-1a. *Separator node.* Walk the text leaves in document order; at a leaf with at least ``alpha0``
-    characters climb its ancestors (SelectAncestor) and stop at the first ``t`` that is not a
-    ``<p>``, holds at least ``alpha1`` characters, whose parent would only add link-heavy text, and
-    which has at most one text-rich sibling. The answer is F(t, tr): the children of ``t`` whose
-    link density is at most ``tr``.
-1b. *Comment removal.* Short text blocks (``alpha4``..``alpha5`` characters) of that forest are
-    linked when they are near each other and share a long common subsequence; the first group of
-    three or more marks the start of a comment region, which is cut off with all that follows.
-1c. *Title search.* Among the nodes before the content, the longest short text most of whose words
-    occur in the content (or the ``<title>``) is the title.
+1a. *Separator node.* From the first text leaf with at least ``alpha0`` characters (DFS order),
+    SelectAncestor climbs the ancestors and stops at the first ``t`` that (1) is not a ``<p>``,
+    (2) holds at least ``alpha1`` characters, (3) whose parent would only add link-heavy text,
+    and (4) which has at most one text-rich sibling. The answer is F(t, tr): the children of ``t``
+    whose link density is at most ``tr``; with no such ``t``, the whole tree.
+1b. *Comment removal.* The topmost blocks of that forest with ``alpha4``..``alpha5`` characters
+    form a list L; two of them are linked when at most ``alpha6`` blocks lie between them and
+    their LCS is long (``alpha7``). The first connected component of three marks the start of
+    the comments: the child of LCA(n1, n2) holding n1 is dropped, and all that follows.
+1c. *Title search.* Before the content, the longest short text whose words mostly occur in the
+    content, or the ``<title>``, is the title; the seed adds it to the answer.
 
-Everything is one pass over the node and text-piece arrays of `Dom` (subtree measures are O(1)
-there), with explicit stacks instead of recursion, so pages nested thousands of levels deep are
-fine. The only super-linear part is the LCS comparison of the comment stage, bounded by
-``alpha6`` comparisons per short block.
+Every choice taken where the seed is ambiguous or where its literal reading fails on real pages is
+a field of `NCEConfig`, documented there, with the seed's reading one setting away.
 
-Content is handled as a list of *items* in document order: an element id (its whole subtree) or a
-text piece owned directly by an element. The seed's DOM counts text nodes as children, so a text
-run sitting directly in ``t`` is one of the trees of F(t, tr); items let us keep it.
+Cost: linear in the number of nodes and text pieces (subtree measures are O(1) prefix-sum
+differences in `Dom`; explicit stacks, no recursion, so pages nested thousands of levels deep are
+fine), plus at most ``alpha6 + 1`` LCS comparisons per block of L.
+
+Content is handled as a list of *items* in document order: an element id >= 0 (its whole
+subtree) or ``~k`` for a text piece k sitting directly in an element. The seed's DOM counts text
+nodes as children, so text directly inside ``t`` (lines between ``<br>`` tags) is one of the trees
+of F(t, tr); items keep it. `Extraction.node_ids` lists the element items (or ``t`` alone when
+none of its children was dropped).
 """
 
 from __future__ import annotations
 
+import heapq
 import re
 from bisect import bisect_left
 from collections import Counter
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from itertools import accumulate
-from collections.abc import Callable, Iterator
+from math import ceil
 from typing import ClassVar, Literal
 
 from rapidfuzz.distance import LCSseq
 
-from newscrawl.dom import Dom
+from newscrawl.dom import BLOCK_TAGS, Dom
 from newscrawl.extractors.base import Extraction
 from newscrawl.title import page_title
 
 __all__ = ["NCE", "NCEConfig"]
 
-# Words for the bags of the title stage. Chinese, Japanese and Korean text has no spaces, so each
-# of its characters counts as a word there; elsewhere a word is a run of \w.
+# Chinese, Japanese and Korean text has no spaces: each of its characters counts as a word in
+# the title stage's bags, and character thresholds are scaled on pages written in it.
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
-_WORD = re.compile(rf"[{_CJK}]|[^\W{_CJK}]+")
 _CJK_CHAR = re.compile(rf"[{_CJK}]")
+_WORD = re.compile(rf"[^\W{_CJK}]+|[{_CJK}]")
+# A date or a time of day, in digits: a year, hh:mm, or d.m.y / d-m-y / d/m/y.
+_DATE = re.compile(r"(?<!\d)(?:(?:19|20)\d\d|\d{1,2}:\d\d|\d{1,2}[./-]\d{1,2}[./-]\d{2,4})(?!\d)")
+_END = -(2**62)  # sentinel item closing the last run of `children_forest`
 _HEADINGS = frozenset({"h1", "h2", "h3", "h4", "h5", "h6"})
 # Separators between the headline and the site's name in a <title>: spaced punctuation anywhere,
-# and "_" or an unspaced dash next to CJK text (where "-" does not join words).
+# and "_" or an unspaced dash next to CJK text (elsewhere "-" joins words: "all-clear").
 _SITE_SEPARATOR = re.compile(
     rf"\s+(?:[|·•«»:/>~]|-{{1,2}}|–|—|::)\s+|\s*_\s*|(?<=[{_CJK}])[-|–—]|[-|–—](?=[{_CJK}])"
 )
@@ -56,54 +66,94 @@ _SITE_SEPARATOR = re.compile(
 
 @dataclass(frozen=True, slots=True)
 class NCEConfig:
-    """NCE parameters; defaults are the seed's table 3.1 unless noted.
+    """NCE parameters. ``alpha0``..``alpha9`` and ``tr`` keep the seed's table 3.1 values.
 
-    Readings taken where the seed contradicts itself (see ALGORITHMS.md, section 1):
+    Readings of the seed where it contradicts itself (ALGORITHMS.md, section 1):
 
-    - Condition 3 uses ``alpha2`` as the minimum link density and ``alpha3`` as the minimum
-      characters of the region ``parent(T_t) - T_t`` (set difference), as the rule's text says;
-      the table's labels for the two are swapped.
-    - Condition 4 cannot use ``alpha2``/``alpha3`` as the seed writes (a link density below 0
-      never happens, which would make the condition void), so it has its own thresholds:
-      a sibling is text-rich when it holds more than ``sibling_min_chars`` characters with a
-      link density below ``sibling_max_link_density``.
-    - ``alpha8`` is a lower bound on the words of a title candidate (the table) and
+    - Condition 3 takes ``alpha2`` as the minimum link density and ``alpha3`` as the minimum
+      characters of the region ``parent(T_t) - T_t`` (set difference; the seed says
+      "intersection"), as the rule's own text says; the table's labels for the two are swapped.
+    - Condition 4 cannot reuse ``alpha2``/``alpha3`` as written (a link density below 0 never
+      occurs, which would void the rule), so it has its own thresholds: a sibling is text-rich
+      with more than ``sibling_min_chars`` characters and a link density below
+      ``sibling_max_link_density``. The defaults are ``alpha0`` and ``tr``: a sibling that could
+      hold a long leaf and would pass the ``tr`` filter. F1 is flat around them.
+    - ``alpha8`` is the lower bound on a title candidate's words (as the table says) and
       ``title_max_words`` the upper bound the rule needs (a title of at most 4 words is rare).
-    - ``leaf`` says what a "text leaf" is: ``"piece"`` is the seed's literal DOM text node (one
-      run of text between tags); ``"block"`` (default) is a rendered paragraph, i.e. all text
-      runs of one block element, so inline markup (a link, a bold word) inside a long paragraph
-      does not hide it. A leaf must also have a link density at most ``leaf_max_link_density``.
-    - When SelectAncestor finds nothing for a leaf, the walk goes on to the next leaf ("if no
-      node in the tree satisfies these conditions the whole tree is the answer").
+
+    Choices where the seed leaves room, each measured (shingle F1 on the development datasets)
+    and each undone by the value in brackets:
+
+    - ``leaf``: what a "text leaf" is. ``"piece"`` is the seed's literal DOM text node, one run of
+      text between tags; ``"block"`` is a rendered paragraph, every run of one block element, so
+      an inline link or bold word does not cut a long paragraph into short leaves. Only text
+      outside links counts toward ``alpha0`` (in the seed's DOM each link has its own text node,
+      so a menu never makes one long leaf), and a leaf's link density is at most
+      ``leaf_max_link_density`` [``"piece"``, 1.0].
+    - ``inline_runs``: the ``tr`` filter judges a run of inline children and text between two
+      block children of t as one tree (the line a reader sees), so the link inside a sentence
+      written directly in t stays with its sentence [False: every ``<a>`` child of t has link
+      density 1 and is dropped, leaving holes in the text].
+    - ``alpha1_measure``: condition 2 counts the characters outside links of F(t, tr), the text
+      NCE would actually return, so a link-heavy box never qualifies as the body ["subtree"].
+    - ``retry_leaves``: when the first long leaf's ancestors hold no separator (it was a notice
+      or a teaser) or no leaf reaches ``alpha0`` (wire copy in short paragraphs), SelectAncestor
+      climbs again from the page's ``retry_leaves`` longest leaves of at least ``alpha4``
+      characters before falling back to the whole tree [0].
+    - ``fallback``: ``"tree"`` returns the whole tree when no separator exists, as the seed does;
+      ``"empty"`` returns nothing (a page without a news body).
+    - ``cjk_char_weight``: the seed's character thresholds were set on Portuguese text. A
+      Chinese, Japanese or Korean character carries about a word, so on a page whose text is a
+      share s of such characters every character threshold is divided by
+      ``1 + (cjk_char_weight - 1) * s`` [1].
+    - ``lcs_norm``: the comment graph's edge rule compares the LCS with ``alpha7`` times the
+      *longer* text. With the seed's shorter text (``"min"``) a short headline and the lead
+      sentence that repeats its words are "similar", and so is any short line to a longer one;
+      real comment headers have near-equal lengths, so ``"max"`` keeps them and drops those
+      false pairs ["min"].
+    - ``min_body_chars``: comments follow the news body (hypothesis 2), so a component whose cut
+      would leave fewer characters before it is a list inside the body, not comments; the search
+      goes on [0].
+    - ``comment_dates``: hypothesis 2 names the repeated pattern, "such as date and author".
+      Requiring n1 and n2 to hold a date or a time in digits (a year, hh:mm, d.m.y) tells a
+      comment thread from a listing whose records repeat field labels (courses, jobs, products),
+      which the undated rule cuts after its first record [False].
+    - ``title_max_link_density``: a title candidate is not mostly link text (a menu entry, a
+      breadcrumb) [1.0]. ``title_echo_share``: a candidate whose words are mostly in the
+      <title>'s headline part is preferred, as is a first content line that echoes it (the
+      seed notes that <title> reproduces the title) [above 1]. ``title_in_text``: the title
+      opens the text unless the text already starts with it (the seed adds the title node to
+      the answer) [False].
     """
 
     alpha0: int = 200  # minimum characters of the text leaf that starts SelectAncestor
-    alpha1: int = 600  # minimum characters of the separator subtree
-    alpha2: float = 0.1  # minimum link density of the region climbing would add
-    alpha3: int = 0  # minimum characters of that region
+    alpha1: int = 600  # condition 2: minimum characters of the separator's content
+    alpha2: float = 0.1  # condition 3: minimum link density of the region climbing would add
+    alpha3: int = 0  # condition 3: minimum characters of that region
     sibling_min_chars: int = 200  # condition 4: a sibling with more characters than this ...
     sibling_max_link_density: float = 0.4  # ... and a link density below this is text-rich
-    alpha4: int = 30  # minimum characters of a comment-graph block
-    alpha5: int = 120  # maximum characters of a comment-graph block
-    alpha6: int = 5  # at most this many blocks between two linked blocks
-    alpha7: float = 0.8  # minimum LCS / shorter text for two linked blocks
+    tr: float = 0.4  # maximum link density of a kept child of the separator
+    inline_runs: bool = True
+    alpha4: int = 30  # minimum characters of a block of the comment graph
+    alpha5: int = 120  # maximum characters of a block of the comment graph
+    alpha6: int = 5  # at most this many blocks of L between two linked blocks
+    alpha7: float = 0.8  # minimum LCS over text length for two linked blocks
     alpha8: int = 4  # minimum words of a title candidate
     title_max_words: int = 40  # maximum words of a title candidate
     alpha9: float = 0.7  # minimum share of a candidate's words found in the content
+    leaf: Literal["block", "piece"] = "block"
+    leaf_max_link_density: float = 0.5
+    alpha1_measure: Literal["forest", "subtree"] = "forest"
+    retry_leaves: int = 2
+    fallback: Literal["tree", "empty"] = "tree"
+    cjk_char_weight: float = 3.0
+    min_comment_cluster: int = 3  # nodes of the component that marks the comments
+    lcs_norm: Literal["max", "min"] = "max"
+    min_body_chars: int = 600  # characters that must precede a comment cut
+    comment_dates: bool = True
     title_max_link_density: float = 0.5
     title_echo_share: float = 0.8
     title_in_text: bool = True
-    tr: float = 0.4  # maximum link density of a kept child of the separator
-    leaf: Literal["block", "piece"] = "block"
-    leaf_max_link_density: float = 0.5
-    alpha1_measure: Literal["subtree", "non_link", "forest"] = "forest"
-    short_leaves: bool = True
-    fallback: Literal["tree", "filtered", "empty"] = "tree"
-    cjk_char_weight: float = 3.0
-    min_comment_cluster: int = 3  # nodes of the first connected component that marks comments
-    lcs_norm: Literal["min", "max"] = "max"
-    lcs_min_length_ratio: float = 0.0
-    min_body_chars: int = 600  # characters that must precede a comment cut (seed: none)
 
 
 class NCE:
@@ -121,11 +171,9 @@ class NCE:
         cfg = for_script(dom, self.config)
         separator = select_separator(dom, cfg)
         if separator is not None:
-            items = children_forest(dom, separator, cfg.tr)
+            items = children_forest(dom, separator, cfg)
         elif cfg.fallback == "tree":
             items = [dom.body]
-        elif cfg.fallback == "filtered":
-            items = children_forest(dom, dom.body, cfg.tr)
         else:
             return Extraction.empty(self.name, title=page_title(dom))
         items = remove_comments(dom, items, cfg)
@@ -133,7 +181,7 @@ class NCE:
         if not pieces:
             return Extraction.empty(self.name, title=page_title(dom))
         title = find_title(dom, pieces, cfg)
-        node_ids = tuple(i for i in items if i >= 0)
+        node_ids = tuple(item for item in items if item >= 0)
         if separator is not None and items == children_items(dom, separator):
             node_ids = (separator,)  # nothing was dropped: the separator's subtree is the answer
         text = dom.pieces_text(pieces)
@@ -145,16 +193,15 @@ class NCE:
 def for_script(dom: Dom, cfg: NCEConfig) -> NCEConfig:
     """The config with its character thresholds scaled to the page's script.
 
-    The seed's thresholds count characters of Portuguese text. A Chinese, Japanese or Korean
-    character carries about a word, so on a page whose text is a share s of such characters
-    every character threshold is divided by 1 + (cjk_char_weight - 1) * s.
+    See `NCEConfig.cjk_char_weight`. Counting CJK characters costs one regex pass over the text,
+    skipped at the first search when the page has none.
     """
     if cfg.cjk_char_weight == 1:
         return cfg
     text = "".join(dom.piece_text)
-    cjk = len(text) - len(_CJK_CHAR.sub("", text))
-    if not cjk:
+    if not _CJK_CHAR.search(text):
         return cfg
+    cjk = len(text) - len(_CJK_CHAR.sub("", text))
     scale = 1 + (cfg.cjk_char_weight - 1) * cjk / len(text)
     return replace(
         cfg,
@@ -193,7 +240,9 @@ def _contains(words: list[str], part: list[str]) -> bool:
 
 
 def children_items(dom: Dom, node: int) -> list[int]:
-    """The children of `node` as the seed's DOM has them: elements and direct text runs, in order."""
+    """The children of `node` as the seed's DOM has them: elements and text runs, in order."""
+    if not dom.own_text_len[node]:
+        return list(dom.children[node])  # no text of its own: just the elements
     items: list[int] = []
     cursor = dom.piece_start[node]
     for child in dom.children[node]:
@@ -223,6 +272,12 @@ def _item_text(dom: Dom, item: int) -> str:
     if item < 0:
         return dom.piece_text[~item]
     return " ".join(dom.piece_text[dom.piece_start[item] : dom.piece_end[item]])
+
+
+def _item_link_chars(dom: Dom, item: int) -> int:
+    if item >= 0:
+        return dom.link_chars(item)
+    return len(dom.piece_text[~item]) if dom.piece_in_link[~item] else 0
 
 
 def _item_parent(dom: Dom, item: int) -> int:
@@ -262,26 +317,21 @@ def text_leaves(dom: Dom, cfg: NCEConfig) -> list[tuple[int, int]]:
 
 
 def select_separator(dom: Dom, cfg: NCEConfig) -> int | None:
-    """The separator node t of the first leaf whose ancestors hold one, or None.
+    """The separator node t, or None: SelectAncestor from the first long leaf, then the longest.
 
-    Leaves of at least `alpha0` characters are tried in document order, as the seed does. Pages
-    whose paragraphs are all shorter (terse wire copy, CJK text, where 200 characters is a long
-    paragraph) would fall back to the whole page, so when `short_leaves` is set the remaining
-    leaves of at least `alpha4` characters are tried next, longest first.
-
-    The four conditions depend on t alone, not on the leaf, so an ancestor that failed for one
-    leaf fails for every later one: climbs stop at the first node already judged, which keeps the
-    whole search linear in the number of nodes (plus one sort of the short leaves).
+    The seed climbs from the first leaf of at least `alpha0` characters in document order; see
+    `NCEConfig.retry_leaves` for the further climbs. The four conditions depend on t alone, not
+    on the leaf, so a later climb stops at the first node an earlier one judged: every node is
+    judged at most once.
     """
     leaves = text_leaves(dom, cfg)
-    order = [node for node, size in leaves if size >= cfg.alpha0]
-    if cfg.short_leaves:
-        rest = [(size, -i) for i, (_, size) in enumerate(leaves) if cfg.alpha4 <= size < cfg.alpha0]
-        order.extend(leaves[-i][0] for _, i in sorted(rest, reverse=True))
+    starts = [next((node for node, size in leaves if size >= cfg.alpha0), -1)]
+    if cfg.retry_leaves:
+        longest = heapq.nlargest(cfg.retry_leaves, leaves, key=lambda leaf: leaf[1])
+        starts.extend(node for node, size in longest if size >= cfg.alpha4)
     judged = bytearray(len(dom))
     rich = _TextRichSiblings(dom, cfg)
-    for start in order:
-        node = start
+    for node in starts:
         while node >= 0 and not judged[node]:
             judged[node] = 1
             if is_separator(dom, node, cfg, rich):
@@ -291,10 +341,12 @@ def select_separator(dom: Dom, cfg: NCEConfig) -> int | None:
 
 
 def is_separator(dom: Dom, node: int, cfg: NCEConfig, rich: _TextRichSiblings) -> bool:
-    """SelectAncestor's four conditions, cheapest first."""
+    """SelectAncestor's four conditions, the O(1) tests first."""
     if dom.tag[node] == "p":  # 1. not a paragraph
         return False
-    if forest_chars(dom, node, cfg) < cfg.alpha1:  # 2. big enough to be the news body
+    # 2, first an O(1) upper bound of the measure: the text of T_t (outside links for "forest").
+    links = dom.link_chars(node) if cfg.alpha1_measure == "forest" else 0
+    if dom.text_len(node) - links < cfg.alpha1:
         return False
     parent = dom.parent[node]
     if parent < 0:  # the root: climbing would add nothing, so condition 3 cannot hold
@@ -305,6 +357,8 @@ def is_separator(dom: Dom, node: int, cfg: NCEConfig, rich: _TextRichSiblings) -
     density = added_links / added if added else 0.0
     if density < cfg.alpha2 or added < cfg.alpha3:
         return False
+    if forest_chars(dom, node, cfg) < cfg.alpha1:  # 2. big enough to be the news body
+        return False
     # 4. content is not spread over several text-rich siblings.
     return rich.siblings(node) <= 1
 
@@ -313,14 +367,10 @@ def forest_chars(dom: Dom, node: int, cfg: NCEConfig) -> int:
     """Condition 2's measure of `node`: see `NCEConfig.alpha1_measure`."""
     if cfg.alpha1_measure == "subtree":
         return dom.text_len(node)
-    if cfg.alpha1_measure == "non_link":
-        return dom.text_len(node) - dom.link_chars(node)
-    size = dom.own_text_len[node]
-    for child in dom.children[node]:
-        chars, links = dom.text_len(child), dom.link_chars(child)
-        if links <= cfg.tr * chars:
-            size += chars - links
-    return size
+    return sum(
+        _item_len(dom, item) - _item_link_chars(dom, item)
+        for item in children_forest(dom, node, cfg)
+    )
 
 
 class _TextRichSiblings:
@@ -345,14 +395,26 @@ class _TextRichSiblings:
         return count - self.is_rich(node)
 
 
-def children_forest(dom: Dom, node: int, tr: float) -> list[int]:
-    """F(t, tr): the children of t (elements and direct text runs) with link density <= tr."""
+def children_forest(dom: Dom, node: int, cfg: NCEConfig) -> list[int]:
+    """F(t, tr): the children of t whose link density is at most tr.
+
+    With `inline_runs`, a run of inline children and text between two block children is judged
+    as one tree, the line a reader sees (CSS calls it an anonymous block): a link inside a
+    sentence written directly in t is then kept with its sentence, not dropped for being a link.
+    """
     kept: list[int] = []
-    for item in children_items(dom, node):
-        if item >= 0:
-            if dom.link_chars(item) <= tr * dom.text_len(item):
-                kept.append(item)
-        elif not dom.piece_in_link[~item] or tr >= 1:
+    run: list[int] = []
+    chars = links = 0
+    for item in [*children_items(dom, node), _END]:
+        if cfg.inline_runs and item != _END and (item < 0 or dom.tag[item] not in BLOCK_TAGS):
+            size, linked = _item_len(dom, item), _item_link_chars(dom, item)
+            run.append(item)
+            chars, links = chars + size, links + linked
+            continue
+        if run and links <= cfg.tr * chars:
+            kept.extend(run)
+        run, chars, links = [], 0, 0
+        if item != _END and _item_link_chars(dom, item) <= cfg.tr * _item_len(dom, item):
             kept.append(item)
     return kept
 
@@ -380,13 +442,15 @@ def comment_cut(
     """The item where comments start: below LCA(n1, n2) of the first qualifying component of G.
 
     G is built node by node in L order. A component qualifies once it has `min_comment_cluster`
-    nodes and its cut leaves at least `min_body_chars` of content before it: comments follow the
-    news body (hypothesis 2), so repeated blocks right at the start are a list in the body (or a
-    headline echoed by the lead), not comments; the search then goes on.
+    nodes, its cut leaves at least `min_body_chars` of content before it and (with
+    `comment_dates`) n1 and n2 carry a date; otherwise the search goes on.
     """
     texts = [_item_text(dom, item) for item in found]
     root = list(range(len(found)))
-    members: list[list[int]] = [[i] for i in range(len(found))]
+    size = [1] * len(found)
+    # The first two members of each component (in L order) and whether that pair was rejected.
+    firsts: list[tuple[int, ...]] = [(i,) for i in range(len(found))]
+    rejected: set[tuple[int, ...]] = set()
 
     def find(i: int) -> int:
         while root[i] != i:
@@ -399,25 +463,29 @@ def comment_cut(
             a, b = find(i), find(j)
             if a == b or not _similar(texts[i], texts[j], cfg):
                 continue
-            if len(members[a]) < len(members[b]):
+            if size[a] < size[b]:
                 a, b = b, a
             root[b] = a
-            members[a].extend(members[b])
-            if len(members[a]) >= cfg.min_comment_cluster:
-                first, second = sorted(members[a])[:2]
-                cut = _lca_child(dom, found[first], found[second])
-                if body_chars(cut) >= cfg.min_body_chars:
-                    return cut
+            size[a] += size[b]
+            pair = firsts[a] = tuple(sorted(firsts[a] + firsts[b])[:2])
+            if size[a] < cfg.min_comment_cluster or pair in rejected:
+                continue
+            first, second = pair
+            cut = _lca_child(dom, found[first], found[second])
+            dated = not cfg.comment_dates or all(_DATE.search(texts[k]) for k in pair)
+            if body_chars(cut) >= cfg.min_body_chars and dated:
+                return cut
+            rejected.add(pair)
     return None
 
 
 def _similar(a: str, b: str, cfg: NCEConfig) -> bool:
     """LCS(a, b) >= alpha7 * min(|a|, |b|), for texts of comparable length."""
     short, long = sorted((len(a), len(b)))
-    if short < cfg.lcs_min_length_ratio * long:
-        return False
     needed = cfg.alpha7 * (short if cfg.lcs_norm == "min" else long)
-    return LCSseq.similarity(a, b, score_cutoff=int(needed)) >= needed
+    if short < needed:  # the LCS is never longer than the shorter text
+        return False
+    return LCSseq.similarity(a, b, score_cutoff=ceil(needed)) >= needed
 
 
 def _lca_child(dom: Dom, n1: int, n2: int) -> int:
@@ -537,15 +605,23 @@ def find_title(dom: Dom, pieces: list[int], cfg: NCEConfig) -> str:
     part is preferred, and when there is none, so is a first content line that echoes it (the
     headline often opens the content itself, where the seed does not look).
     """
-    content = Counter(_WORD.findall(" ".join(dom.piece_text[k] for k in pieces).lower()))
+    bag: list[Counter[str]] = []
+
+    def in_content(words: list[str]) -> bool:
+        """At least alpha9 of `words` occur in the content (its bag is built on first use)."""
+        if not bag:
+            text = " ".join(dom.piece_text[k] for k in pieces)
+            bag.append(Counter(_WORD.findall(text.lower())))
+        return _covered(words, bag[0], cfg.alpha9)
+
     headline = headline_part(dom.title) if dom.title else page_title(dom)
     echo = Counter(_WORD.findall(headline.lower()))
     best = best_echo = ""
     for text, words in title_candidates(dom, pieces[0], cfg):
         if len(text) > len(best_echo) and echo and _covered(words, echo, cfg.title_echo_share):
-            if _covered(words, content, cfg.alpha9):
+            if in_content(words):
                 best_echo = text
-        elif len(text) > len(best) and _covered(words, content, cfg.alpha9):
+        elif len(text) > len(best) and in_content(words):
             best = text
     if best_echo:
         return best_echo
@@ -558,10 +634,7 @@ def find_title(dom: Dom, pieces: list[int], cfg: NCEConfig) -> str:
         return best  # the seed's rule: the longest candidate; on a tie, the text on the page
     # A <title> that the content does not echo names the site; a heading opening the content
     # is the better title then.
-    if lead_fits and dom.tag[dom.piece_block[pieces[0]]] in _HEADINGS:
-        if not _covered(_WORD.findall(headline.lower()), content, cfg.alpha9):
-            return lead
-    return headline
-    if lead_fits and dom.tag[dom.piece_block[pieces[0]]] in _HEADINGS:
+    heading = dom.tag[dom.piece_block[pieces[0]]] in _HEADINGS
+    if lead_fits and heading and not in_content(_WORD.findall(headline.lower())):
         return lead
     return headline
