@@ -100,6 +100,7 @@ BLOCK_TAGS = frozenset(
 )
 MAX_PAGE_BYTES = 16 * 1024 * 1024
 _WORD = re.compile(r"\w+")
+_TITLE_OPEN = re.compile(r"<title\b", re.IGNORECASE)
 
 
 class PageError(ValueError):
@@ -419,6 +420,15 @@ def parse_html(
         raise PageError(str(err)) from None
     if not text.strip():
         raise PageError("page is empty")
+    dom = Dom(_build_tree(text), url=url)
+    if not dom.piece_text and "<" in dom.title:
+        # A mangled </title> made the parser read the whole page as the title. Parse again
+        # with that <title> opened as an ordinary element so the body comes back.
+        dom = Dom(_build_tree(_TITLE_OPEN.sub("<span", text, count=1)), url=url)
+    return dom
+
+
+def _build_tree(text: str) -> lxml.html.HtmlElement:
     # Hand lxml UTF-8 bytes with the encoding stated, so a wrong <meta charset> cannot mislead it.
     parser = lxml.html.HTMLParser(
         encoding="utf-8",
@@ -428,7 +438,6 @@ def parse_html(
         default_doctype=False,
     )
     try:
-        root = lxml.html.document_fromstring(text.encode("utf-8", "surrogatepass"), parser=parser)
+        return lxml.html.document_fromstring(text.encode("utf-8", "surrogatepass"), parser=parser)
     except (lxml.etree.ParserError, ValueError) as err:
         raise PageError(f"no HTML tree could be built: {err}") from None
-    return Dom(root, url=url)

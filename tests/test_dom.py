@@ -120,3 +120,9 @@ def test_plain_text_without_markup_becomes_a_page() -> None:
 def test_line_break_splits_lines_but_inline_links_do_not() -> None:
     dom = parse_html(b"<table><tr><td>First.<br>Second part <a href=x>link</a> tail</td></tr>")
     assert dom.text(0) == "First.\nSecond part link tail"
+
+
+def test_a_mangled_title_end_does_not_swallow_the_page() -> None:
+    page = b"<html><head><title>Headline</titvalue x></head><body><p>" + b"Body text. " * 30
+    dom = parse_html(page + b"</p></body></html>")
+    assert "Body text." in dom.text(0)
