@@ -1,0 +1,162 @@
+"""The learned extractor's training set: one row per text block of every page of some datasets.
+
+Datasets are folders in the evaluation layout (``html/``, ``gold/``, ``meta.jsonl``). Each page
+is parsed once, the three seed extractors run on it (their selections are features), its blocks
+get their features and their gold share (`labels.py`). Pages are grouped by site — the dataset
+name plus the meta ``site`` (or the URL's host, or the page id when neither is known) — so that
+cross-validation never puts one site in both a training and a test fold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import numpy as np
+
+from newscrawl.dom import PageError, parse_html
+from newscrawl.evaluation.dataset import read_dataset
+from newscrawl.evaluation.metric import tokens
+from newscrawl.learned.blocks import split_blocks
+from newscrawl.learned.features import FEATURES, block_features
+from newscrawl.learned.labels import block_gold_share
+
+__all__ = ["PageRows", "TrainingSet", "build_training_set", "page_rows", "seed_selections"]
+
+
+@dataclass(slots=True)
+class PageRows:
+    """One page's blocks: features, gold share and token count of each."""
+
+    features: np.ndarray
+    share: np.ndarray
+    tokens: np.ndarray
+    texts: list[str]
+
+
+@dataclass(slots=True)
+class TrainingSet:
+    """Blocks of many pages, with the page, site and dataset each came from."""
+
+    features: np.ndarray  # (blocks, FEATURES)
+    share: np.ndarray  # gold share of each block
+    tokens: np.ndarray  # \w+ tokens of each block
+    page: np.ndarray  # page index of each block
+    page_ids: list[str]  # "dataset/id" per page
+    page_site: list[str]  # "dataset/site" per page
+    page_dataset: list[str]
+    datasets: dict[str, int]  # dataset name -> pages
+    texts: list[str]  # text of each block, to score selections with the metric
+    skipped: int = 0  # pages that could not be parsed
+
+    @property
+    def sites(self) -> int:
+        return len(set(self.page_site))
+
+
+def seed_selections(dom) -> list[tuple[int, ...]]:
+    """Node ids selected by NCE, MSS and CETD-TPC, in that order (empty when one fails)."""
+    from newscrawl.extractors import get_extractor
+
+    picked = []
+    for name in ("nce", "mss", "cetd-tpc"):
+        try:
+            picked.append(get_extractor(name).extract(dom).node_ids)
+        except Exception:  # a seed bug costs one feature, not the page
+            picked.append(())
+    return picked
+
+
+def page_rows(html: bytes, gold: str, url: str | None = None) -> PageRows | None:
+    """Features and labels of one page's blocks; None when the page cannot be parsed."""
+    try:
+        dom = parse_html(html, url=url)
+    except PageError:
+        return None
+    blocks = split_blocks(dom)
+    features = block_features(dom, blocks, seed_selections(dom))
+    texts = [blocks.text(dom, k) for k in range(len(blocks))]
+    share = np.array(block_gold_share(gold, texts), dtype=np.float32)
+    counts = np.array([len(tokens(t)) for t in texts], dtype=np.int32)
+    return PageRows(features, share, counts, texts)
+
+
+def _site_of(meta: dict, page_id: str) -> str:
+    site = meta.get("site")
+    if isinstance(site, str) and site:
+        return site
+    url = meta.get("url")
+    if isinstance(url, str) and url:
+        host = (urlsplit(url).hostname or "").removeprefix("www.")
+        if host:
+            return host
+    return f"page:{page_id}"
+
+
+def _dataset_pages(path: Path, limit: int | None) -> Iterator[tuple[str, str, bytes, str, str]]:
+    dataset = read_dataset(path, limit)
+    for page in dataset:
+        url = page.meta.get("url")
+        yield (
+            dataset.name,
+            page.id,
+            page.html,
+            page.gold,
+            f"{dataset.name}/{_site_of(page.meta, page.id)}",
+            url if isinstance(url, str) else None,
+        )
+
+
+def _rows_of(job: tuple) -> PageRows | None:
+    _, _, html, gold, _, url = job
+    return page_rows(html, gold, url)
+
+
+def build_training_set(
+    paths: Sequence[str | Path], limit: int | None = None, jobs: int = 1
+) -> TrainingSet:
+    """Blocks of every page of the datasets at `paths` (`limit` pages each), in a fixed order.
+
+    The order (datasets as given, pages in id order) does not depend on `jobs`.
+    """
+    jobs_list = [job for path in paths for job in _dataset_pages(Path(path), limit)]
+    if jobs > 1:
+        with ProcessPoolExecutor(jobs) as pool:
+            results = list(pool.map(_rows_of, jobs_list, chunksize=8))
+    else:
+        results = [_rows_of(job) for job in jobs_list]
+    features, share, counts, page, texts = [], [], [], [], []
+    page_ids, page_site, page_dataset = [], [], []
+    datasets: dict[str, int] = {}
+    skipped = 0
+    for job, rows in zip(jobs_list, results, strict=True):
+        name, page_id, _, _, site, _ = job
+        if rows is None:
+            skipped += 1
+            continue
+        index = len(page_ids)
+        page_ids.append(f"{name}/{page_id}")
+        page_site.append(site)
+        page_dataset.append(name)
+        datasets[name] = datasets.get(name, 0) + 1
+        features.append(rows.features)
+        share.append(rows.share)
+        counts.append(rows.tokens)
+        texts.extend(rows.texts)
+        page.append(np.full(len(rows.share), index, dtype=np.int32))
+    empty = np.zeros((0, len(FEATURES)), dtype=np.float32)
+    return TrainingSet(
+        features=np.concatenate(features) if features else empty,
+        share=np.concatenate(share) if share else np.zeros(0, np.float32),
+        tokens=np.concatenate(counts) if counts else np.zeros(0, np.int32),
+        page=np.concatenate(page) if page else np.zeros(0, np.int32),
+        page_ids=page_ids,
+        page_site=page_site,
+        page_dataset=page_dataset,
+        datasets=datasets,
+        texts=texts,
+        skipped=skipped,
+    )
