@@ -120,8 +120,14 @@ class Piece:
 class Dom:
     """A parsed page as flat per-node arrays. Build it with `parse_html`."""
 
-    def __init__(self, root: lxml.html.HtmlElement, url: str | None = None) -> None:
+    def __init__(
+        self, root: lxml.html.HtmlElement, url: str | None = None, site: str | None = None
+    ) -> None:
         self.url = url
+        #: The site the page belongs to, when the caller knows it (`newscrawl extract|evaluate
+        #: --site-from`): an opaque key that groups a site's pages. None: not told, readers work
+        #: it out from the URL (`newscrawl.template.extractor.page_site`); "": no site.
+        self.site = site
         self.tag: list[str] = []
         self.parent: list[int] = []
         self.depth: list[int] = []
@@ -405,8 +411,9 @@ def parse_html(
     url: str | None = None,
     content_type: str | None = None,
     max_bytes: int = MAX_PAGE_BYTES,
+    site: str | None = None,
 ) -> Dom:
-    """Parse a page (bytes in any charset, or text) into a `Dom`.
+    """Parse a page (bytes in any charset, or text) into a `Dom`; `site` becomes `Dom.site`.
 
     Raises `PageError` with a plain message for input that is not a page: binary data, a body
     larger than `max_bytes`, or nothing lxml can build a tree from (e.g. an empty file).
@@ -420,11 +427,11 @@ def parse_html(
         raise PageError(str(err)) from None
     if not text.strip():
         raise PageError("page is empty")
-    dom = Dom(_build_tree(text), url=url)
+    dom = Dom(_build_tree(text), url=url, site=site)
     if not dom.piece_text and "<" in dom.title:
         # A mangled </title> made the parser read the whole page as the title. Parse again
         # with that <title> opened as an ordinary element so the body comes back.
-        dom = Dom(_build_tree(_TITLE_OPEN.sub("<span", text, count=1)), url=url)
+        dom = Dom(_build_tree(_TITLE_OPEN.sub("<span", text, count=1)), url=url, site=site)
     return dom
 
 

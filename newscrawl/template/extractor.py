@@ -218,8 +218,11 @@ class TemplateExtractor:
 
 
 def page_site(dom: Dom) -> str:
-    """The site a page belongs to: the host (without "www.") of its URL, else of its og:url or
-    canonical link; "" when none is known."""
+    """The site a page belongs to: `dom.site` when the caller set it (`--site-from`; "" = no
+    site), else the host (without "www.") of its URL, else of its og:url or canonical link; ""
+    when none is known."""
+    if dom.site is not None:
+        return dom.site
     if dom.url:
         return site_of(dom.url)
     for key in ("og:url", "twitter:url"):
