@@ -7,23 +7,48 @@ processes when there are more than a few (see --jobs); the output keeps the orde
 and streams as pages are done. A page that cannot be extracted (binary, empty, ...) is reported
 on stderr as one line (and as an object with an "error" key in jsonl output); the exit status is
 non-zero only when a PATH does not exist or no page at all could be extracted.
+
+Pages are grouped into sites (--site-from; default url), and the site reaches the extractors, so
+the template filter (--model) learns each site's own template even from pages saved without their
+URL. All pages of one site are extracted by one worker, in input order, so the output is the same
+for every --jobs. A meta.jsonl beside the pages, or above a folder named html (the layout of
+`newscrawl evaluate` datasets), gives each page (by file stem) its url and, with --site-from meta,
+its site.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import os
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from newscrawl.evaluation.dataset import natural_key
+from newscrawl.evaluation.dataset import natural_key, read_meta
+from newscrawl.evaluation.sites import (
+    HEAD_BYTES,
+    SITE_FROM,
+    SiteError,
+    in_order,
+    run_tasks,
+    site_for,
+    site_tasks,
+)
 from newscrawl.extractors import DEFAULT_EXTRACTOR, EXTRACTORS, Extractor, get_extractor
 
-__all__ = ["HELP", "add_arguments", "build_extractor", "extract_page", "find_pages", "run"]
+__all__ = [
+    "HELP",
+    "Item",
+    "add_arguments",
+    "build_extractor",
+    "extract_all",
+    "extract_page",
+    "find_pages",
+    "page_items",
+    "run",
+]
 
 HELP = "extract title and main text from saved pages"
 PAGE_SUFFIXES = (".html", ".htm")
@@ -33,8 +58,18 @@ POOL_THRESHOLD = 8
 
 # The template filter (newscrawl.template.extractor): a name of its own, built from a --model.
 TEMPLATE = "template"
-# One input: its label (path, or "-") and its bytes when already read (stdin), else None.
-Item = tuple[str, bytes | None]
+META_FILE = "meta.jsonl"
+DEFAULT_SITE_FROM = "url"
+
+
+class Item(NamedTuple):
+    """One input: its label (path, or "-"), its bytes when already read (stdin) else None, the
+    URL a meta.jsonl gives it, and its site ("" for none)."""
+
+    label: str
+    data: bytes | None
+    url: str | None = None
+    site: str = ""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -71,7 +106,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="N",
         help=f"worker processes (default: one per CPU for more than {POOL_THRESHOLD} pages, "
-        "else 1)",
+        "else 1); all pages of a site go to one worker, the output is the same for every N",
+    )
+    parser.add_argument(
+        "--site-from",
+        default=DEFAULT_SITE_FROM,
+        choices=SITE_FROM,
+        help="how pages group into sites (the template filter learns each site's template): "
+        "url: host of the page's URL (meta.jsonl url, og:url or canonical link); dir: the "
+        "page's folder name; meta: meta.jsonl 'site' (falls back to url); none: no sites "
+        f"(default: {DEFAULT_SITE_FROM})",
     )
 
 
@@ -129,15 +173,23 @@ def _error_text(err: BaseException) -> str:
     return f"{type(err).__name__}: {message}" if message else type(err).__name__
 
 
-def extract_page(extractor: Extractor, label: str, data: bytes | None) -> dict[str, Any]:
-    """One output record: path, title, text, extractor, and "error" if the page failed."""
+def extract_page(
+    extractor: Extractor,
+    label: str,
+    data: bytes | None,
+    url: str | None = None,
+    site: str | None = None,
+) -> dict[str, Any]:
+    """One output record: path, title, text, extractor, and "error" if the page failed.
+
+    `url` and `site` are handed to the parsed page (`Dom.url`, `Dom.site`)."""
     from newscrawl.dom import PageError, parse_html
 
     record: dict[str, Any] = {"path": label, "title": "", "text": "", "extractor": extractor.name}
     try:
         if data is None:
             data = Path(label).read_bytes()
-        extraction = extractor.extract(parse_html(data))
+        extraction = extractor.extract(parse_html(data, url=url, site=site))
     except PageError as err:
         record["error"] = str(err)
     except OSError as err:
@@ -150,17 +202,26 @@ def extract_page(extractor: Extractor, label: str, data: bytes | None) -> dict[s
     return record
 
 
+# Set in each process before tasks run: the extractor and the pages (shared by fork or pickled
+# once per worker, so a task is only a list of page indexes).
 _worker_extractor: Extractor | None = None
+_worker_items: list[Item] = []
 
 
-def _init_worker(name: str, model_path: str | None) -> None:
-    global _worker_extractor
+def _init_worker(name: str, model_path: str | None, items: list[Item]) -> None:
+    global _worker_extractor, _worker_items
     _worker_extractor = build_extractor(name, model_path)
+    _worker_items = items
 
 
-def _work(item: Item) -> dict[str, Any]:
+def _work(task: list[int]) -> list[tuple[int, dict[str, Any]]]:
+    """Extract the pages of one task (one site's pages, in input order)."""
     assert _worker_extractor is not None, "worker used before _init_worker"
-    return extract_page(_worker_extractor, *item)
+    out = []
+    for index in task:
+        item = _worker_items[index]
+        out.append((index, extract_page(_worker_extractor, *item)))
+    return out
 
 
 def default_jobs(pages: int) -> int:
@@ -173,14 +234,82 @@ def default_jobs(pages: int) -> int:
 def extract_all(
     items: list[Item], extractor: Extractor, name: str, model_path: str | None, jobs: int
 ) -> Iterator[dict[str, Any]]:
-    """Records in input order; with jobs > 1 from a pool whose workers each build the extractor."""
-    if jobs <= 1 or len(items) <= 1:
-        for label, data in items:
-            yield extract_page(extractor, label, data)
-        return
-    chunksize = max(1, min(32, len(items) // (jobs * 4)))
-    with multiprocessing.Pool(jobs, initializer=_init_worker, initargs=(name, model_path)) as pool:
-        yield from pool.imap(_work, items, chunksize=chunksize)
+    """Records in input order. Pages are extracted site by site (`site_tasks`): in this process
+    with jobs <= 1, else in a pool whose workers each build the extractor and take whole sites."""
+    global _worker_extractor, _worker_items
+    tasks = site_tasks([item.site for item in items], jobs)
+    if jobs <= 1 or len(tasks) <= 1:
+        _worker_extractor, _worker_items = extractor, items
+    try:
+        pairs = run_tasks(tasks, _work, jobs, _init_worker, (name, model_path, items))
+        yield from in_order(pairs, len(items))
+    finally:
+        _worker_extractor, _worker_items = None, []
+
+
+# -- sites ----------------------------------------------------------------------------------------
+
+
+class _MetaFiles:
+    """meta.jsonl objects of page files: beside the page, or above a folder named html."""
+
+    def __init__(self) -> None:
+        self._by_folder: dict[Path, dict[str, dict[str, Any]] | None] = {}
+        self.found = False  # some page has a meta.jsonl
+
+    def _folder_meta(self, folder: Path) -> dict[str, dict[str, Any]] | None:
+        if folder not in self._by_folder:
+            meta = None
+            for candidate in (folder, folder.parent if folder.name == "html" else None):
+                if candidate is not None and (candidate / META_FILE).is_file():
+                    meta, _ = read_meta(candidate / META_FILE)
+                    break
+            self._by_folder[folder] = meta
+        return self._by_folder[folder]
+
+    def of(self, path: Path) -> dict[str, Any] | None:
+        """The page's meta object ({} when its meta.jsonl has no line for it); None: no file."""
+        meta = self._folder_meta(path.parent)
+        if meta is None:
+            return None
+        self.found = True
+        return meta.get(path.stem, {})
+
+
+def _read_head(path: str) -> bytes:
+    with open(path, "rb") as file:
+        return file.read(HEAD_BYTES)
+
+
+def page_items(paths: list[str], site_from: str, stdin: bytes | None = None) -> list[Item]:
+    """The inputs with their meta url and site under `site_from`.
+
+    Raises `SiteError` when `site_from` is "meta" and no page has a meta.jsonl.
+    """
+    metas = _MetaFiles()
+    items = []
+    for label in paths:
+        if label == STDIN:
+            data = stdin if stdin is not None else b""
+            site = site_for(site_from, head=lambda data=data: data)
+            items.append(Item(label, data, None, site))
+            continue
+        path = Path(os.path.abspath(label))
+        meta = metas.of(path)
+        url = meta.get("url") if meta else None
+        site = site_for(
+            site_from,
+            meta=meta,
+            folder=path.parent.name,
+            head=lambda label=label: _read_head(label),
+        )
+        items.append(Item(label, None, url if isinstance(url, str) and url else None, site))
+    if site_from == "meta" and not metas.found:
+        raise SiteError(
+            f"--site-from meta: no {META_FILE} beside the pages (looked in each page's folder, "
+            f"and above a folder named html); use --site-from url, dir or none"
+        )
+    return items
 
 
 # -- output ---------------------------------------------------------------------------------------
@@ -213,9 +342,12 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, ImportError) as err:
         print(f"newscrawl extract: {err}", file=sys.stderr)
         return 2
-    items: list[Item] = [
-        (label, sys.stdin.buffer.read() if label == STDIN else None) for label in paths
-    ]
+    stdin = sys.stdin.buffer.read() if STDIN in paths else None
+    try:
+        items = page_items(paths, getattr(args, "site_from", DEFAULT_SITE_FROM), stdin)
+    except SiteError as err:
+        print(f"newscrawl extract: {err}", file=sys.stderr)
+        return 2
     jobs = args.jobs if args.jobs is not None else default_jobs(len(items))
     header = len(items) > 1
     done = 0

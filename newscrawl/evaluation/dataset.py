@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-__all__ = ["Dataset", "DatasetError", "Page", "natural_key", "read_dataset"]
+__all__ = ["Dataset", "DatasetError", "Page", "natural_key", "read_dataset", "read_meta"]
 
 HTML_SUFFIXES = (".html", ".htm")
 _DIGITS = re.compile(r"(\d+)")
@@ -43,7 +43,7 @@ def natural_key(page_id: str) -> tuple:
     return tuple(int(part) if part.isdigit() else part for part in _DIGITS.split(page_id))
 
 
-def _read_meta(path: Path) -> tuple[dict[str, dict[str, Any]], int]:
+def read_meta(path: Path) -> tuple[dict[str, dict[str, Any]], int]:
     """Meta objects by page id, and the number of lines that could not be used."""
     by_id: dict[str, dict[str, Any]] = {}
     bad = 0
@@ -89,7 +89,9 @@ class Dataset:
             scorable = scorable[: max(limit, 0)]
         self.ids: list[str] = scorable
         self._html = html
-        self.meta, self.bad_meta_lines = _read_meta(self.path / "meta.jsonl")
+        #: whether the folder has a meta.jsonl at all (`--site-from meta` needs one)
+        self.has_meta = (self.path / "meta.jsonl").is_file()
+        self.meta, self.bad_meta_lines = read_meta(self.path / "meta.jsonl")
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -97,6 +99,11 @@ class Dataset:
     def __iter__(self) -> Iterator[Page]:
         for page_id in self.ids:
             yield self.page(page_id)
+
+    def head(self, page_id: str, size: int) -> bytes:
+        """The first `size` bytes of a page's html (to find its URL without reading it all)."""
+        with self._html[page_id].open("rb") as file:
+            return file.read(size)
 
     def page(self, page_id: str) -> Page:
         html = self._html[page_id].read_bytes()

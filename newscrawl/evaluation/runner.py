@@ -5,20 +5,43 @@ number of pages over (time to parse them all + time the extractor spent on them)
 included, and the parse time alone is reported beside it. A page that cannot be parsed, or on
 which an extractor raises, does not stop the run: it is scored as empty output and counted, so a
 report can show how often that happened (the extractors are meant never to raise).
+
+Pages are grouped into sites (`newscrawl.evaluation.sites`, the --site-from option) and each
+page's site is handed to the extractors (`Dom.site`). Pages are processed site by site, each site
+in id order; with ``jobs`` > 1 whole sites go to worker processes that build their own
+extractors, and every figure but the timings is the same for every number of jobs. The timings
+stay per-process speed: the seconds of all workers are added up.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from newscrawl.dom import Dom, PageError, parse_html
 from newscrawl.evaluation.dataset import Dataset
 from newscrawl.evaluation.metric import PageScore, Scores, aggregate, score_page, score_tokens
+from newscrawl.evaluation.sites import (
+    HEAD_BYTES,
+    SiteError,
+    in_order,
+    run_tasks,
+    site_for,
+    site_tasks,
+)
 from newscrawl.extractors.base import Extractor
 
-__all__ = ["DatasetResult", "ExtractorResult", "evaluate_dataset"]
+__all__ = [
+    "DatasetResult",
+    "ExtractorResult",
+    "dataset_sites",
+    "evaluate_dataset",
+    "site_mode",
+]
+
+# Builds a fresh set of extractors (name -> extractor); run in each worker process.
+ExtractorFactory = Callable[[], Mapping[str, Extractor]]
 
 
 @dataclass(slots=True)
@@ -69,10 +92,12 @@ def _error_text(err: BaseException) -> str:
     return f"{type(err).__name__}: {message}" if message else type(err).__name__
 
 
-def _parse(html: bytes, url: str | None) -> tuple[Dom | None, str | None, float]:
+def _parse(
+    html: bytes, url: str | None, site: str | None = None
+) -> tuple[Dom | None, str | None, float]:
     start = time.perf_counter()
     try:
-        dom = parse_html(html, url=url)
+        dom = parse_html(html, url=url, site=site)
     except PageError as err:
         return None, str(err), time.perf_counter() - start
     return dom, None, time.perf_counter() - start
@@ -88,43 +113,135 @@ def _run_extractor(extractor: Extractor, dom: Dom) -> tuple[str, str | None, flo
     return text, None, time.perf_counter() - start
 
 
+def site_mode(requested: str | None, dataset: Dataset) -> str:
+    """The --site-from mode for `dataset`: as requested, or by default "meta" when the dataset
+    has a meta.jsonl, else "url". Raises `SiteError` for "meta" on a dataset without one."""
+    if requested is None:
+        return "meta" if dataset.has_meta else "url"
+    if requested == "meta" and not dataset.has_meta:
+        raise SiteError(
+            f"--site-from meta: {dataset.path} has no meta.jsonl; use --site-from url, dir or none"
+        )
+    return requested
+
+
+def dataset_sites(dataset: Dataset, mode: str) -> list[str]:
+    """The site of every scorable page of `dataset` (in id order) under `mode`; "" for none.
+    `dir` makes the whole dataset one site (its pages all sit in html/): the dataset's name."""
+    return [
+        site_for(
+            mode,
+            meta=dataset.meta.get(page_id, {}),
+            folder=dataset.name,
+            head=lambda page_id=page_id: dataset.head(page_id, HEAD_BYTES),
+        )
+        for page_id in dataset.ids
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class _Outcome:
+    """What one page gave: parse error and time, and per extractor (in order) the shingle and
+    token scores, error and seconds."""
+
+    parse_error: str | None
+    parse_seconds: float
+    scores: tuple[tuple[PageScore, PageScore, str | None, float], ...]
+
+
+def _score(
+    dataset: Dataset, page_id: str, site: str, extractors: Mapping[str, Extractor]
+) -> _Outcome:
+    page = dataset.page(page_id)
+    url = page.meta.get("url")
+    dom, parse_error, parse_seconds = _parse(page.html, url if isinstance(url, str) else None, site)
+    scores = []
+    for extractor in extractors.values():
+        if dom is None:
+            text, error, seconds = "", None, 0.0
+        else:
+            text, error, seconds = _run_extractor(extractor, dom)
+        scores.append((score_page(page.gold, text), score_tokens(page.gold, text), error, seconds))
+    return _Outcome(parse_error, parse_seconds, tuple(scores))
+
+
+# Set in each process before tasks run (see `evaluate_dataset`).
+_state: tuple[Dataset, list[str], Mapping[str, Extractor]] | None = None
+
+
+def _init_worker(dataset: Dataset, sites: list[str], factory: ExtractorFactory) -> None:
+    global _state
+    _state = (dataset, sites, factory())
+
+
+def _work(task: list[int]) -> list[tuple[int, _Outcome]]:
+    """Score the pages of one task (one site's pages, in id order)."""
+    assert _state is not None, "worker used before _init_worker"
+    dataset, sites, extractors = _state
+    return [(i, _score(dataset, dataset.ids[i], sites[i], extractors)) for i in task]
+
+
+def _outcomes(
+    dataset: Dataset,
+    sites: list[str],
+    extractors: Mapping[str, Extractor],
+    factory: ExtractorFactory | None,
+    jobs: int,
+) -> Iterator[_Outcome]:
+    global _state
+    tasks = site_tasks(sites, jobs)
+    if jobs > 1 and len(tasks) > 1 and factory is None:
+        raise ValueError("evaluate_dataset with jobs > 1 needs an extractor factory")
+    if jobs <= 1 or len(tasks) <= 1:
+        _state = (dataset, sites, extractors)
+    try:
+        pairs = run_tasks(tasks, _work, jobs, _init_worker, (dataset, sites, factory))
+        yield from in_order(pairs, len(dataset))
+    finally:
+        _state = None
+
+
 def evaluate_dataset(
-    dataset: Dataset, extractors: Mapping[str, Extractor], progress: bool | None = None
+    dataset: Dataset,
+    extractors: Mapping[str, Extractor],
+    progress: bool | None = None,
+    *,
+    site_from: str | None = None,
+    jobs: int = 1,
+    factory: ExtractorFactory | None = None,
 ) -> DatasetResult:
     """Score every extractor on every scorable page of `dataset`.
 
     `progress`: True shows a tqdm bar on stderr, False hides it, None shows it on a terminal only.
+    `site_from`: how pages group into sites (`site_mode`; None: meta if the dataset has a
+    meta.jsonl, else url). `jobs` > 1 scores whole sites in that many worker processes, each
+    with the extractors `factory()` builds (same names, in the same order, as `extractors`).
     """
     from tqdm import tqdm
 
+    sites = dataset_sites(dataset, site_mode(site_from, dataset))
     result = DatasetResult(name=dataset.name, path=str(dataset.path), skipped=dataset.skipped)
     result.extractors = {name: ExtractorResult(name) for name in extractors}
-    pages = tqdm(
-        dataset,
+    scored = list(result.extractors.values())
+    outcomes = tqdm(
+        _outcomes(dataset, sites, extractors, factory, jobs),
         total=len(dataset),
         desc=dataset.name,
         unit="page",
         disable=_disable(progress),
         leave=False,
     )
-    for page in pages:
-        result.page_ids.append(page.id)
-        url = page.meta.get("url")
-        dom, parse_error, seconds = _parse(page.html, url if isinstance(url, str) else None)
-        result.parse_seconds += seconds
-        if parse_error is not None:
-            result.parse_errors[page.id] = parse_error
-        for name, extractor in extractors.items():
-            if dom is None:
-                text, error, seconds = "", None, 0.0
-            else:
-                text, error, seconds = _run_extractor(extractor, dom)
-            scored = result.extractors[name]
-            scored.seconds += seconds
+    for page_id, outcome in zip(dataset.ids, outcomes, strict=True):
+        result.page_ids.append(page_id)
+        result.parse_seconds += outcome.parse_seconds
+        if outcome.parse_error is not None:
+            result.parse_errors[page_id] = outcome.parse_error
+        for target, (shingle, token, error, seconds) in zip(scored, outcome.scores, strict=True):
+            target.seconds += seconds
             if error is not None:
-                scored.errors[page.id] = error
-            scored.shingle.append(score_page(page.gold, text))
-            scored.token.append(score_tokens(page.gold, text))
+                target.errors[page_id] = error
+            target.shingle.append(shingle)
+            target.token.append(token)
     return result
 
 
