@@ -3,15 +3,22 @@
 A model is a handful of numbers (per area bucket: the standardisation and the logistic
 regression's coefficients), so it is stored as readable JSON rather than a pickle: it loads
 without scikit-learn, cannot run code when opened, and survives library upgrades. The file
-records its format version, the feature names, the bucket boundaries, the sites it was trained
-on, the options it was trained with and the training metrics.
+records its format version, the feature names, the geometry provider its node boxes came from,
+the bucket boundaries, the sites it was trained on, the options it was trained with (among them
+the filter threshold, when one was chosen), the training metrics and its provenance (datasets,
+library versions, the command that rebuilds it).
+
+A model is only meaningful with the features and the geometry it was trained on: `check_model`
+raises `ModelError` when the running configuration differs (files from before the geometry was
+recorded were all trained on ``static`` boxes).
 
 ::
 
-    {"format": "newscrawl-template-model", "version": 1, "features": [...],
+    {"format": "newscrawl-template-model", "version": 1, "features": [...], "geometry": "flow",
      "boundaries": [2000, 5182, 12504, 42663], "buckets": [{"mean": [...], "scale": [...],
      "coef": [...], "intercept": -1.2, "nodes": 1234, "template_share": 0.4}, ...],
-     "training_sites": [...], "kind": "all", "options": {...}, "metrics": {...}}
+     "training_sites": [...], "kind": "all", "options": {...}, "metrics": {...},
+     "provenance": {"datasets": {...}, "libraries": {...}, "command": "..."}}
 """
 
 from __future__ import annotations
@@ -33,12 +40,15 @@ __all__ = [
     "TemplateModel",
     "bundled_model_path",
     "check_features",
+    "check_geometry",
+    "check_model",
     "load_model",
 ]
 
 FORMAT = "newscrawl-template-model"
 VERSION = 1
 _BUNDLED = "default_template_model.json"
+LEGACY_GEOMETRY = "static"  # what a file without a "geometry" key was trained on
 
 
 class ModelError(ValueError):
@@ -82,6 +92,13 @@ class TemplateModel:
     options: dict[str, Any] = field(default_factory=dict)
     metrics: dict[str, Any] = field(default_factory=dict)
     version: int = VERSION
+    geometry: str = LEGACY_GEOMETRY
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def threshold(self) -> float:
+        """The filter threshold on smoothed scores the model was shipped with (0.5: the seed's)."""
+        return float(self.options.get("threshold", 0.5))
 
     def bucket_of(self, area: np.ndarray) -> np.ndarray:
         """Bucket index per node, -1 below the first boundary."""
@@ -106,12 +123,14 @@ class TemplateModel:
             "format": FORMAT,
             "version": self.version,
             "features": list(self.features),
+            "geometry": self.geometry,
             "boundaries": list(self.boundaries),
             "buckets": [asdict(b) if b is not None else None for b in self.buckets],
             "training_sites": list(self.training_sites),
             "kind": self.kind,
             "options": self.options,
             "metrics": self.metrics,
+            "provenance": self.provenance,
         }
 
     def save(self, path: str | Path) -> Path:
@@ -149,6 +168,8 @@ class TemplateModel:
             options=dict(data.get("options") or {}),
             metrics=dict(data.get("metrics") or {}),
             version=version,
+            geometry=str(data.get("geometry") or LEGACY_GEOMETRY),
+            provenance=dict(data.get("provenance") or {}),
         )
 
     @classmethod
@@ -185,7 +206,8 @@ def _bucket(data: Any, width: int) -> BucketModel | None:
 
 
 def bundled_model_path() -> Path:
-    """The small default model shipped in this package (trained on generated pages)."""
+    """The default model shipped in this package (trained on the six real dev datasets; rebuild
+    with `newscrawl.template.default_model.build_default_template_model`)."""
     return Path(__file__).with_name(_BUNDLED)
 
 
@@ -200,3 +222,19 @@ def check_features(model: TemplateModel, expected: Sequence[str]) -> None:
         raise ModelError(
             f"model features {list(model.features)} differ from this newscrawl's {list(expected)}"
         )
+
+
+def check_geometry(model: TemplateModel, geometry: str) -> None:
+    """Raise ModelError when `model` was trained on boxes of another geometry provider."""
+    if (geometry or "").strip().lower() != model.geometry:
+        raise ModelError(
+            f"model trained on {model.geometry!r} geometry, but this run uses {geometry!r}: "
+            f"its area buckets and position features do not carry over (choose geometry "
+            f"{model.geometry!r} or a model trained on {geometry!r} boxes)"
+        )
+
+
+def check_model(model: TemplateModel, features: Sequence[str], geometry: str) -> None:
+    """`check_features` and `check_geometry`: the model fits the running configuration."""
+    check_features(model, features)
+    check_geometry(model, geometry)

@@ -272,9 +272,10 @@ def test_sitelevel_then_train_commands(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 def test_bundled_default_model_loads() -> None:
+    # trained on the real dev datasets (test_template_default_model checks its provenance)
     model = load_model()
     assert model.features == FEATURES and len(model.buckets) == 4
-    assert model.training_sites and all(s.endswith(".example.org") for s in model.training_sites)
+    assert model.training_sites and all("/" in s for s in model.training_sites)
 
 
 def test_extract_command_with_a_model(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:

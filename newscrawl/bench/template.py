@@ -123,13 +123,13 @@ def _per_page(pages: list[tuple[str, bytes]], model: TemplateModel) -> dict[str,
     from newscrawl.dom import parse_html
     from newscrawl.template.extractor import TemplateConfig, TemplateExtractor, pruned_dom
     from newscrawl.template.features import node_features
-    from newscrawl.template.isotonic import smooth_scores
     from newscrawl.template.records import PageNodes
+    from newscrawl.template.scoring import smooth_page
 
     filt = TemplateExtractor(TemplateConfig(then="nce"), model=model)
     from newscrawl.template.geometry import get_geometry_provider
 
-    geometry = get_geometry_provider("static")
+    geometry = get_geometry_provider(filt.geometry)
     steps = dict.fromkeys(("parse", "geometry", "records", "score", "smooth", "prune", "nce"), 0.0)
     sample = pages[: min(len(pages), 50)]
     for url, html in sample:
@@ -138,12 +138,11 @@ def _per_page(pages: list[tuple[str, bytes]], model: TemplateModel) -> dict[str,
         t1 = time.perf_counter()
         boxes = geometry.boxes(dom, html=html, url=url or None)
         t1b = time.perf_counter()
-        nodes = PageNodes.from_dom(dom, url, boxes=boxes)
+        nodes = PageNodes.from_dom(dom, url, boxes=boxes, hashes=False)
         t2 = time.perf_counter()
         raw = model.scores(node_features(nodes), nodes.area)
         t3 = time.perf_counter()
-        mask = smooth_scores(dom.parent, raw) >= 0.5
-        mask[: dom.body] = False
+        mask = smooth_page(dom.parent, raw, dom.body, filt.config.c) >= filt.threshold
         t4 = time.perf_counter()
         pruned = pruned_dom(dom, np.asarray(mask)) if not mask[dom.body] else None
         t5 = time.perf_counter()

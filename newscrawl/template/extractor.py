@@ -27,11 +27,12 @@ from typing import ClassVar
 
 import numpy as np
 
-from models.template_model import TemplateModel, check_features, load_model
+from models.template_model import TemplateModel, check_model, load_model
 from newscrawl.dom import BLOCK_TAGS, Dom
 from newscrawl.extractors.base import Extraction, Extractor
-from newscrawl.template.features import FEATURES, node_features
+from newscrawl.template.features import FEATURES
 from newscrawl.template.records import PageNodes, site_of
+from newscrawl.template.scoring import raw_scores, smooth_page
 from newscrawl.template.sitelevel import SiteLevelConfig, SiteTemplates, label_page
 from newscrawl.title import page_title
 
@@ -51,7 +52,9 @@ class TemplateConfig:
     """`model`: model file (required). `then`: page-level extractor combined with the filter ("" =
     the filter alone). `order`: "before" runs `then` on the page the filter leaves; "after" runs
     it on the whole page and then removes the template lines from its answer. `c`: smoothing
-    penalty (the paper's 0.01). `threshold`: s' at or above it is template. `smooth=False`
+    penalty (the paper's 0.01). `threshold`: s' at or above it is template (None: the model's
+    own, chosen by cross-validation for the shipped model; 0.5 for others). `geometry`: the
+    box provider ("": the model's; another than the model's is a `ModelError`). `smooth=False`
     thresholds the raw classifier scores (for the evaluation). `learn_sites`: also learn each
     site's template from the pages extracted so far (SiteLevel over them, `SiteTemplates`) and
     cut it out too, once a site has `site_pages` pages; pages are told apart by the host of
@@ -62,9 +65,9 @@ class TemplateConfig:
     then: str = ""
     order: str = "before"
     c: float = 0.01
-    threshold: float = 0.5
+    threshold: float | None = None
     smooth: bool = True
-    geometry: str = "static"
+    geometry: str = ""
     learn_sites: bool = True
     site_pages: int = 5
     max_sites: int = 64
@@ -91,8 +94,12 @@ class TemplateExtractor:
                     "(a file written by `newscrawl train`)"
                 )
             model = load_model(self.config.model)
-        check_features(model, FEATURES)
+        self.geometry = (self.config.geometry or model.geometry).strip().lower()
+        check_model(model, FEATURES, self.geometry)
         self.model = model
+        self.threshold = (
+            model.threshold if self.config.threshold is None else float(self.config.threshold)
+        )
         self.inner: Extractor | None = None
         if self.config.then and self.config.then != NAME:
             from newscrawl.extractors import get_extractor
@@ -111,20 +118,24 @@ class TemplateExtractor:
 
     def raw_scores(self, dom: Dom, page: PageNodes | None = None) -> np.ndarray:
         """Classifier score per node; NaN for nodes no bucket covers (too small, invisible)."""
-        page = page or PageNodes.from_dom(dom, dom.url, geometry=self.config.geometry)
-        relative = bool(self.model.options.get("relative_distances", True))
-        return self.model.scores(node_features(page, relative=relative), page.area)
+        return raw_scores(dom, self.model, page or self._page(dom))
+
+    def _page(self, dom: Dom) -> PageNodes:
+        """The page's node records (content hashes only when SiteLevel will need them)."""
+        return PageNodes.from_dom(
+            dom, dom.url, geometry=self.geometry, hashes=self.sites is not None
+        )
 
     def template_mask(self, dom: Dom, page: PageNodes | None = None) -> np.ndarray:
         """bool per node: template. The classifiers' verdict (smoothed unless `smooth=False`),
         and the site's learnt template when `learn_sites` knows the site; <head> never is."""
-        page = page or PageNodes.from_dom(dom, dom.url, geometry=self.config.geometry)
+        page = page or self._page(dom)
         mask = mask_from_scores(
             dom.parent,
             self.raw_scores(dom, page),
             dom.body,
             self.config.c,
-            self.config.threshold,
+            self.threshold,
             self.config.smooth,
         )
         site = page_site(dom)
@@ -279,10 +290,7 @@ def mask_from_scores(
     """
     parent = np.asarray(parent, dtype=np.int64)
     if smooth:
-        from newscrawl.template.isotonic import smooth_scores, template_mask
-
-        smoothed = smooth_scores(parent, scores, c=c)
-        mask = np.asarray(template_mask(smoothed, threshold), dtype=bool)
+        mask = smooth_page(parent, scores, body, c) >= threshold
     else:
         mask = inherit_down(parent, np.nan_to_num(scores, nan=0.0) >= threshold)
     mask[:body] = False

@@ -180,12 +180,14 @@ class PageNodes:
         boxes: np.ndarray | None = None,
         geometry: str = "static",
         html: bytes | str | None = None,
+        hashes: bool = True,
     ) -> PageNodes:
         """Records of every node of `dom`.
 
         `site` (host without "www.") decides which links are intra-site; it defaults to the
         host of `url`. `boxes` are taken as given (e.g. from a rendered page); without them the
         `geometry` provider computes them from the DOM (a rendering provider also uses `html`).
+        `hashes=False` leaves the content hashes at 0 (scoring needs none; SiteLevel does).
         """
         url = url if url is not None else (dom.url or "")
         site = site if site is not None else site_of(url)
@@ -207,7 +209,7 @@ class PageNodes:
             **sums,
             intra_links=_intra_links(dom, site),
             html_len=np.asarray(dom.html_len, dtype=np.int32),
-            hash=node_hashes(dom),
+            hash=node_hashes(dom) if hashes else np.zeros(count, dtype=np.uint64),
             boxes=boxes,
         )
 

@@ -56,6 +56,7 @@ class TrainConfig:
     # keeps far more content (on the development sites it cut 1% of the content text instead
     # of 12%), which is what extraction needs. False reproduces the study.
     balanced: bool = True
+    geometry: str = "static"  # the provider the nodes' boxes came from (recorded in the model)
 
 
 @dataclass(slots=True)
@@ -67,13 +68,19 @@ class NodeData:
     area: np.ndarray  # float64
     features: np.ndarray  # float64 (n, 7)
     label: np.ndarray  # bool
+    weight: np.ndarray | None = None  # float64 sample weight per node (None: all 1)
 
     def __len__(self) -> int:
         return len(self.label)
 
     def subset(self, rows: np.ndarray) -> NodeData:
         return NodeData(
-            self.site[rows], self.kind[rows], self.area[rows], self.features[rows], self.label[rows]
+            self.site[rows],
+            self.kind[rows],
+            self.area[rows],
+            self.features[rows],
+            self.label[rows],
+            None if self.weight is None else self.weight[rows],
         )
 
 
@@ -174,8 +181,14 @@ def pages_data(
     return NodeData(**{k: np.concatenate(v) for k, v in parts.items()})
 
 
-def _fit_bucket(features: np.ndarray, label: np.ndarray, config: TrainConfig) -> BucketModel:
-    """Standardise, then fit one logistic regression; a one-class bucket predicts its class."""
+def _fit_bucket(
+    features: np.ndarray,
+    label: np.ndarray,
+    config: TrainConfig,
+    weight: np.ndarray | None = None,
+) -> BucketModel:
+    """Standardise, then fit one logistic regression; a one-class bucket predicts its class.
+    `weight`: sample weights (the standardisation stays unweighted)."""
     from sklearn.linear_model import LogisticRegression
 
     share = float(label.mean())
@@ -188,7 +201,7 @@ def _fit_bucket(features: np.ndarray, label: np.ndarray, config: TrainConfig) ->
     model = LogisticRegression(
         C=config.C, max_iter=1000, class_weight="balanced" if config.balanced else None
     )
-    model.fit((features - mean) / scale, label)
+    model.fit((features - mean) / scale, label, sample_weight=weight)
     return BucketModel(
         mean=tuple(float(v) for v in mean),
         scale=tuple(float(v) for v in scale),
@@ -213,8 +226,11 @@ def _fit(
         rows = np.flatnonzero(bucket == index)
         if len(rows) > config.max_nodes:
             rows = np.sort(rng.choice(rows, config.max_nodes, replace=False))
+        weight = None if data.weight is None else data.weight[rows]
         models.append(
-            _fit_bucket(data.features[rows], data.label[rows], config) if len(rows) else None
+            _fit_bucket(data.features[rows], data.label[rows], config, weight)
+            if len(rows)
+            else None
         )
         step()
     return tuple(models)
@@ -254,6 +270,7 @@ def _model(
         buckets=buckets,
         training_sites=tuple(sorted(sites)),
         kind=config.kind,
+        geometry=config.geometry,
         options={
             "relative_distances": True,
             "C": config.C,
