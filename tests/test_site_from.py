@@ -16,7 +16,13 @@ import pytest
 from newscrawl import extractors
 from newscrawl.cli import main
 from newscrawl.dom import Dom, parse_html
-from newscrawl.evaluation.sites import head_site, in_order, site_for, site_tasks
+from newscrawl.evaluation.sites import (
+    head_site,
+    in_order,
+    keeps_site_state,
+    site_for,
+    site_tasks,
+)
 from newscrawl.extractors import Extraction
 from newscrawl.template.extractor import page_site
 
@@ -179,6 +185,15 @@ def test_site_tasks_keep_a_site_whole_and_depend_on_the_input_only() -> None:
     assert list(in_order([(2, "c"), (0, "a"), (1, "b")], 3)) == ["a", "b", "c"]
     with pytest.raises(RuntimeError, match="never arrived"):
         list(in_order([(1, "b")], 2))
+
+
+def test_only_extractors_that_say_so_are_free_of_site_state() -> None:
+    class Stateless(SiteMemory):
+        keeps_site_state: ClassVar[bool] = False
+
+    assert keeps_site_state([SiteMemory()])  # not declared: assumed to keep state
+    assert not keeps_site_state([Stateless()])
+    assert keeps_site_state([Stateless(), SiteMemory()])
 
 
 # -- newscrawl extract ---------------------------------------------------------------------------

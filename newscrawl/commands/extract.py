@@ -32,6 +32,7 @@ from newscrawl.evaluation.sites import (
     SITE_FROM,
     SiteError,
     in_order,
+    keeps_site_state,
     run_tasks,
     site_for,
     site_tasks,
@@ -237,7 +238,8 @@ def extract_all(
     """Records in input order. Pages are extracted site by site (`site_tasks`): in this process
     with jobs <= 1, else in a pool whose workers each build the extractor and take whole sites."""
     global _worker_extractor, _worker_items
-    tasks = site_tasks([item.site for item in items], jobs)
+    grouped = keeps_site_state([extractor])
+    tasks = site_tasks([item.site if grouped else "" for item in items], jobs)
     if jobs <= 1 or len(tasks) <= 1:
         _worker_extractor, _worker_items = extractor, items
     try:

@@ -26,6 +26,7 @@ from newscrawl.evaluation.sites import (
     HEAD_BYTES,
     SiteError,
     in_order,
+    keeps_site_state,
     run_tasks,
     site_for,
     site_tasks,
@@ -189,7 +190,8 @@ def _outcomes(
     jobs: int,
 ) -> Iterator[_Outcome]:
     global _state
-    tasks = site_tasks(sites, jobs)
+    grouped = keeps_site_state(extractors.values())
+    tasks = site_tasks(sites if grouped else [""] * len(sites), jobs)
     if jobs > 1 and len(tasks) > 1 and factory is None:
         raise ValueError("evaluate_dataset with jobs > 1 needs an extractor factory")
     if jobs <= 1 or len(tasks) <= 1:

@@ -20,7 +20,8 @@ Parallel runs are made deterministic by `site_tasks`: all pages of one site form
 processed in input order by one worker, so a site's state never depends on how many workers
 there are or which other sites a worker saw; pages without a site are independent and are
 packed into small tasks. `in_order` turns results that arrive task by task back into input
-order.
+order. An extractor whose class declares ``keeps_site_state = False`` (its output for a page
+depends on that page alone) lets a site's pages be spread over workers too (`keeps_site_state`).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ __all__ = [
     "SiteError",
     "head_site",
     "in_order",
+    "keeps_site_state",
     "run_tasks",
     "site_for",
     "site_tasks",
@@ -138,6 +140,12 @@ def site_for(
         return head_site(head())
     except OSError:
         return ""  # an unreadable page: its extraction reports the error
+
+
+def keeps_site_state(extractors: Iterable[object]) -> bool:
+    """Whether any of `extractors` may keep per-site state (what `site_tasks` must respect):
+    true unless every one declares ``keeps_site_state = False``."""
+    return any(getattr(e, "keeps_site_state", True) for e in extractors)
 
 
 def site_tasks(sites: Sequence[str], jobs: int) -> list[list[int]]:
