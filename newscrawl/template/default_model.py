@@ -2,7 +2,8 @@
 
 Rebuild (the exact command is also written into the model's provenance)::
 
-    python -m newscrawl.template.default_model ../shared/data --out models/default_template_model.json
+    python -m newscrawl.template.default_model ../shared/data \
+        --out models/default_template_model.json
 
 or from Python: ``build_default_template_model(Path("../shared/data"), Path(out))``. A second run
 on the same data and library versions writes the same bytes (sorted inputs, fixed seeds, no

@@ -63,6 +63,14 @@ def is_intra_site(href: str, site: str) -> bool:
     href = href.strip()
     head = href[:12].lower()
     if head.startswith(("http://", "https://", "//")):
+        host = href.split("//", 1)[1].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+        if host.isascii() and "@" not in host and "[" not in host and "\\" not in host:
+            # the common case, without urlsplit (a third of the scoring time on link-heavy
+            # pages): a plain host, maybe with a port
+            host = host.split(":", 1)[0].lower().removeprefix("www.")
+            return bool(site) and (
+                host == site or host.endswith("." + site) or site.endswith("." + host)
+            )
         try:
             host = urlsplit(href if head[0] != "/" else "http:" + href).hostname or ""
         except ValueError:  # a malformed address (e.g. a bad IPv6 literal)

@@ -50,8 +50,7 @@ def smooth_page(parent: np.ndarray | list[int], raw: np.ndarray, body: int, c: f
     at all get 0 (no evidence of template)."""
     if not len(raw):
         return np.zeros(0)
-    smoothed = smooth_scores(parent, raw, c=c, resolution=RESOLUTION)
-    smoothed = np.nan_to_num(smoothed, nan=0.0)
+    smoothed = np.nan_to_num(_smooth_pruned(parent, raw, c), nan=0.0)
     smoothed[:body] = 0.0
     return smoothed
 
@@ -73,3 +72,47 @@ def smoothed_scores(
         return np.zeros(0)
     page = page if page is not None else page_nodes(dom, model)
     return smooth_page(dom.parent, raw_scores(dom, model, page), dom.body, c)
+
+
+def _smooth_pruned(parent: np.ndarray | list[int], raw: np.ndarray, c: float) -> np.ndarray:
+    """`smooth_scores` on a smaller tree with the same optimum, mapped back to every node.
+
+    Two reductions, both exact (they change no optimal cost):
+    * a subtree with no score has no data term: it takes its parent's value at no cost, so it
+      is left out and copied from its parent afterwards (a page's tiny inline nodes);
+    * an unscored node with one child (a wrapper <div>) lies on a path parent - node - child
+      whose two edges cost c when the ends differ, the same as one edge: it is left out, its
+      child hangs from its parent, and it takes its parent's value (as the full program does
+      on this tie: a child keeps its parent's value unless moving up is strictly cheaper).
+    The smoothing runs one depth level at a time, so a shallower tree is a faster one.
+    """
+    parents = np.asarray(parent, dtype=np.int64).tolist()
+    count = len(parents)
+    scored = np.isfinite(raw).tolist()
+    keep = list(scored)
+    if not any(keep):
+        return np.full(count, np.nan)
+    kids = [0] * count
+    for node in range(count - 1, 0, -1):  # preorder: children after parents
+        up = parents[node]
+        if keep[node] and up >= 0:
+            keep[up] = True
+            kids[up] += 1
+    # unscored single-child nodes: skipped; `link[v]` is v's nearest solved ancestor
+    solve = [keep[v] and (scored[v] or kids[v] != 1 or parents[v] < 0) for v in range(count)]
+    link = [-1] * count
+    for node in range(count):
+        up = parents[node]
+        if up >= 0:
+            link[node] = up if solve[up] else link[up]
+    ids = [v for v in range(count) if solve[v]]
+    new_id = {v: i for i, v in enumerate(ids)}
+    sub_parent = np.fromiter((new_id.get(link[v], -1) for v in ids), np.int64, len(ids))
+    solved = smooth_scores(sub_parent, raw[ids], c=c, resolution=RESOLUTION).tolist()
+    out = [float("nan")] * count
+    for i, v in enumerate(ids):
+        out[v] = solved[i]
+    for node in range(count):  # skipped wrappers and unscored subtrees: the parent's value
+        if not solve[node] and parents[node] >= 0:
+            out[node] = out[parents[node]]
+    return np.asarray(out)
