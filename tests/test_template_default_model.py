@@ -143,3 +143,17 @@ def test_crossval_reports_per_dataset(tmp_path: Path, capsys: pytest.CaptureFixt
     row = result["datasets"]["cleaneval_dev"]
     assert row["pages"] == 6 and row["all_template"]["recall"] == 1.0
     assert main([str(tmp_path / "nowhere"), "-q"]) == 2
+
+
+def test_reduced_tree_smoothing_matches_the_full_program() -> None:
+    from newscrawl.template.isotonic import smooth_scores
+    from newscrawl.template.scoring import RESOLUTION, smooth_page
+
+    rng = np.random.default_rng(3)
+    for _ in range(30):
+        n = int(rng.integers(2, 200))
+        parent = np.array([-1] + [int(rng.integers(0, i)) for i in range(1, n)])
+        raw = rng.random(n)
+        raw[rng.random(n) < 0.5] = np.nan  # unscored wrappers and leaves
+        full = np.nan_to_num(smooth_scores(parent, raw, c=0.01, resolution=RESOLUTION))
+        assert np.allclose(smooth_page(parent, raw, 0, 0.01), full)

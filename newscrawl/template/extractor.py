@@ -51,19 +51,20 @@ NAME = "template"
 class TemplateConfig:
     """`model`: model file (required). `then`: page-level extractor combined with the filter ("" =
     the filter alone). `order`: "before" runs `then` on the page the filter leaves; "after" runs
-    it on the whole page and then removes the template lines from its answer. `c`: smoothing
-    penalty (the paper's 0.01). `threshold`: s' at or above it is template (None: the model's
-    own, chosen by cross-validation for the shipped model; 0.5 for others). `geometry`: the
-    box provider ("": the model's; another than the model's is a `ModelError`). `smooth=False`
-    thresholds the raw classifier scores (for the evaluation). `learn_sites`: also learn each
-    site's template from the pages extracted so far (SiteLevel over them, `SiteTemplates`) and
-    cut it out too, once a site has `site_pages` pages; pages are told apart by the host of
-    their URL (or of their og:url / canonical link). At most `max_sites` sites are remembered
-    (the least recently seen is forgotten), `max_site_pages` pages each."""
+    it on the whole page and then removes the template lines from its answer (None: the
+    model's own choice, made by cross-validation for the shipped model; "before" for others).
+    `c`: smoothing penalty (the paper's 0.01). `threshold`: s' at or above it is template
+    (None: the model's own, chosen by cross-validation for the shipped model; 0.5 for others).
+    `geometry`: the box provider ("": the model's; another than the model's is a `ModelError`).
+    `smooth=False` thresholds the raw classifier scores (for the evaluation). `learn_sites`:
+    also learn each site's template from the pages extracted so far (SiteLevel over them,
+    `SiteTemplates`) and cut it out too, once a site has `site_pages` pages; pages are told
+    apart by the host of their URL (or of their og:url / canonical link). At most `max_sites`
+    sites are remembered (the least recently seen is forgotten), `max_site_pages` pages each."""
 
     model: str = ""
     then: str = ""
-    order: str = "before"
+    order: str | None = None
     c: float = 0.01
     threshold: float | None = None
     smooth: bool = True
@@ -105,8 +106,9 @@ class TemplateExtractor:
             from newscrawl.extractors import get_extractor
 
             self.inner = get_extractor(self.config.then)
-        if self.config.order not in ("before", "after"):
-            raise ValueError(f"order must be 'before' or 'after', not {self.config.order!r}")
+        self.order = self.config.order or str(model.options.get("order") or "before")
+        if self.order not in ("before", "after"):
+            raise ValueError(f"order must be 'before' or 'after', not {self.order!r}")
         self.label = f"{NAME}+{self.config.then}" if self.inner else NAME
         self.sitelevel = SiteLevelConfig(min_pages=self.config.site_pages)
         if sites is None and self.config.learn_sites:
@@ -170,7 +172,7 @@ class TemplateExtractor:
         `pruned_dom(dom, mask)` when the caller already has it."""
         if not len(dom) or mask[dom.body]:
             return self._unfiltered(dom)
-        if self.inner is not None and self.config.order == "after":
+        if self.inner is not None and self.order == "after":
             return self._filter_after(dom, pruned[2] if pruned else dropped_roots(dom, mask))
         kept, ids, dropped = pruned or pruned_dom(dom, mask)
         if self.inner is not None:
