@@ -218,22 +218,26 @@ def report_lines(result: dict[str, Any], variant: str | None = None) -> list[str
     for var in result["variants"]:
         cells = [f"{r['filtered'][var]['f1'] - r['nce']['f1']:+.4f}" for r in per.values()]
         out.append(f"| {var} | " + " | ".join(cells) + f" | {result['mean_gain'][var]:+.4f} |")
-    t = v.split(":")[1] if v else str(result["thresholds"][-1])
-    out += [
-        "",
-        f"Template class on classified nodes (pooled), threshold {t}, vs everything-is-template:",
-        "| dataset | nodes | template share | accuracy: all-template / model "
-        "| template P / R / F: all-template | model |",
-        "|---|---|---|---|---|---|",
-    ]
-    for name, row in per.items():
-        base, model = row["all_template"], row["template_class"][t]
-        out.append(
-            f"| {name} | {base['nodes']:,} | {base['precision']:.3f} | {base['accuracy']:.3f} / "
-            f"{model['accuracy']:.3f} | {base['precision']:.2f} / {base['recall']:.2f} / "
-            f"{base['f1']:.2f} | {model['precision']:.2f} / {model['recall']:.2f} / "
-            f"{model['f1']:.2f} |"
-        )
+    shown = [str(result["thresholds"][0])]  # the classifiers' own decision (0.5)
+    if v and v.split(":")[1] not in shown:
+        shown.append(v.split(":")[1])  # and the filter's threshold
+    for t in shown:
+        out += [
+            "",
+            f"Template class on classified nodes (pooled), threshold {t}, "
+            "vs everything-is-template:",
+            "| dataset | nodes | template share | accuracy: all-template / model "
+            "| template P / R / F: all-template | model |",
+            "|---|---|---|---|---|---|",
+        ]
+        for name, row in per.items():
+            base, model = row["all_template"], row["template_class"][t]
+            out.append(
+                f"| {name} | {base['nodes']:,} | {base['precision']:.3f} | "
+                f"{base['accuracy']:.3f} / {model['accuracy']:.3f} | {base['precision']:.2f} / "
+                f"{base['recall']:.2f} / {base['f1']:.2f} | {model['precision']:.2f} / "
+                f"{model['recall']:.2f} / {model['f1']:.2f} |"
+            )
     return out
 
 
