@@ -27,6 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "status": ("status", "show the Redis crawl queue"),
     "merge": ("merge", "merge Parquet shards written by several workers"),
     "reextract": ("reextract", "extract stored pages again with another extractor or model"),
+    "models": ("models", "rebuild the shipped models; cross-validate the learned extractor"),
 }
 
 

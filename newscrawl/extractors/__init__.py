@@ -14,6 +14,7 @@ EXTRACTORS: dict[str, str] = {
     "nce": "newscrawl.extractors.nce:NCE",
     "mss": "newscrawl.extractors.mss:MSS",
     "cetd-tpc": "newscrawl.extractors.cetd_tpc:CETDTPC",
+    "learned": "newscrawl.extractors.learned:Learned",
 }
 # The extractor with the best shingle F1 over the development datasets (see README).
 DEFAULT_EXTRACTOR = "nce"

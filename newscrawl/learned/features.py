@@ -27,6 +27,7 @@ import math
 import re
 import zlib
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 from rapidfuzz import fuzz
@@ -73,6 +74,8 @@ _BLOCK_TAGS = (
     "blockquote", "section", "article", "span", "a", "figcaption", "header", "footer",
 )  # fmt: skip
 _PARENT_TAGS = ("div", "td", "li", "ul", "ol", "article", "section", "p", "body", "blockquote")
+_BLOCK_INDEX = {tag: i for i, tag in enumerate(_BLOCK_TAGS)}
+_PARENT_INDEX = {tag: i for i, tag in enumerate(_PARENT_TAGS)}
 _HASH_BUCKETS = 32
 _CLASS_TOKEN = re.compile(r"[a-z]+")
 _SENTENCE_END = re.compile(r"[.!?。！？](?:\s|$)|[。！？]")
@@ -119,6 +122,19 @@ FEATURES: list[str] = [
 ]
 
 
+@lru_cache(maxsize=1 << 16)
+def _keyword_mask(words: str) -> int:
+    """Bits of the keyword groups found in an element's class/id/role/itemprop words.
+
+    Cached: the same class strings repeat across a page's elements and a site's pages.
+    """
+    mask = 0
+    for bit, pattern in enumerate(_GROUP_RES):
+        if pattern.search(words):
+            mask |= 1 << bit
+    return mask
+
+
 class _Attributes:
     """Per-node keyword masks and class tokens, computed lazily for the nodes blocks reach."""
 
@@ -127,29 +143,33 @@ class _Attributes:
         self._own: dict[int, int] = {}
         self._above: dict[int, int] = {}
         self._tokens: dict[int, list[str]] = {}
+        self._buckets: dict[int, list[int]] = {}
 
     def tokens(self, node: int) -> list[str]:
         found = self._tokens.get(node)
         if found is None:
             el = self.dom.elements[node]
-            words = " ".join(
-                el.get(a) or "" for a in ("class", "id", "role", "itemprop")
-            ).lower()
+            words = " ".join(el.get(a) or "" for a in ("class", "id", "role", "itemprop")).lower()
             found = _CLASS_TOKEN.findall(words) if words.strip() else []
             self._tokens[node] = found
+        return found
+
+    def buckets(self, node: int) -> list[int]:
+        """Hash buckets of the node's class/id/role/itemprop tokens."""
+        found = self._buckets.get(node)
+        if found is None:
+            found = [zlib.crc32(t.encode()) % _HASH_BUCKETS for t in self.tokens(node)]
+            self._buckets[node] = found
         return found
 
     def own(self, node: int) -> int:
         mask = self._own.get(node)
         if mask is None:
-            mask = _TAG_BIT.get(self.dom.tag[node], 0)
             el = self.dom.elements[node]
             words = " ".join(el.get(a) or "" for a in ("class", "id", "role", "itemprop"))
+            mask = _TAG_BIT.get(self.dom.tag[node], 0)
             if words.strip():
-                words = words.lower()
-                for bit, pattern in enumerate(_GROUP_RES):
-                    if pattern.search(words):
-                        mask |= 1 << bit
+                mask |= _keyword_mask(words.lower())
             self._own[node] = mask
         return mask
 
@@ -166,30 +186,74 @@ class _Attributes:
         return mask
 
 
-def _text_stats(text: str, lang: str) -> tuple[list[float], list[str]]:
-    chars = len(text) or 1
-    words = text.split()
-    tokens = _WORD.findall(text)
-    lowered = [t.lower() for t in tokens]
-    letters = sum(c.isalpha() for c in text) or 1
-    sentences = len(_SENTENCE_END.findall(text))
-    stripped = text.rstrip()
-    stats = [
-        math.log1p(len(text)),
-        math.log1p(len(words)),
-        math.log1p(len(tokens)),
-        min(sentences, 50),
-        sentences / (len(words) or 1),
-        sum(not c.isalnum() and not c.isspace() for c in text) / chars,
-        sum(c.isdigit() for c in text) / chars,
-        sum(c.isupper() for c in text) / letters,
-        sum(map(len, tokens)) / (len(tokens) or 1),
-        float(bool(stripped) and stripped[-1] in ".!?。！？\"'”"),
-        float(bool(text) and text[0].isupper()),
-        stopword_share(lowered, text, lang),
-        len(_CJK.findall(text)) / chars,
-    ]
-    return stats, lowered
+def _char_classes() -> np.ndarray:
+    """Class bits of every BMP code point: 1 space, 2 alnum, 4 digit, 8 upper, 16 alpha, 32 CJK."""
+    table = np.zeros(0x10000, dtype=np.uint8)
+    for code in range(0x10000):
+        c = chr(code)
+        table[code] = (
+            c.isspace()
+            | c.isalnum() << 1
+            | c.isdigit() << 2
+            | c.isupper() << 3
+            | c.isalpha() << 4
+            | bool(_CJK.match(c)) << 5
+        )
+    return table
+
+
+_CLASSES: np.ndarray | None = None
+
+
+def _class_counts(texts: list[str]) -> np.ndarray:
+    """Per text, counts of: characters, spaces, alphanumerics, digits, capitals, letters, CJK."""
+    global _CLASSES
+    if _CLASSES is None:
+        _CLASSES = _char_classes()
+    joined = "".join(texts)
+    codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
+    # astral characters count as letters (emoji and rare scripts are rare enough)
+    bits = np.where(codes < 0x10000, _CLASSES[np.minimum(codes, 0xFFFF)], 2 | 16)
+    lengths = np.array([len(t) for t in texts], dtype=np.int64)
+    out = np.zeros((len(texts), 7))
+    out[:, 0] = lengths
+    if not len(codes):
+        return out
+    owner = np.repeat(np.arange(len(texts)), lengths)
+    for column, bit in enumerate((1, 2, 4, 8, 16, 32), start=1):
+        out[:, column] = np.bincount(owner, weights=(bits & bit) > 0, minlength=len(texts))
+    return out
+
+
+def _text_columns(texts: list[str], lang: str) -> np.ndarray:
+    """The `_TEXT` columns except link density and what follows it (see `FEATURES`)."""
+    counts = _class_counts(texts)
+    chars = np.maximum(counts[:, 0], 1)
+    out = np.zeros((len(texts), 13))
+    out[:, 0] = np.log1p(counts[:, 0])
+    out[:, 5] = (counts[:, 0] - counts[:, 1] - counts[:, 2]) / chars  # punctuation and symbols
+    out[:, 6] = counts[:, 3] / chars
+    out[:, 7] = counts[:, 4] / np.maximum(counts[:, 5], 1)
+    out[:, 12] = counts[:, 6] / chars
+    for k, text in enumerate(texts):
+        words = len(text.split())
+        tokens = _WORD.findall(text)
+        sentences = len(_SENTENCE_END.findall(text))
+        stripped = text.rstrip()
+        out[k, 1] = math.log1p(words)
+        out[k, 2] = math.log1p(len(tokens))
+        out[k, 3] = min(sentences, 50)
+        out[k, 4] = sentences / (words or 1)
+        out[k, 8] = sum(map(len, tokens)) / (len(tokens) or 1)
+        out[k, 9] = bool(stripped) and stripped[-1] in ".!?。！？\"'”"
+        out[k, 10] = bool(text) and text[0].isupper()
+        out[k, 11] = stopword_share([t.lower() for t in tokens], text, lang)
+    return out
+
+
+def _page_language(texts: list[str]) -> str:
+    words = (w.lower() for t in texts for w in _WORD.findall(t))
+    return guess_language(words)
 
 
 def block_features(
@@ -200,146 +264,172 @@ def block_features(
     `seeds`: for NCE, MSS and CETD-TPC in that order, the node ids each selected.
     """
     n = len(blocks)
-    out = np.zeros((n, len(FEATURES)), dtype=np.float32)
     if n == 0:
-        return out
+        return np.zeros((0, len(FEATURES)), dtype=np.float32)
     texts = [blocks.text(dom, k) for k in range(n)]
-    lang = guess_language(w.lower() for t in texts for w in _WORD.findall(t)[:50])
-    attrs = _Attributes(dom)
-    piece_len = [len(t) for t in dom.piece_text]
-    in_link = dom.piece_in_link
-    chars = np.array(
-        [sum(piece_len[blocks.start[k] : blocks.stop[k]]) for k in range(n)], dtype=np.float64
-    )
-    link = np.array(
-        [
-            sum(piece_len[p] for p in range(blocks.start[k], blocks.stop[k]) if in_link[p])
-            for k in range(n)
-        ],
-        dtype=np.float64,
-    )
-    density = np.divide(link, chars, out=np.zeros(n), where=chars > 0)
-    stats = [_text_stats(t, lang) for t in texts]
-    stop_share = np.array([s[0][11] for s in stats])
-    total_chars = float(chars.sum()) or 1.0
-    body_depth = dom.depth[dom.body]
-
-    # Tag paths of block elements, and how much of the page each path carries.
-    path_of = _path_ids(dom)
-    path_blocks: dict[int, int] = {}
-    path_chars: dict[int, float] = {}
-    for k, node in enumerate(blocks.node):
-        pid = path_of[node]
-        path_blocks[pid] = path_blocks.get(pid, 0) + 1
-        path_chars[pid] = path_chars.get(pid, 0.0) + chars[k]
-    blocks_per_node: dict[int, int] = {}
-    for node in blocks.node:
-        parent = dom.parent[node]
-        blocks_per_node[parent] = blocks_per_node.get(parent, 0) + 1
-
-    seed_marks = _seed_marks(dom, seeds)
-    ranks = np.argsort(np.argsort(-chars, kind="stable"), kind="stable")
-    cumulative = np.concatenate([[0.0], np.cumsum(chars)[:-1]])
-    page_links = len(dom.href)
-    title = dom.title.casefold()
-
-    col = 0
-    for k in range(n):
-        node = blocks.node[k]
-        parent = dom.parent[node]
-        grand = dom.parent[parent] if parent >= 0 else -1
-        row = out[k]
-        text_stats, _ = stats[k]
-        text = texts[k]
-        values: list[float] = [
-            *text_stats,
-            density[k],
-            float(bool(_DATE.search(text))),
-            float(sum(text.count(c) for c in "|•·»›")),
-            float("©" in text or "(c)" in text.lower()),
-            float(blocks.stop[k] - blocks.start[k]),
-        ]
-        values += _tree_values(dom, node, parent, grand, chars[k], body_depth, blocks_per_node)
-        tag = dom.tag[node]
-        onehot = [0.0] * (len(_BLOCK_TAGS) + 1)
-        onehot[_BLOCK_TAGS.index(tag) if tag in _BLOCK_TAGS else -1] = 1.0
-        values += onehot
-        ptag = dom.tag[parent] if parent >= 0 else ""
-        values += [float(ptag == t) for t in _PARENT_TAGS]
-        near = attrs.own(node)
-        for up in (parent, grand):
-            if up >= 0:
-                near |= attrs.own(up)
-        above = attrs.above(node)
-        values += [float(near >> b & 1) for b in range(len(_BIT_NAMES))]
-        values += [float(above >> b & 1) for b in range(len(_BIT_NAMES))]
-        hashed = [0.0] * _HASH_BUCKETS
-        for up in (node, parent, grand):
-            if up >= 0:
-                for token in attrs.tokens(up):
-                    hashed[zlib.crc32(token.encode()) % _HASH_BUCKETS] += 1.0
-        values += hashed
-        pid = path_of[node]
-        values += [
-            math.log1p(path_blocks[pid]),
-            path_chars[pid] / total_chars,
-            float(dom.depth[node] - body_depth),
-        ]
-        values += [
-            cumulative[k] / total_chars,
-            k / n,
-            math.log1p(total_chars),
-            math.log1p(n),
-            math.log1p(page_links),
-            float(density @ chars) / total_chars,
-            float(ranks[k]) / n,
-        ]
-        for offset in _NEIGHBOURS:
-            j = k + offset
-            if 0 <= j < n:
-                values += [math.log1p(chars[j]), density[j], stop_share[j]]
-            else:
-                values += [0.0, 0.0, 0.0]
-        first = blocks.start[k]
-        values += [float(mark[first]) for mark in seed_marks]
-        short = text[:300].casefold()
-        values += [
-            fuzz.ratio(short, title) / 100.0 if title else 0.0,
-            float(bool(short) and short in title),
-        ]
-        row[:] = values
-        col = len(values)
-    assert col == len(FEATURES), (col, len(FEATURES))
+    chars, density = _block_sizes(dom, blocks)
+    columns = [_text_columns(texts, _page_language(texts)), density[:, None], _marks(texts)]
+    columns.append(np.array([blocks.stop[k] - blocks.start[k] for k in range(n)])[:, None])
+    columns.append(_tree_columns(dom, blocks, chars))
+    columns.append(_tag_columns(dom, blocks))
+    columns.append(_attribute_columns(dom, blocks))
+    columns.append(_path_columns(dom, blocks, chars))
+    columns.append(_position_columns(dom, chars, density))
+    stop_share = columns[0][:, 11]
+    columns.append(_neighbour_columns(chars, density, stop_share))
+    columns.append(_seed_columns(dom, blocks, seeds))
+    columns.append(_title_columns(dom, texts))
+    out = np.hstack(columns).astype(np.float32)
+    assert out.shape[1] == len(FEATURES), (out.shape, len(FEATURES))
     return out
 
 
-def _tree_values(
-    dom: Dom,
-    node: int,
-    parent: int,
-    grand: int,
-    block_chars: float,
-    body_depth: int,
-    blocks_per_node: dict[int, int],
-) -> list[float]:
-    node_chars = dom.text_len(node)
-    parent_chars = dom.text_len(parent) if parent >= 0 else node_chars
-    grand_chars = dom.text_len(grand) if grand >= 0 else parent_chars
-    return [
-        float(dom.depth[node]),
-        float(dom.depth[node] - body_depth),
-        math.log1p(node_chars),
-        dom.link_density(node),
-        float(len(dom.children[node])),
-        math.log1p(parent_chars),
-        dom.link_density(parent) if parent >= 0 else 0.0,
-        float(len(dom.children[parent])) if parent >= 0 else 0.0,
-        float(blocks_per_node.get(parent, 0)),
-        math.log1p(grand_chars),
-        dom.link_density(grand) if grand >= 0 else 0.0,
-        block_chars / parent_chars if parent_chars else 0.0,
-        block_chars / grand_chars if grand_chars else 0.0,
-    ]
+def _block_sizes(dom: Dom, blocks: Blocks) -> tuple[np.ndarray, np.ndarray]:
+    """Characters of each block and the share of them inside links."""
+    piece_len = np.array([len(t) for t in dom.piece_text], dtype=np.float64)
+    in_link = np.array(dom.piece_in_link, dtype=bool)
+    prefix = np.concatenate([[0.0], np.cumsum(piece_len)])
+    link_prefix = np.concatenate([[0.0], np.cumsum(piece_len * in_link)])
+    start = np.array(blocks.start)
+    stop = np.array(blocks.stop)
+    chars = prefix[stop] - prefix[start]
+    link = link_prefix[stop] - link_prefix[start]
+    return chars, np.divide(link, chars, out=np.zeros(len(chars)), where=chars > 0)
+
+
+def _marks(texts: list[str]) -> np.ndarray:
+    """has_date, bullets, has_copyright."""
+    out = np.zeros((len(texts), 3))
+    for k, text in enumerate(texts):
+        out[k, 0] = bool(_DATE.search(text))
+        out[k, 1] = sum(text.count(c) for c in "|•·»›")
+        out[k, 2] = "©" in text or "(c)" in text.lower()
+    return out
+
+
+def _tree_columns(dom: Dom, blocks: Blocks, chars: np.ndarray) -> np.ndarray:
+    body_depth = dom.depth[dom.body]
+    per_parent: dict[int, int] = {}
+    for node in blocks.node:
+        parent = dom.parent[node]
+        per_parent[parent] = per_parent.get(parent, 0) + 1
+    out = np.zeros((len(blocks), len(_TREE)))
+    for k, node in enumerate(blocks.node):
+        parent = dom.parent[node]
+        grand = dom.parent[parent] if parent >= 0 else -1
+        node_chars = dom.text_len(node)
+        parent_chars = dom.text_len(parent) if parent >= 0 else node_chars
+        grand_chars = dom.text_len(grand) if grand >= 0 else parent_chars
+        out[k] = (
+            dom.depth[node],
+            dom.depth[node] - body_depth,
+            math.log1p(node_chars),
+            dom.link_density(node),
+            len(dom.children[node]),
+            math.log1p(parent_chars),
+            dom.link_density(parent) if parent >= 0 else 0.0,
+            len(dom.children[parent]) if parent >= 0 else 0.0,
+            per_parent.get(parent, 0),
+            math.log1p(grand_chars),
+            dom.link_density(grand) if grand >= 0 else 0.0,
+            chars[k] / parent_chars if parent_chars else 0.0,
+            chars[k] / grand_chars if grand_chars else 0.0,
+        )
+    return out
+
+
+def _tag_columns(dom: Dom, blocks: Blocks) -> np.ndarray:
+    """One-hot tag of the block element (plus "other") and of its parent."""
+    width = len(_BLOCK_TAGS) + 1
+    out = np.zeros((len(blocks), width + len(_PARENT_TAGS)))
+    for k, node in enumerate(blocks.node):
+        tag = dom.tag[node]
+        out[k, _BLOCK_INDEX.get(tag, width - 1)] = 1.0
+        parent = dom.parent[node]
+        column = _PARENT_INDEX.get(dom.tag[parent]) if parent >= 0 else None
+        if column is not None:
+            out[k, width + column] = 1.0
+    return out
+
+
+def _attribute_columns(dom: Dom, blocks: Blocks) -> np.ndarray:
+    """near_* and above_* keyword/tag bits, then hashed class/id tokens of block and 2 parents."""
+    attrs = _Attributes(dom)
+    bits = len(_BIT_NAMES)
+    near = np.zeros(len(blocks), dtype=np.int64)
+    above = np.zeros(len(blocks), dtype=np.int64)
+    hashed = np.zeros((len(blocks), _HASH_BUCKETS))
+    for k, node in enumerate(blocks.node):
+        parent = dom.parent[node]
+        grand = dom.parent[parent] if parent >= 0 else -1
+        mask = attrs.own(node)
+        for up in (parent, grand):
+            if up >= 0:
+                mask |= attrs.own(up)
+        near[k] = mask
+        above[k] = attrs.above(node)
+        for up in (node, parent, grand):
+            if up >= 0:
+                for bucket in attrs.buckets(up):
+                    hashed[k, bucket] += 1.0
+    shifts = np.arange(bits, dtype=np.int64)
+    return np.hstack([(near[:, None] >> shifts) & 1, (above[:, None] >> shifts) & 1, hashed])
+
+
+def _path_columns(dom: Dom, blocks: Blocks, chars: np.ndarray) -> np.ndarray:
+    """How many blocks share the block's tag path, their share of the text, the path length."""
+    path_of = _path_ids(dom)
+    paths = np.array([path_of[node] for node in blocks.node])
+    _, inverse, counts = np.unique(paths, return_inverse=True, return_counts=True)
+    path_chars = np.bincount(inverse, weights=chars)
+    body_depth = dom.depth[dom.body]
+    depth = np.array([dom.depth[node] - body_depth for node in blocks.node], dtype=np.float64)
+    total = float(chars.sum()) or 1.0
+    return np.column_stack([np.log1p(counts[inverse]), path_chars[inverse] / total, depth])
+
+
+def _position_columns(dom: Dom, chars: np.ndarray, density: np.ndarray) -> np.ndarray:
+    n = len(chars)
+    total = float(chars.sum()) or 1.0
+    before = np.concatenate([[0.0], np.cumsum(chars)[:-1]])
+    ranks = np.argsort(np.argsort(-chars, kind="stable"), kind="stable")
+    page = [math.log1p(total), math.log1p(n), math.log1p(len(dom.href)), density @ chars / total]
+    return np.column_stack(
+        [before / total, np.arange(n) / n, *(np.full(n, v) for v in page), ranks / n]
+    )
+
+
+def _neighbour_columns(chars: np.ndarray, density: np.ndarray, stop: np.ndarray) -> np.ndarray:
+    n = len(chars)
+    own = np.column_stack([np.log1p(chars), density, stop])
+    out = []
+    for offset in _NEIGHBOURS:
+        shifted = np.zeros_like(own)
+        if offset < 0 and n > -offset:
+            shifted[-offset:] = own[:offset]
+        elif offset > 0 and n > offset:
+            shifted[:-offset] = own[offset:]
+        out.append(shifted)
+    return np.hstack(out)
+
+
+def _seed_columns(dom: Dom, blocks: Blocks, seeds: Sequence[Sequence[int]]) -> np.ndarray:
+    first = np.array(blocks.start)
+    return np.column_stack([mark[first] for mark in _seed_marks(dom, seeds)])
+
+
+def _title_columns(dom: Dom, texts: list[str]) -> np.ndarray:
+    """Similarity of the block's start to the page <title>, and whether the title contains it."""
+    title = dom.title.casefold()
+    out = np.zeros((len(texts), 2))
+    if not title:
+        return out
+    for k, text in enumerate(texts):
+        short = text[:300].casefold()
+        if short:
+            out[k, 0] = fuzz.ratio(short, title) / 100.0
+            out[k, 1] = short in title
+    return out
 
 
 def _path_ids(dom: Dom) -> list[int]:

@@ -31,9 +31,7 @@ class GoldIndex:
         if len(words) <= SHINGLE_SIZE:
             return float(tuple(words) in self.grams)
         total = len(words) - SHINGLE_SIZE + 1
-        found = sum(
-            tuple(words[i : i + SHINGLE_SIZE]) in self.grams for i in range(total)
-        )
+        found = sum(tuple(words[i : i + SHINGLE_SIZE]) in self.grams for i in range(total))
         return found / total
 
 

@@ -58,26 +58,37 @@ _LISTS = {
 }
 STOPWORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in _LISTS.items()}
 # Chinese and Japanese write no spaces: their share is counted over characters.
-CJK_STOP_CHARS = frozenset("的了是在和有我也不这就人都一上中大为说要他她们会对与及但被从而所以之其等个地到着")
+CJK_STOP_CHARS = frozenset(
+    "的了是在和有我也不这就人都一上中大为说要他她们会对与及但被从而所以之其等个地到着"
+)
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+
+
+# word -> languages that list it, so a page's words are looked up once each
+_LANGUAGES_OF: dict[str, tuple[str, ...]] = {}
+for _lang, _words in STOPWORDS.items():
+    for _word in _words:
+        _LANGUAGES_OF[_word] = (*_LANGUAGES_OF.get(_word, ()), _lang)
+_GUESS_WORDS = 3000  # enough words to tell languages apart; a long page costs no more
 
 
 def guess_language(words: Iterable[str]) -> str:
     """The language whose function words cover most of `words` (lower-cased); "" for none.
 
-    Returns "zh" when most characters are Chinese or Japanese.
+    Returns "zh" when most words are Chinese or Japanese. Reads at most 3,000 words.
     """
     counts = dict.fromkeys(STOPWORDS, 0)
     cjk = total = 0
     for word in words:
         total += 1
-        if _CJK.match(word):
+        if total > _GUESS_WORDS:
+            break
+        if word[:1] >= "\u3040" and _CJK.match(word):
             cjk += 1
             continue
-        for lang, stop in STOPWORDS.items():
-            if word in stop:
-                counts[lang] += 1
-    if total and cjk * 2 > total:
+        for lang in _LANGUAGES_OF.get(word, ()):
+            counts[lang] += 1
+    if total and cjk * 2 > min(total, _GUESS_WORDS):
         return "zh"
     best = max(counts, key=counts.__getitem__)
     return best if counts[best] else ""

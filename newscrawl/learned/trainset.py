@@ -11,20 +11,29 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import numpy as np
 
-from newscrawl.dom import PageError, parse_html
+from newscrawl.dom import Dom, PageError, parse_html
 from newscrawl.evaluation.dataset import read_dataset
 from newscrawl.evaluation.metric import tokens
+from newscrawl.extractors.base import Extraction
 from newscrawl.learned.blocks import split_blocks
 from newscrawl.learned.features import FEATURES, block_features
 from newscrawl.learned.labels import block_gold_share
 
-__all__ = ["PageRows", "TrainingSet", "build_training_set", "page_rows", "seed_selections"]
+__all__ = [
+    "SEEDS",
+    "PageRows",
+    "TrainingSet",
+    "build_training_set",
+    "page_rows",
+    "seed_extractions",
+    "seed_selections",
+]
 
 
 @dataclass(slots=True)
@@ -35,6 +44,7 @@ class PageRows:
     share: np.ndarray
     tokens: np.ndarray
     texts: list[str]
+    peers: dict[str, str]  # text each peer extractor produced on the page
 
 
 @dataclass(slots=True)
@@ -50,6 +60,8 @@ class TrainingSet:
     page_dataset: list[str]
     datasets: dict[str, int]  # dataset name -> pages
     texts: list[str]  # text of each block, to score selections with the metric
+    gold: list[str] = field(default_factory=list)  # gold text per page
+    peers: dict[str, list[str]] = field(default_factory=dict)  # peer name -> text per page
     skipped: int = 0  # pages that could not be parsed
 
     @property
@@ -57,31 +69,62 @@ class TrainingSet:
         return len(set(self.page_site))
 
 
-def seed_selections(dom) -> list[tuple[int, ...]]:
-    """Node ids selected by NCE, MSS and CETD-TPC, in that order (empty when one fails)."""
+SEEDS = ("nce", "mss", "cetd-tpc")
+
+
+def seed_extractions(dom: Dom) -> list[Extraction]:
+    """What NCE, MSS and CETD-TPC extract from `dom`, in that order (empty when one fails)."""
     from newscrawl.extractors import get_extractor
 
-    picked = []
-    for name in ("nce", "mss", "cetd-tpc"):
+    found = []
+    for name in SEEDS:
         try:
-            picked.append(get_extractor(name).extract(dom).node_ids)
+            found.append(get_extractor(name).extract(dom))
         except Exception:  # a seed bug costs one feature, not the page
-            picked.append(())
-    return picked
+            found.append(Extraction.empty(name))
+    return found
 
 
-def page_rows(html: bytes, gold: str, url: str | None = None) -> PageRows | None:
-    """Features and labels of one page's blocks; None when the page cannot be parsed."""
+def seed_selections(dom: Dom) -> list[tuple[int, ...]]:
+    """Node ids selected by NCE, MSS and CETD-TPC, in that order (empty when one fails)."""
+    return [extraction.node_ids for extraction in seed_extractions(dom)]
+
+
+def page_rows(
+    html: bytes, gold: str, url: str | None = None, trafilatura: bool = False
+) -> PageRows | None:
+    """Features and labels of one page's blocks; None when the page cannot be parsed.
+
+    `peers` of the result holds the seed extractors' texts, and trafilatura's when asked for
+    (the peer of the quality table, run on the same bytes).
+    """
     try:
         dom = parse_html(html, url=url)
     except PageError:
         return None
     blocks = split_blocks(dom)
-    features = block_features(dom, blocks, seed_selections(dom))
+    seeds = seed_extractions(dom)
+    features = block_features(dom, blocks, [s.node_ids for s in seeds])
     texts = [blocks.text(dom, k) for k in range(len(blocks))]
     share = np.array(block_gold_share(gold, texts), dtype=np.float32)
     counts = np.array([len(tokens(t)) for t in texts], dtype=np.int32)
-    return PageRows(features, share, counts, texts)
+    peers = {name: s.text for name, s in zip(SEEDS, seeds, strict=True)}
+    if trafilatura:
+        peers["trafilatura"] = trafilatura_text(html)
+    return PageRows(features, share, counts, texts, peers)
+
+
+def trafilatura_text(html: bytes) -> str:
+    """trafilatura's main text of a page (comments left out), "" when it fails."""
+    import logging
+
+    import trafilatura
+
+    logging.getLogger("trafilatura").setLevel(logging.CRITICAL)
+    try:
+        return trafilatura.extract(html, include_comments=False) or ""
+    except Exception:  # a peer's failure is its empty output, as for our extractors
+        return ""
 
 
 def _site_of(meta: dict, page_id: str) -> str:
@@ -96,7 +139,9 @@ def _site_of(meta: dict, page_id: str) -> str:
     return f"page:{page_id}"
 
 
-def _dataset_pages(path: Path, limit: int | None) -> Iterator[tuple[str, str, bytes, str, str]]:
+def _dataset_pages(
+    path: Path, limit: int | None
+) -> Iterator[tuple[str, str, bytes, str, str, str | None]]:
     dataset = read_dataset(path, limit)
     for page in dataset:
         url = page.meta.get("url")
@@ -111,29 +156,34 @@ def _dataset_pages(path: Path, limit: int | None) -> Iterator[tuple[str, str, by
 
 
 def _rows_of(job: tuple) -> PageRows | None:
-    _, _, html, gold, _, url = job
-    return page_rows(html, gold, url)
+    _, _, html, gold, _, url, with_trafilatura = job
+    return page_rows(html, gold, url, with_trafilatura)
 
 
 def build_training_set(
-    paths: Sequence[str | Path], limit: int | None = None, jobs: int = 1
+    paths: Sequence[str | Path],
+    limit: int | None = None,
+    jobs: int = 1,
+    trafilatura: bool = False,
 ) -> TrainingSet:
     """Blocks of every page of the datasets at `paths` (`limit` pages each), in a fixed order.
 
-    The order (datasets as given, pages in id order) does not depend on `jobs`.
+    The order (datasets as given, pages in id order) does not depend on `jobs`. With
+    `trafilatura`, each page's trafilatura text is kept beside the seed extractors' texts.
     """
-    jobs_list = [job for path in paths for job in _dataset_pages(Path(path), limit)]
+    jobs_list = [(*job, trafilatura) for path in paths for job in _dataset_pages(Path(path), limit)]
     if jobs > 1:
         with ProcessPoolExecutor(jobs) as pool:
             results = list(pool.map(_rows_of, jobs_list, chunksize=8))
     else:
         results = [_rows_of(job) for job in jobs_list]
     features, share, counts, page, texts = [], [], [], [], []
-    page_ids, page_site, page_dataset = [], [], []
+    page_ids, page_site, page_dataset, golds = [], [], [], []
+    peers: dict[str, list[str]] = {}
     datasets: dict[str, int] = {}
     skipped = 0
     for job, rows in zip(jobs_list, results, strict=True):
-        name, page_id, _, _, site, _ = job
+        name, page_id, _, gold, site, _, _ = job
         if rows is None:
             skipped += 1
             continue
@@ -141,6 +191,9 @@ def build_training_set(
         page_ids.append(f"{name}/{page_id}")
         page_site.append(site)
         page_dataset.append(name)
+        golds.append(gold)
+        for peer, text in rows.peers.items():
+            peers.setdefault(peer, []).append(text)
         datasets[name] = datasets.get(name, 0) + 1
         features.append(rows.features)
         share.append(rows.share)
@@ -158,5 +211,7 @@ def build_training_set(
         page_dataset=page_dataset,
         datasets=datasets,
         texts=texts,
+        gold=golds,
+        peers=peers,
         skipped=skipped,
     )

@@ -1,0 +1,91 @@
+"""The learned extractor: boosted trees decide, block by block, what is main text.
+
+Every text block of the page (`newscrawl.learned.blocks`) gets a feature row
+(`newscrawl.learned.features`: text statistics, link density, tag path, class/id tokens,
+position, neighbours, and the selections of the three seed extractors NCE, MSS and CETD-TPC);
+the shipped model (`models/extractor_model.json`, trained on real pages with gold text, see
+README) scores the rows in stages, the later stage seeing its neighbours' earlier scores so the
+kept blocks form a coherent article; blocks scoring at least the model's threshold are the text.
+
+When the model cannot score a page (a bug, a page with no blocks), the page falls back to the
+best seed extractor, CETD-TPC, and `Extraction.extractor` says so: every text records which
+extractor produced it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+import numpy as np
+
+from newscrawl.dom import Dom
+from newscrawl.extractors.base import Extraction
+from newscrawl.learned.blocks import split_blocks
+from newscrawl.learned.features import FEATURES, block_features
+from newscrawl.learned.model import (
+    ExtractorModel,
+    bundled_extractor_model,
+    load_extractor_model,
+)
+from newscrawl.learned.scoring import score_blocks
+from newscrawl.learned.trainset import seed_extractions
+from newscrawl.title import page_title
+
+__all__ = ["FALLBACK", "Learned", "LearnedConfig"]
+
+# The seed extractor with the best cross-validated F1 (README's quality table).
+FALLBACK = "cetd-tpc"
+
+
+@dataclass(frozen=True, slots=True)
+class LearnedConfig:
+    """`model`: a model file (None: the shipped one); `threshold`: None keeps the model's own."""
+
+    model: str | None = None
+    threshold: float | None = None
+
+
+@lru_cache(maxsize=4)
+def _model(path: str) -> ExtractorModel:
+    model = load_extractor_model(path)
+    model.check_features(FEATURES)
+    return model
+
+
+class Learned:
+    """Keep the blocks the shipped classifier scores as main text."""
+
+    name = "learned"
+    Config = LearnedConfig
+
+    def __init__(self, config: LearnedConfig | None = None) -> None:
+        self.config = config or LearnedConfig()
+        self.model = _model(str(Path(self.config.model or bundled_extractor_model())))
+        self.threshold = (
+            self.model.threshold if self.config.threshold is None else self.config.threshold
+        )
+
+    def extract(self, dom: Dom) -> Extraction:
+        title = page_title(dom)
+        if not dom.piece_text:
+            return Extraction.empty(self.name, title)
+        seeds = seed_extractions(dom)
+        try:
+            blocks = split_blocks(dom)
+            rows = block_features(dom, blocks, [s.node_ids for s in seeds])
+            kept = np.flatnonzero(score_blocks(self.model, rows) >= self.threshold)
+        except Exception:  # a model or feature bug costs this page the learned text, not the page
+            return _fallback(seeds, title)
+        text = blocks.text_of(dom, kept.tolist())
+        if not text:
+            return Extraction.empty(self.name, title)
+        nodes = tuple(sorted({blocks.node[k] for k in kept}))
+        return Extraction(title=title, text=text, node_ids=nodes, extractor=self.name)
+
+
+def _fallback(seeds: list[Extraction], title: str) -> Extraction:
+    by_name = {s.extractor: s for s in seeds}
+    chosen = by_name.get(FALLBACK) or Extraction.empty(FALLBACK, title)
+    return Extraction(title=title, text=chosen.text, node_ids=chosen.node_ids, extractor=FALLBACK)

@@ -1,0 +1,240 @@
+"""The learned extractor's model file: boosted trees as plain JSON, and a numpy predictor for them.
+
+The classifier is scikit-learn's `HistGradientBoostingClassifier`, but a shipped model must
+load without scikit-learn's pickles (which break across versions and run code when opened), so
+each fitted ensemble is exported to arrays: per node its feature, threshold, children, and leaf
+value. `TreeEnsemble.predict` walks every tree of a batch of rows at once (one numpy step per
+tree level), which is what makes scoring a page's ~200 blocks cheap.
+
+A model holds one or more *stages*: stage 1 scores blocks from their own features; each later
+stage also sees the previous stage's scores of the neighbouring blocks (`stacking.py`), which
+is how the selection becomes coherent. The file records the feature list, the decision
+threshold, and its provenance (datasets, counts, library versions, the command that rebuilt it).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "ExtractorModel",
+    "ModelFileError",
+    "TreeEnsemble",
+    "bundled_extractor_model",
+    "load_extractor_model",
+]
+
+FORMAT = "newscrawl-extractor-model"
+VERSION = 1
+_BUNDLED = Path(__file__).resolve().parents[2] / "models" / "extractor_model.json"
+
+
+class ModelFileError(ValueError):
+    """A model file that is missing, unreadable, or does not fit the running code."""
+
+
+@dataclass(frozen=True, slots=True)
+class TreeEnsemble:
+    """Boosted binary-classification trees, flattened into one set of node arrays.
+
+    Leaves point to themselves and compare against +inf, so walking a fixed number of levels
+    (`depth`) leaves every row on its leaf whatever the tree's shape.
+    """
+
+    baseline: float
+    roots: np.ndarray  # (trees,) node index of each tree's root
+    feature: np.ndarray  # (nodes,) feature compared at the node
+    threshold: np.ndarray  # (nodes,) go left when value <= threshold
+    left: np.ndarray
+    right: np.ndarray
+    value: np.ndarray  # (nodes,) leaf values (0 on split nodes)
+    depth: int
+
+    def raw(self, rows: np.ndarray) -> np.ndarray:
+        """Log-odds of each row of `rows` (n, features); NaN counts as 0."""
+        n, width = rows.shape
+        if n == 0:
+            return np.zeros(0)
+        values = np.nan_to_num(np.asarray(rows, dtype=np.float64)).ravel()
+        trees = len(self.roots)
+        # one flat (row, tree) walk: np.take on 1-D arrays is far cheaper than 2-D indexing
+        node = np.tile(self.roots, n)
+        row_start = np.repeat(np.arange(n) * width, trees)
+        for _ in range(self.depth):
+            go_left = values.take(row_start + self.feature.take(node)) <= self.threshold.take(node)
+            node = np.where(go_left, self.left.take(node), self.right.take(node))
+        return self.baseline + self.value.take(node).reshape(n, trees).sum(axis=1)
+
+    def predict(self, rows: np.ndarray) -> np.ndarray:
+        """Probability of the positive class ("main text") of each row."""
+        return 1.0 / (1.0 + np.exp(-self.raw(rows)))
+
+    @classmethod
+    def from_sklearn(cls, model: Any) -> TreeEnsemble:
+        """Export a fitted binary `HistGradientBoostingClassifier` trained without NaNs."""
+        trees = [predictors[0].nodes for predictors in model._predictors]
+        baseline = float(np.ravel(model._baseline_prediction)[0])
+        parts: dict[str, list[Any]] = {k: [] for k in ("f", "t", "l", "r", "v")}
+        roots, offset, depth = [], 0, 0
+        for nodes in trees:
+            roots.append(offset)
+            leaf = nodes["is_leaf"].astype(bool)
+            own = np.arange(len(nodes)) + offset
+            parts["f"].append(np.where(leaf, 0, nodes["feature_idx"]))
+            parts["t"].append(np.where(leaf, np.inf, nodes["num_threshold"]))
+            parts["l"].append(np.where(leaf, own, nodes["left"] + offset))
+            parts["r"].append(np.where(leaf, own, nodes["right"] + offset))
+            parts["v"].append(np.where(leaf, nodes["value"], 0.0))
+            depth = max(depth, _tree_depth(nodes))
+            offset += len(nodes)
+        return cls._from_parts(baseline, roots, parts, depth)
+
+    @classmethod
+    def _from_parts(
+        cls, baseline: float, roots: Sequence[int], parts: dict[str, list[Any]], depth: int
+    ) -> TreeEnsemble:
+        def join(key: str, dtype: Any) -> np.ndarray:
+            return np.concatenate([np.asarray(p, dtype=dtype) for p in parts[key]])
+
+        return cls(
+            baseline=baseline,
+            roots=np.asarray(roots, dtype=np.int32),
+            feature=join("f", np.int32),
+            threshold=join("t", np.float64),
+            left=join("l", np.int32),
+            right=join("r", np.int32),
+            value=join("v", np.float64),
+            depth=depth,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "baseline": self.baseline,
+            "depth": self.depth,
+            "roots": self.roots.tolist(),
+            "feature": self.feature.tolist(),
+            "threshold": [_number(t) for t in self.threshold.tolist()],
+            "left": self.left.tolist(),
+            "right": self.right.tolist(),
+            "value": self.value.tolist(),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TreeEnsemble:
+        parts = {
+            "f": [data["feature"]],
+            "t": [[math.inf if t is None else t for t in data["threshold"]]],
+            "l": [data["left"]],
+            "r": [data["right"]],
+            "v": [data["value"]],
+        }
+        ensemble = cls._from_parts(
+            float(data["baseline"]), data["roots"], parts, int(data["depth"])
+        )
+        ensemble.check()
+        return ensemble
+
+    def check(self) -> None:
+        """Raise ModelFileError when the arrays do not describe trees."""
+        n = len(self.feature)
+        sizes = {len(a) for a in (self.threshold, self.left, self.right)}
+        if sizes != {n} or len(self.value) != n:
+            raise ModelFileError("tree arrays of different lengths")
+        for links in (self.roots, self.left, self.right):
+            if len(links) and (links.min() < 0 or links.max() >= n):
+                raise ModelFileError("tree node index out of range")
+
+
+def _number(value: float) -> float | None:
+    """JSON has no infinity: leaves' +inf thresholds are stored as null."""
+    return None if math.isinf(value) else value
+
+
+def _tree_depth(nodes: np.ndarray) -> int:
+    depth = np.zeros(len(nodes), dtype=np.int32)
+    for i in range(len(nodes)):  # children always come after their parent
+        if not nodes["is_leaf"][i]:
+            depth[nodes["left"][i]] = depth[nodes["right"][i]] = depth[i] + 1
+    return int(depth.max()) if len(depth) else 0
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractorModel:
+    """Stages of boosted trees over block features, a threshold and where the model came from."""
+
+    features: tuple[str, ...]
+    stages: tuple[TreeEnsemble, ...]
+    threshold: float
+    provenance: dict[str, Any] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "version": VERSION,
+            "features": list(self.features),
+            "threshold": self.threshold,
+            "provenance": self.provenance,
+            "stages": [stage.to_json() for stage in self.stages],
+        }
+
+    def save(self, path: str | Path) -> None:
+        """Write the model; the same model always gives the same bytes."""
+        text = json.dumps(self.to_json(), separators=(",", ":"), sort_keys=True)
+        Path(path).write_text(text + "\n", encoding="utf-8")
+
+    @classmethod
+    def from_json(cls, data: Any) -> ExtractorModel:
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            raise ModelFileError(f"not a newscrawl extractor model (format {FORMAT!r} expected)")
+        if data.get("version") != VERSION:
+            raise ModelFileError(
+                f"model version {data.get('version')!r}; this code reads {VERSION}"
+            )
+        try:
+            stages = tuple(TreeEnsemble.from_json(s) for s in data["stages"])
+            return cls(
+                features=tuple(data["features"]),
+                stages=stages,
+                threshold=float(data["threshold"]),
+                provenance=dict(data.get("provenance") or {}),
+            )
+        except (KeyError, TypeError, ValueError) as err:
+            if isinstance(err, ModelFileError):
+                raise
+            raise ModelFileError(f"malformed extractor model: {err}") from err
+
+    def check_features(self, expected: Sequence[str]) -> None:
+        """Raise ModelFileError unless the model was trained on exactly `expected` features."""
+        if list(self.features) != list(expected):
+            missing = sorted(set(expected) - set(self.features))
+            extra = sorted(set(self.features) - set(expected))
+            detail = f"missing {missing[:5]}, unknown {extra[:5]}" if missing or extra else "order"
+            raise ModelFileError(
+                f"extractor model features differ from this code's ({detail}); rebuild it with "
+                "`newscrawl models build`"
+            )
+
+
+def load_extractor_model(path: str | Path) -> ExtractorModel:
+    """Read a model file; ModelFileError on anything that is not a readable model."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ModelFileError(f"no extractor model at {path}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ModelFileError(f"cannot read extractor model {path}: {err}") from err
+    return ExtractorModel.from_json(data)
+
+
+def bundled_extractor_model() -> Path:
+    """Path of the shipped default extractor model."""
+    return _BUNDLED

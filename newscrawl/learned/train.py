@@ -1,0 +1,197 @@
+"""Fitting the learned extractor: boosted trees on block features, in stages, grouped by site.
+
+Labels: a block is main text when at least half of its 4-token shingles occur in the gold
+(`labels.py`). Weights: each block weighs its share of its page's tokens, so every page counts
+the same, as in the metric (per-page means), however many blocks it has.
+
+Stage 1 scores blocks from their own features. Stage 2 sees stage 1's scores around each block
+(`stacking.py`); to learn from scores like those it will meet on unseen pages, it trains on
+*out-of-fold* stage-1 scores: each page scored by a stage-1 model that never saw its site.
+
+Cross-validation (`crossval`) is site-grouped and nested: for held-out fold k, the stage-1 scores
+stage 2 trains on come from models that saw neither fold k nor the page's own fold. A model
+trained without folds {j, k} serves both (k held out, j inner) and (j held out, k inner), so
+5 folds need 10 such models, not 20.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+from newscrawl.learned.model import ExtractorModel, TreeEnsemble
+from newscrawl.learned.scoring import stage_inputs
+from newscrawl.learned.trainset import TrainingSet
+
+__all__ = ["TrainParams", "assign_folds", "crossval_scores", "fit_model", "page_starts"]
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True, slots=True)
+class TrainParams:
+    """Settings of the classifier; the defaults are the ones the shipped model was built with."""
+
+    iterations: int = 200
+    learning_rate: float = 0.1
+    max_leaf_nodes: int = 31
+    max_depth: int = 8
+    min_samples_leaf: int = 100
+    l2_regularization: float = 1.0
+    label_share: float = 0.5  # a block is main text when this share of it is in the gold
+    stages: int = 2
+    folds: int = 5
+    seed: int = 0
+
+    def to_json(self) -> dict[str, float | int]:
+        return asdict(self)
+
+
+def page_starts(page: np.ndarray, pages: int) -> np.ndarray:
+    """Index of each page's first block (and the end), for blocks sorted by page."""
+    return np.searchsorted(page, np.arange(pages + 1))
+
+
+def assign_folds(sites: Sequence[str], folds: int) -> np.ndarray:
+    """Fold of each page: sites dealt to folds, biggest first, onto the fold with fewest pages.
+
+    Deterministic (ties go by site name) and no site is ever split; the same split as
+    scikit-learn's GroupKFold, written out so the shipped model does not depend on its version.
+    """
+    sizes: dict[str, int] = {}
+    for site in sites:
+        sizes[site] = sizes.get(site, 0) + 1
+    load = [0] * folds
+    fold_of: dict[str, int] = {}
+    for site in sorted(sizes, key=lambda s: (-sizes[s], s)):
+        target = min(range(folds), key=lambda f: (load[f], f))
+        fold_of[site] = target
+        load[target] += sizes[site]
+    return np.array([fold_of[s] for s in sites], dtype=np.int32)
+
+
+def _labels_weights(data: TrainingSet, params: TrainParams) -> tuple[np.ndarray, np.ndarray]:
+    pages = len(data.page_ids)
+    page_tokens = np.bincount(data.page, weights=data.tokens, minlength=pages)
+    weight = data.tokens / np.maximum(page_tokens[data.page], 1.0)
+    return (data.share >= params.label_share).astype(np.int8), weight
+
+
+def _fit(rows: np.ndarray, y: np.ndarray, w: np.ndarray, params: TrainParams) -> TreeEnsemble:
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    model = HistGradientBoostingClassifier(
+        max_iter=params.iterations,
+        learning_rate=params.learning_rate,
+        max_leaf_nodes=params.max_leaf_nodes,
+        max_depth=params.max_depth,
+        min_samples_leaf=params.min_samples_leaf,
+        l2_regularization=params.l2_regularization,
+        early_stopping=False,
+        random_state=params.seed,
+    )
+    model.fit(rows, y, sample_weight=w)
+    return TreeEnsemble.from_sklearn(model)
+
+
+class _Stages:
+    """Per-page stage inputs, built page by page exactly as `score_blocks` builds them."""
+
+    def __init__(self, data: TrainingSet) -> None:
+        self.data = data
+        self.starts = page_starts(data.page, len(data.page_ids))
+
+    def inputs(self, previous: np.ndarray | None) -> np.ndarray:
+        if previous is None:
+            return self.data.features
+        parts = [
+            stage_inputs(self.data.features[a:b], previous[a:b])
+            for a, b in itertools.pairwise(self.starts)
+        ]
+        return np.vstack(parts)
+
+
+def _fit_stage(
+    rows: np.ndarray, data: TrainingSet, mask: np.ndarray, params: TrainParams
+) -> TreeEnsemble:
+    y, w = _labels_weights(data, params)
+    train = mask & (data.tokens > 0)  # blocks without tokens never change a score
+    return _fit(rows[train], y[train], w[train], params)
+
+
+def fit_model(
+    data: TrainingSet,
+    params: TrainParams,
+    threshold: float,
+    provenance: dict,
+    progress: Progress | None = None,
+) -> ExtractorModel:
+    """Train the model on every block of `data` (later stages on out-of-fold scores)."""
+    say = progress or (lambda _: None)
+    stages = _Stages(data)
+    folds = assign_folds(data.page_site, params.folds)[data.page]
+    everything = np.ones(len(data.page), dtype=bool)
+    fitted: list[TreeEnsemble] = []
+    previous: np.ndarray | None = None
+    for stage in range(params.stages):
+        rows = stages.inputs(previous)
+        say(f"stage {stage + 1}: fitting on all pages")
+        fitted.append(_fit_stage(rows, data, everything, params))
+        if stage + 1 < params.stages:
+            previous = np.zeros(len(data.page))
+            for k in range(params.folds):
+                say(f"stage {stage + 1}: out-of-fold scores, fold {k + 1}/{params.folds}")
+                model = _fit_stage(rows, data, folds != k, params)
+                previous[folds == k] = model.predict(rows[folds == k])
+    return ExtractorModel(
+        features=tuple(_feature_names()),
+        stages=tuple(fitted),
+        threshold=threshold,
+        provenance=provenance,
+    )
+
+
+def _feature_names() -> list[str]:
+    from newscrawl.learned.features import FEATURES
+
+    return FEATURES
+
+
+def crossval_scores(
+    data: TrainingSet, params: TrainParams, progress: Progress | None = None
+) -> np.ndarray:
+    """Each block's score from models that never saw its site (nested for later stages)."""
+    say = progress or (lambda _: None)
+    stages = _Stages(data)
+    folds = assign_folds(data.page_site, params.folds)[data.page]
+    n = params.folds
+    rows = stages.inputs(None)
+    # stage-1 scores: held[k] scores fold k; inner[(j, k)] scores fold j without folds j and k
+    held = np.zeros(len(data.page))
+    inner: dict[tuple[int, int], np.ndarray] = {}
+    for k in range(n):
+        say(f"stage 1: fold {k + 1}/{n}")
+        model = _fit_stage(rows, data, folds != k, params)
+        held[folds == k] = model.predict(rows[folds == k])
+    if params.stages == 1:
+        return held
+    for j, k in itertools.combinations(range(n), 2):
+        say(f"stage 1: without folds {j + 1} and {k + 1}")
+        model = _fit_stage(rows, data, (folds != j) & (folds != k), params)
+        inner[(j, k)] = inner[(k, j)] = model.predict(rows)
+    if params.stages > 2:
+        raise ValueError("cross-validation supports one or two stages")
+    final = np.zeros(len(data.page))
+    for k in range(n):
+        say(f"stage 2: fold {k + 1}/{n}")
+        previous = held.copy()  # fold k keeps its honest held-out scores
+        for j in range(n):
+            if j != k:
+                previous[folds == j] = inner[(j, k)][folds == j]
+        rows2 = stages.inputs(previous)
+        model = _fit_stage(rows2, data, folds != k, params)
+        final[folds == k] = model.predict(rows2[folds == k])
+    return final
