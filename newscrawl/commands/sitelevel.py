@@ -78,8 +78,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--geometry",
         default="static",
-        choices=("static", "chromium"),
-        help="how node boxes are computed (default: static)",
+        choices=("static", "chromium", "flow"),
+        help="how node boxes are computed (default: static; train with the same --geometry)",
     )
     parser.add_argument(
         "--kind",

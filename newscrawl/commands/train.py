@@ -64,6 +64,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="train on at most N nodes of each site, sampled (default: all)",
     )
+    parser.add_argument(
+        "--geometry",
+        default="static",
+        choices=("static", "chromium", "flow"),
+        help="the geometry provider the nodes' boxes came from (`newscrawl sitelevel "
+        "--geometry`), recorded in the model; extraction refuses another (default: static)",
+    )
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     add_cluster_arguments(parser)
 
@@ -117,7 +124,12 @@ def _fit(args: argparse.Namespace, nodes: Sequence[str | Path]) -> int:
     from newscrawl.template.train import TrainConfig, TrainError, read_nodes, train
 
     config = TrainConfig(
-        kind=args.kind, holdout=args.holdout, seed=args.seed, C=args.C, balanced=not args.plain
+        kind=args.kind,
+        holdout=args.holdout,
+        seed=args.seed,
+        C=args.C,
+        balanced=not args.plain,
+        geometry=args.geometry,
     )
     try:
         data = read_nodes(nodes)

@@ -1,10 +1,11 @@
 """Generated multi-page sites: shared template, different articles. No real page is copied.
 
-Used by the tests, by `newscrawl bench template` (200 pages of one site) and to train the small
-bundled default model. Each site has a style (class names, sidebar side, list sizes, what the
-header holds) drawn from its seed; each page has the site's header, navigation, sidebar and
-footer, a "most read" box that changes now and then, and its own article: headline, byline,
-paragraphs of generated words with a few inline links, and a list of related links.
+Used by the tests and by `newscrawl bench template` (200 pages of one site); never to train the
+shipped default model (that one learns from real pages: `newscrawl.template.default_model`).
+Each site has a style (class names, sidebar side, list sizes, what the header holds) drawn from
+its seed; each page has the site's header, navigation, sidebar and footer, a "most read" box
+that changes now and then, and its own article: headline, byline, paragraphs of generated words
+with a few inline links, and a list of related links.
 """
 
 from __future__ import annotations
@@ -167,7 +168,10 @@ def synthetic_site(
 
 
 def train_default_model(path: str, sites: int = 24, pages: int = 12) -> None:
-    """Train the small bundled default model on generated sites only and write it to `path`."""
+    """Train a small model on generated sites only (static geometry) and write it to `path`.
+
+    A demo and test helper: the shipped default model is trained on real pages instead
+    (`newscrawl.template.default_model`)."""
     from newscrawl.dom import parse_html
     from newscrawl.template.records import PageNodes
     from newscrawl.template.sitelevel import label_site, site_kind
@@ -188,4 +192,4 @@ def train_default_model(path: str, sites: int = 24, pages: int = 12) -> None:
 if __name__ == "__main__":
     import sys
 
-    train_default_model(sys.argv[1] if len(sys.argv) > 1 else "default_template_model.json")
+    train_default_model(sys.argv[1] if len(sys.argv) > 1 else "synthetic_template_model.json")
