@@ -30,6 +30,8 @@ DEFAULT_DATA = Path("../shared/data")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from newscrawl.learned.train import TrainParams
+
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     build = sub.add_parser("build", help="rebuild every shipped model from real pages")
     build.add_argument(
@@ -62,6 +64,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "-n", "--limit", type=int, default=None, metavar="N", help="first N pages per dataset"
         )
         command.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+        command.add_argument(
+            "--iterations",
+            type=int,
+            default=TrainParams.iterations,
+            metavar="N",
+            help=f"boosting iterations per stage (default: {TrainParams.iterations})",
+        )
+        command.add_argument(
+            "--folds",
+            type=int,
+            default=TrainParams.folds,
+            metavar="K",
+            help=f"cross-validation folds, sites kept whole (default: {TrainParams.folds})",
+        )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -87,7 +103,7 @@ def _progress(args: argparse.Namespace):
 
 def _crossval(args: argparse.Namespace) -> int:
     from newscrawl.learned.crossval import format_table, score_thresholds
-    from newscrawl.learned.train import TrainParams, crossval_scores
+    from newscrawl.learned.train import crossval_scores
     from newscrawl.learned.trainset import build_training_set
 
     missing = [str(p) for p in args.datasets if not (p / "html").is_dir()]
@@ -98,13 +114,21 @@ def _crossval(args: argparse.Namespace) -> int:
     say("parsing pages, running the seed extractors and trafilatura")
     data = build_training_set(args.datasets, args.limit, args.jobs, trafilatura=_has_trafilatura())
     say(f"{len(data.page_ids)} pages, {data.sites} sites, {len(data.page)} blocks")
-    scores = crossval_scores(data, TrainParams(), say)
+    scores = crossval_scores(data, _params(args), say)
     result = score_thresholds(data, scores)
     print("\n".join(format_table(result)))
     if args.json:
         report = _report(result)
         args.json.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return 0
+
+
+def _params(args: argparse.Namespace) -> Any:
+    from newscrawl.learned.train import TrainParams
+
+    if args.iterations < 1 or args.folds < 2:
+        raise SystemExit("error: --iterations must be at least 1 and --folds at least 2")
+    return TrainParams(iterations=args.iterations, folds=args.folds)
 
 
 def _has_trafilatura() -> bool:
@@ -146,7 +170,7 @@ def _build(args: argparse.Namespace) -> int:
         path = _build_extractor(datasets, out, args, command)
         print(f"wrote {path}")
     if args.only in (None, "template"):
-        from newscrawl.template.build import build_default_template_model
+        from newscrawl.template.default_model import build_default_template_model
 
         path = out / "default_template_model.json"
         build_default_template_model(args.data, path)
@@ -155,11 +179,17 @@ def _build(args: argparse.Namespace) -> int:
 
 
 def _command(args: argparse.Namespace) -> str:
+    from newscrawl.learned.train import TrainParams
+
     parts = ["newscrawl", "models", "build", str(args.data)]
     if args.limit is not None:
         parts += ["--limit", str(args.limit)]
     if args.only:
         parts += ["--only", args.only]
+    for option in ("iterations", "folds"):
+        value = getattr(args, option)
+        if value != getattr(TrainParams, option):
+            parts += [f"--{option}", str(value)]
     return " ".join(parts)
 
 
@@ -167,14 +197,14 @@ def _build_extractor(
     datasets: list[Path], out: Path, args: argparse.Namespace, command: str
 ) -> Path:
     from newscrawl.learned.crossval import score_thresholds
-    from newscrawl.learned.train import TrainParams, crossval_scores, fit_model
+    from newscrawl.learned.train import crossval_scores, fit_model
     from newscrawl.learned.trainset import build_training_set
 
     say = _progress(args)
     say("parsing pages and running the seed extractors")
     data = build_training_set(datasets, args.limit, args.jobs)
     say(f"{len(data.page_ids)} pages, {data.sites} sites, {len(data.page)} blocks")
-    params = TrainParams()
+    params = _params(args)
     result = score_thresholds(data, crossval_scores(data, params, say))
     threshold = result.best_threshold
     pooled = result.f1(result.learned[threshold])
@@ -183,7 +213,7 @@ def _build_extractor(
         "trained_on": _dataset_counts(data),
         "blocks": len(data.page),
         "params": params.to_json(),
-        "threshold_by": "site-grouped 5-fold cross-validation, best pooled shingle F1",
+        "threshold_by": f"site-grouped {params.folds}-fold cross-validation, best pooled F1",
         "crossval": _report(result),
         "libraries": _versions(),
         "command": command,

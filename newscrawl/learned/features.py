@@ -23,6 +23,7 @@ Everything is computed from the one parsed `Dom`; no feature needs a rendered pa
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import zlib
@@ -77,6 +78,7 @@ _PARENT_TAGS = ("div", "td", "li", "ul", "ol", "article", "section", "p", "body"
 _BLOCK_INDEX = {tag: i for i, tag in enumerate(_BLOCK_TAGS)}
 _PARENT_INDEX = {tag: i for i, tag in enumerate(_PARENT_TAGS)}
 _HASH_BUCKETS = 32
+_ATTRIBUTES = ("class", "id", "role", "itemprop")
 _CLASS_TOKEN = re.compile(r"[a-z]+")
 _SENTENCE_END = re.compile(r"[.!?。！？](?:\s|$)|[。！？]")
 _WORD = re.compile(r"\w+")
@@ -135,6 +137,11 @@ def _keyword_mask(words: str) -> int:
     return mask
 
 
+@lru_cache(maxsize=1 << 16)
+def _token_buckets(words: str) -> list[int]:
+    return [zlib.crc32(t.encode()) % _HASH_BUCKETS for t in _CLASS_TOKEN.findall(words)]
+
+
 class _Attributes:
     """Per-node keyword masks and class tokens, computed lazily for the nodes blocks reach."""
 
@@ -142,34 +149,34 @@ class _Attributes:
         self.dom = dom
         self._own: dict[int, int] = {}
         self._above: dict[int, int] = {}
-        self._tokens: dict[int, list[str]] = {}
+        self._words: dict[int, str] = {}
         self._buckets: dict[int, list[int]] = {}
 
-    def tokens(self, node: int) -> list[str]:
-        found = self._tokens.get(node)
+    def words(self, node: int) -> str:
+        """The node's class, id, role and itemprop values, lower-cased, in one string."""
+        found = self._words.get(node)
         if found is None:
-            el = self.dom.elements[node]
-            words = " ".join(el.get(a) or "" for a in ("class", "id", "role", "itemprop")).lower()
-            found = _CLASS_TOKEN.findall(words) if words.strip() else []
-            self._tokens[node] = found
+            get = self.dom.elements[node].get
+            found = " ".join(get(a) or "" for a in _ATTRIBUTES).strip().lower()
+            self._words[node] = found
         return found
 
     def buckets(self, node: int) -> list[int]:
         """Hash buckets of the node's class/id/role/itemprop tokens."""
         found = self._buckets.get(node)
         if found is None:
-            found = [zlib.crc32(t.encode()) % _HASH_BUCKETS for t in self.tokens(node)]
+            words = self.words(node)
+            found = _token_buckets(words) if words else []
             self._buckets[node] = found
         return found
 
     def own(self, node: int) -> int:
         mask = self._own.get(node)
         if mask is None:
-            el = self.dom.elements[node]
-            words = " ".join(el.get(a) or "" for a in ("class", "id", "role", "itemprop"))
+            words = self.words(node)
             mask = _TAG_BIT.get(self.dom.tag[node], 0)
-            if words.strip():
-                mask |= _keyword_mask(words.lower())
+            if words:
+                mask |= _keyword_mask(words)
             self._own[node] = mask
         return mask
 
@@ -225,7 +232,7 @@ def _class_counts(texts: list[str]) -> np.ndarray:
     return out
 
 
-def _text_columns(texts: list[str], lang: str) -> np.ndarray:
+def _text_columns(texts: list[str]) -> np.ndarray:
     """The `_TEXT` columns except link density and what follows it (see `FEATURES`)."""
     counts = _class_counts(texts)
     chars = np.maximum(counts[:, 0], 1)
@@ -235,25 +242,22 @@ def _text_columns(texts: list[str], lang: str) -> np.ndarray:
     out[:, 6] = counts[:, 3] / chars
     out[:, 7] = counts[:, 4] / np.maximum(counts[:, 5], 1)
     out[:, 12] = counts[:, 6] / chars
+    tokens = [_WORD.findall(text.lower()) for text in texts]
+    lang = guess_language(itertools.chain.from_iterable(tokens))
     for k, text in enumerate(texts):
         words = len(text.split())
-        tokens = _WORD.findall(text)
+        found = tokens[k]
         sentences = len(_SENTENCE_END.findall(text))
         stripped = text.rstrip()
         out[k, 1] = math.log1p(words)
-        out[k, 2] = math.log1p(len(tokens))
+        out[k, 2] = math.log1p(len(found))
         out[k, 3] = min(sentences, 50)
         out[k, 4] = sentences / (words or 1)
-        out[k, 8] = sum(map(len, tokens)) / (len(tokens) or 1)
+        out[k, 8] = sum(map(len, found)) / (len(found) or 1)
         out[k, 9] = bool(stripped) and stripped[-1] in ".!?。！？\"'”"
         out[k, 10] = bool(text) and text[0].isupper()
-        out[k, 11] = stopword_share([t.lower() for t in tokens], text, lang)
+        out[k, 11] = stopword_share(found, text, lang)
     return out
-
-
-def _page_language(texts: list[str]) -> str:
-    words = (w.lower() for t in texts for w in _WORD.findall(t))
-    return guess_language(words)
 
 
 def block_features(
@@ -268,7 +272,7 @@ def block_features(
         return np.zeros((0, len(FEATURES)), dtype=np.float32)
     texts = [blocks.text(dom, k) for k in range(n)]
     chars, density = _block_sizes(dom, blocks)
-    columns = [_text_columns(texts, _page_language(texts)), density[:, None], _marks(texts)]
+    columns = [_text_columns(texts), density[:, None], _marks(texts)]
     columns.append(np.array([blocks.stop[k] - blocks.start[k] for k in range(n)])[:, None])
     columns.append(_tree_columns(dom, blocks, chars))
     columns.append(_tag_columns(dom, blocks))

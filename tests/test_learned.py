@@ -1,0 +1,250 @@
+"""The learned extractor: model file, predictor, features, training, fallback, shipped model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import lxml.html
+import numpy as np
+import pytest
+
+from newscrawl.cli import main
+from newscrawl.dom import parse_html
+from newscrawl.extractors import get_extractor
+from newscrawl.learned.blocks import split_blocks
+from newscrawl.learned.features import FEATURES, block_features
+from newscrawl.learned.model import (
+    ExtractorModel,
+    ModelFileError,
+    TreeEnsemble,
+    bundled_extractor_model,
+    load_extractor_model,
+)
+from newscrawl.learned.stacking import CONTEXT_FEATURES
+from newscrawl.learned.train import TrainParams, assign_folds, crossval_scores, fit_model
+from newscrawl.learned.trainset import build_training_set
+from newscrawl.template.synthetic import synthetic_site
+
+ARTICLE = """<html><head><title>Harbour bridge reopens after repairs | Daily Example</title></head>
+<body>
+<div class="site-header"><a href="/">Daily Example</a>
+ <ul class="main-nav"><li><a href="/news">News</a></li><li><a href="/sport">Sport</a></li>
+ <li><a href="/weather">Weather</a></li><li><a href="/culture">Culture</a></li></ul></div>
+<div class="content"><article>
+ <h1>Harbour bridge reopens after repairs</h1>
+ <p class="byline">By A. Writer, 3 May 2024</p>
+ <p>The harbour bridge reopened on Monday morning after eight months of repairs, and the first
+ buses crossed it shortly after six o'clock, the city transport office said.</p>
+ <p>Engineers replaced the worn steel joints and resurfaced the whole deck, which had been closed
+ to heavy traffic since a routine inspection found cracks in the supports last autumn.</p>
+ <p>Shop owners on both sides of the water said the closure had cost them customers, and several
+ of them welcomed the reopening with discounts for the rest of the week.</p>
+</article>
+<div class="related"><h3>Related</h3><ul><li><a href="/a">Ferry timetable changes</a></li>
+<li><a href="/b">New cycle lanes planned</a></li><li><a href="/c">Council budget vote</a></li></ul>
+</div></div>
+<div class="footer">Copyright 2024 Daily Example. <a href="/privacy">Privacy</a>
+<a href="/terms">Terms</a> <a href="/contact">Contact</a></div>
+</body></html>"""
+
+
+def synthetic_dataset(root: Path, sites: int = 4, pages: int = 5) -> Path:
+    """A dataset folder of generated sites; gold is each article's headline and paragraphs."""
+    (root / "html").mkdir(parents=True)
+    (root / "gold").mkdir()
+    meta = []
+    for s in range(sites):
+        host = f"site{s}.example.org"
+        for i, (url, html) in enumerate(synthetic_site(host, pages=pages, seed=s)):
+            page_id = f"s{s}p{i}"
+            tree = lxml.html.fromstring(html)
+            article = tree.xpath('//div[contains(@class, "-article")]')[0]
+            parts = [article.xpath("string(h1)")]
+            parts += [p.text_content() for p in article.xpath("p[not(contains(@class, 'byline'))]")]
+            (root / "html" / f"{page_id}.html").write_text(html, encoding="utf-8")
+            (root / "gold" / f"{page_id}.txt").write_text("\n".join(parts), encoding="utf-8")
+            meta.append({"id": page_id, "url": url, "site": host})
+    lines = "".join(json.dumps(m) + "\n" for m in meta)
+    (root / "meta.jsonl").write_text(lines, encoding="utf-8")
+    return root
+
+
+# -- the model file and its predictor -------------------------------------------------------
+
+
+def _fitted(seed: int = 0):
+    from sklearn.ensemble import HistGradientBoostingClassifier
+
+    rng = np.random.default_rng(seed)
+    rows = rng.normal(size=(3000, 6))
+    labels = (rows[:, 0] + rows[:, 1] * rows[:, 2] > 0).astype(int)
+    model = HistGradientBoostingClassifier(max_iter=30, max_depth=5, random_state=0)
+    return model.fit(rows, labels), rows
+
+
+def test_tree_export_predicts_exactly_what_sklearn_predicts() -> None:
+    model, rows = _fitted()
+    ensemble = TreeEnsemble.from_sklearn(model)
+    expected = model.predict_proba(rows)[:, 1]
+    assert np.abs(ensemble.predict(rows) - expected).max() < 1e-12
+    again = TreeEnsemble.from_json(json.loads(json.dumps(ensemble.to_json())))
+    assert np.abs(again.predict(rows) - expected).max() < 1e-12
+    assert len(ensemble.predict(rows[:0])) == 0
+
+
+def test_model_file_round_trip_is_byte_stable(tmp_path: Path) -> None:
+    model, _ = _fitted()
+    ensemble = TreeEnsemble.from_sklearn(model)
+    saved = ExtractorModel(("a", "b"), (ensemble,), 0.4, {"command": "test"})
+    saved.save(tmp_path / "one.json")
+    load_extractor_model(tmp_path / "one.json").save(tmp_path / "two.json")
+    assert (tmp_path / "one.json").read_bytes() == (tmp_path / "two.json").read_bytes()
+
+
+def test_bad_model_files_are_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(ModelFileError, match="no extractor model"):
+        load_extractor_model(tmp_path / "missing.json")
+    (tmp_path / "junk.json").write_text("{not json")
+    with pytest.raises(ModelFileError, match="cannot read"):
+        load_extractor_model(tmp_path / "junk.json")
+    (tmp_path / "other.json").write_text('{"format": "something-else"}')
+    with pytest.raises(ModelFileError, match="not a newscrawl extractor model"):
+        load_extractor_model(tmp_path / "other.json")
+    model, _ = _fitted()
+    data = ExtractorModel(("a",), (TreeEnsemble.from_sklearn(model),), 0.5).to_json()
+    data["stages"][0]["left"][0] = 10**9
+    (tmp_path / "broken.json").write_text(json.dumps(data))
+    with pytest.raises(ModelFileError, match="out of range"):
+        load_extractor_model(tmp_path / "broken.json")
+
+
+def test_a_model_for_other_features_is_refused(tmp_path: Path) -> None:
+    model, _ = _fitted()
+    other = ExtractorModel(("x", "y"), (TreeEnsemble.from_sklearn(model),), 0.5)
+    other.save(tmp_path / "other.json")
+    with pytest.raises(ModelFileError, match="features differ"):
+        get_extractor("learned", model=str(tmp_path / "other.json"))
+
+
+# -- features ----------------------------------------------------------------------------------
+
+
+def test_block_features_describe_the_page() -> None:
+    dom = parse_html(ARTICLE)
+    blocks = split_blocks(dom)
+    article = dom.tag.index("article")
+    rows = block_features(dom, blocks, [(article,), (), ()])
+    assert rows.shape == (len(blocks), len(FEATURES)) and np.isfinite(rows).all()
+    col = {name: i for i, name in enumerate(FEATURES)}
+    texts = [blocks.text(dom, k) for k in range(len(blocks))]
+    menu = texts.index("Sport")
+    prose = next(k for k, t in enumerate(texts) if t.startswith("The harbour bridge reopened"))
+    assert rows[menu, col["link_density"]] == 1.0 and rows[prose, col["link_density"]] == 0.0
+    assert rows[menu, col["near_nav"]] == 1.0 and rows[prose, col["near_nav"]] == 0.0
+    assert rows[prose, col["above_tag_article"]] == 1.0
+    assert rows[prose, col["stop_share"]] > 0.2 > rows[menu, col["stop_share"]]
+    assert rows[prose, col["seed_nce"]] == 1.0 and rows[menu, col["seed_nce"]] == 0.0
+    headline = texts.index("Harbour bridge reopens after repairs")
+    assert rows[headline, col["block_h1"]] == 1.0 and rows[headline, col["title_ratio"]] > 0.7
+
+
+def test_features_of_an_empty_page() -> None:
+    dom = parse_html("<html><body></body></html>")
+    assert block_features(dom, split_blocks(dom)).shape == (0, len(FEATURES))
+
+
+# -- training ----------------------------------------------------------------------------------
+
+
+def test_folds_keep_sites_whole_and_balance_pages() -> None:
+    sites = ["a"] * 5 + ["b"] * 3 + ["c"] * 3 + ["d"] * 2 + ["e"]
+    folds = assign_folds(sites, 3)
+    for site in set(sites):
+        assert len({f for s, f in zip(sites, folds, strict=True) if s == site}) == 1
+    assert sorted(np.bincount(folds).tolist()) == [4, 5, 5]
+
+
+SMALL = TrainParams(iterations=15, max_leaf_nodes=7, max_depth=4, min_samples_leaf=5, folds=3)
+
+
+def test_training_learns_generated_articles_and_cross_validates(tmp_path: Path) -> None:
+    data = build_training_set([synthetic_dataset(tmp_path / "gen")])
+    assert data.sites == 4 and set(data.peers) == {"nce", "mss", "cetd-tpc"}
+    scores = crossval_scores(data, SMALL)
+    assert scores.shape == data.share.shape
+    labels = data.share >= 0.5
+    heavy = data.tokens > 5
+    accuracy = ((scores >= 0.5) == labels)[heavy].mean()
+    assert accuracy > 0.9
+    model = fit_model(data, SMALL, 0.5, {"command": "test"})
+    assert len(model.stages) == 2
+    assert model.features == tuple(FEATURES)
+    # stage 2 reads the block features plus the context of stage 1's scores
+    assert model.stages[1].feature.max() < len(FEATURES) + len(CONTEXT_FEATURES)
+
+
+def test_models_build_is_deterministic(tmp_path: Path) -> None:
+    synthetic_dataset(tmp_path / "data" / "gen", sites=3, pages=4)
+    for out in ("one", "two"):
+        argv = ["models", "build", str(tmp_path / "data"), "--only", "extractor", "-q"]
+        argv += ["--out", str(tmp_path / out), "--iterations", "10", "--folds", "3"]
+        assert main(argv) == 0
+    one = (tmp_path / "one" / "extractor_model.json").read_bytes()
+    assert one == (tmp_path / "two" / "extractor_model.json").read_bytes()
+    provenance = json.loads(one)["provenance"]
+    assert provenance["trained_on"] == {"gen": {"pages": 12, "sites": 3}}
+    assert "newscrawl models build" in provenance["command"]
+    assert set(provenance["libraries"]) >= {"numpy", "scikit-learn", "lxml"}
+
+
+def test_models_build_on_a_folder_without_datasets_is_a_clear_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["models", "build", str(tmp_path), "-q"]) == 2
+    assert "no dataset folders" in capsys.readouterr().err
+
+
+# -- the shipped extractor ----------------------------------------------------------------------
+
+
+def test_shipped_model_keeps_the_article_and_drops_the_template() -> None:
+    model = load_extractor_model(bundled_extractor_model())
+    assert set(model.provenance["trained_on"]) >= {"cleaneval_final", "daniel", "wcxb_dev"}
+    extraction = get_extractor("learned").extract(parse_html(ARTICLE))
+    assert extraction.extractor == "learned"
+    assert "first buses crossed it" in extraction.text
+    assert "discounts for the rest of the week" in extraction.text
+    for boilerplate in ("Weather", "Privacy", "Ferry timetable", "Copyright"):
+        assert boilerplate not in extraction.text
+    assert extraction.title == "Harbour bridge reopens after repairs"
+
+
+def test_a_page_the_model_cannot_score_falls_back_to_the_best_seed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import newscrawl.extractors.learned as learned
+
+    def broken(*_: object) -> np.ndarray:
+        raise RuntimeError("model failure")
+
+    monkeypatch.setattr(learned, "score_blocks", broken)
+    extraction = get_extractor("learned").extract(parse_html(ARTICLE))
+    assert extraction.extractor == learned.FALLBACK == "cetd-tpc"
+    assert "first buses crossed it" in extraction.text
+
+
+@pytest.mark.parametrize(
+    "page",
+    [b"", b"\x00\x01\x02binary", b"<html><body>" + b"<div>" * 3000 + b"deep" + b"</div>" * 3000],
+    ids=["empty", "binary", "deep"],
+)
+def test_bad_pages_give_empty_or_some_text_never_a_crash(page: bytes) -> None:
+    from newscrawl.dom import PageError
+
+    try:
+        dom = parse_html(page)
+    except PageError:
+        return
+    extraction = get_extractor("learned").extract(dom)
+    assert extraction.extractor in {"learned", "cetd-tpc"}
