@@ -79,7 +79,9 @@ NEWSCRAWL_SITES = ""  # site list used when the spider gets no -a sites=
 NEWSCRAWL_OUT = "out"
 NEWSCRAWL_CRAWL_ID = ""  # "" = remembered in JOBDIR, else a new UTC-time id
 NEWSCRAWL_ALLOW_PRIVATE = False  # True, or networks such as "loopback" / ["10.1.0.0/16"]
-NEWSCRAWL_EXTRACTORS = ["nce", "mss", "cetd-tpc"]
+# the learned extractor runs NCE, MSS and CETD-TPC itself (their selections are its features);
+# CETD-TPC after it is the fallback should the model file be missing
+NEWSCRAWL_EXTRACTORS = ["learned", "cetd-tpc"]
 NEWSCRAWL_PRIMARY_EXTRACTOR = ""  # "" = newscrawl.extractors.DEFAULT_EXTRACTOR
 NEWSCRAWL_EXTRACTOR_CONFIG: dict[str, dict[str, object]] = {}
 NEWSCRAWL_KEEP_ALL_TEXTS = False

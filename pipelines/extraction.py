@@ -3,6 +3,8 @@
 Settings: NEWSCRAWL_EXTRACTORS (names, in order of preference), NEWSCRAWL_PRIMARY_EXTRACTOR
 (whose text becomes `text`; default newscrawl's best), NEWSCRAWL_EXTRACTOR_CONFIG ({name:
 {option: value}}), NEWSCRAWL_KEEP_ALL_TEXTS (also keep every extractor's text in `texts`).
+Without NEWSCRAWL_KEEP_ALL_TEXTS the extractors after the primary are fallbacks, run only on
+pages where the ones before them found no text.
 
 An extractor that is not installed is skipped with one warning. An extractor that raises on a
 page leaves an `error` on the item, and the next extractor's text is used: a bad page never
@@ -112,6 +114,8 @@ class ExtractionPipeline:
             except Exception as err:  # one extractor's bug must not cost the page
                 errors.append(f"{name}: {type(err).__name__}: {err}")
                 record(self.crawler, "extract_error", dom.url or "", "", errors[-1])
+            if results.get(name) and not self.keep_all:
+                break  # the later extractors are fallbacks: not needed once one has text
         return results, errors
 
     def _metadata(self, item: PageItem, dom: Dom) -> None:

@@ -227,3 +227,11 @@ def test_bench_dispatcher_lists_benchmarks() -> None:
     assert done.returncode == 0
     for name in available():
         assert name in done.stdout
+
+
+def test_fail_under_is_a_quality_gate(dataset: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # paras scores F1 0.5 on the tiny dataset (see the table test): 0.49 passes, 0.51 fails
+    assert main(["evaluate", str(dataset), "-e", "paras", "--fail-under", "0.49"]) == 0
+    assert "pooled shingle F1 0.5000 over 3 pages, floor 0.4900: ok" in capsys.readouterr().out
+    assert main(["evaluate", str(dataset), "-e", "paras", "--fail-under", "0.51"]) == 3
+    assert "BELOW THE FLOOR" in capsys.readouterr().out

@@ -92,6 +92,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "is the same for every N (default: 1)",
     )
     parser.add_argument(
+        "--fail-under",
+        type=float,
+        default=None,
+        metavar="F1",
+        help="exit with status 3 when an extractor's pooled shingle F1 (over every page of every "
+        "DATASET) is below F1: a quality gate for CI",
+    )
+    parser.add_argument(
         "--no-progress",
         action="store_true",
         help="no progress bar (it is shown on stderr when that is a terminal)",
@@ -163,4 +171,23 @@ def run(args: argparse.Namespace) -> int:
         except OSError as err:
             print(f"newscrawl evaluate: cannot write {args.json}: {err}", file=sys.stderr)
             return 1
+    if args.fail_under is not None:
+        return _gate(results, args.fail_under)
     return 0
+
+
+def _gate(results: list, floor: float) -> int:
+    """3 when any extractor's pooled shingle F1 is below `floor` (each figure is printed)."""
+    from newscrawl.evaluation.metric import aggregate
+
+    failed = False
+    for name in results[0].extractors:
+        pages = [s for r in results for s in r.extractors[name].shingle]
+        f1 = aggregate(pages).f1
+        verdict = "ok" if f1 >= floor else "BELOW THE FLOOR"
+        print(
+            f"quality gate: {name} pooled shingle F1 {f1:.4f} over {len(pages)} pages, "
+            f"floor {floor:.4f}: {verdict}"
+        )
+        failed |= f1 < floor
+    return 3 if failed else 0

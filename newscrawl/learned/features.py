@@ -106,6 +106,30 @@ _NEIGHBOUR = [
     f"n{o:+d}_{name}" for o in _NEIGHBOURS for name in ("chars_log", "link_density", "stop_share")
 ]
 _TITLE = ["title_ratio", "in_title"]
+# What kind of page this is, from its own markup: schema.org types (JSON-LD or microdata) and
+# og:type, and how its blocks look as a whole. The same for every block of a page; they let
+# the trees learn that a forum's posts or a product's description are its main text.
+_SCHEMA_WORDS = {
+    "article": "article newsarticle blogposting reportagenewsarticle analysisnewsarticle "
+    "opinionnewsarticle scholarlyarticle liveblogposting report",
+    "forum": "discussionforumposting comment qapage question answer socialmediaposting",
+    "product": "product offer aggregateoffer productgroup individualproduct",
+    "listing": "itemlist collectionpage searchresultspage offercatalog",
+    "docs": "techarticle faqpage howto softwareapplication apireference",
+}
+_SCHEMA_KINDS = {kind: frozenset(words.split()) for kind, words in _SCHEMA_WORDS.items()}
+_OG_KINDS = ("article", "product", "website")
+_PAGE = [
+    *(f"schema_{k}" for k in _SCHEMA_KINDS),
+    *(f"og_{k}" for k in _OG_KINDS),
+    "page_articles_log",
+    "page_times_log",
+    "page_heading_share",
+    "page_li_share",
+    "page_forum_share",
+    "page_comment_share",
+]
+_LD_TYPE = re.compile(r'"@type"\s*:\s*\[?\s*"([^"]{1,60})"')
 
 FEATURES: list[str] = [
     *_TEXT,
@@ -121,6 +145,7 @@ FEATURES: list[str] = [
     *_NEIGHBOUR,
     *(f"seed_{s}" for s in _SEEDS),
     *_TITLE,
+    *_PAGE,
 ]
 
 
@@ -283,6 +308,7 @@ def block_features(
     columns.append(_neighbour_columns(chars, density, stop_share))
     columns.append(_seed_columns(dom, blocks, seeds))
     columns.append(_title_columns(dom, texts))
+    columns.append(_page_columns(dom, np.hstack(columns), chars))
     out = np.hstack(columns).astype(np.float32)
     assert out.shape[1] == len(FEATURES), (out.shape, len(FEATURES))
     return out
@@ -312,34 +338,40 @@ def _marks(texts: list[str]) -> np.ndarray:
 
 
 def _tree_columns(dom: Dom, blocks: Blocks, chars: np.ndarray) -> np.ndarray:
-    body_depth = dom.depth[dom.body]
-    per_parent: dict[int, int] = {}
-    for node in blocks.node:
-        parent = dom.parent[node]
-        per_parent[parent] = per_parent.get(parent, 0) + 1
-    out = np.zeros((len(blocks), len(_TREE)))
-    for k, node in enumerate(blocks.node):
-        parent = dom.parent[node]
-        grand = dom.parent[parent] if parent >= 0 else -1
-        node_chars = dom.text_len(node)
-        parent_chars = dom.text_len(parent) if parent >= 0 else node_chars
-        grand_chars = dom.text_len(grand) if grand >= 0 else parent_chars
-        out[k] = (
-            dom.depth[node],
-            dom.depth[node] - body_depth,
-            math.log1p(node_chars),
-            dom.link_density(node),
-            len(dom.children[node]),
-            math.log1p(parent_chars),
-            dom.link_density(parent) if parent >= 0 else 0.0,
-            len(dom.children[parent]) if parent >= 0 else 0.0,
-            per_parent.get(parent, 0),
-            math.log1p(grand_chars),
-            dom.link_density(grand) if grand >= 0 else 0.0,
-            chars[k] / parent_chars if parent_chars else 0.0,
-            chars[k] / grand_chars if grand_chars else 0.0,
-        )
-    return out
+    """Depth, size, link density and fan-out of the block element, its parent and grandparent."""
+    node = np.asarray(blocks.node, dtype=np.int64)
+    parent_of = np.asarray(dom.parent, dtype=np.int64)
+    parent = parent_of[node]
+    grand = np.where(parent >= 0, parent_of[np.maximum(parent, 0)], -1)
+    own, own_link = dom.subtree_chars(node)
+    up, up_link = dom.subtree_chars(np.maximum(parent, 0))
+    up2, up2_link = dom.subtree_chars(np.maximum(grand, 0))
+    up, up_link = np.where(parent >= 0, up, own), np.where(parent >= 0, up_link, 0.0)
+    up2, up2_link = np.where(grand >= 0, up2, up), np.where(grand >= 0, up2_link, 0.0)
+    fan_out = np.array([len(c) for c in dom.children], dtype=np.float64)
+    _, inverse, counts = np.unique(parent, return_inverse=True, return_counts=True)
+    depth = np.asarray(dom.depth, dtype=np.float64)[node]
+
+    def ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.divide(a, b, out=np.zeros(len(a)), where=b > 0)
+
+    return np.column_stack(
+        [
+            depth,
+            depth - dom.depth[dom.body],
+            np.log1p(own),
+            ratio(own_link, own),
+            fan_out[node],
+            np.log1p(up),
+            ratio(up_link, up),
+            np.where(parent >= 0, fan_out[np.maximum(parent, 0)], 0.0),
+            counts[inverse],
+            np.log1p(up2),
+            ratio(up2_link, up2),
+            ratio(chars, up),
+            ratio(chars, up2),
+        ]
+    )
 
 
 def _tag_columns(dom: Dom, blocks: Blocks) -> np.ndarray:
@@ -434,6 +466,42 @@ def _title_columns(dom: Dom, texts: list[str]) -> np.ndarray:
             out[k, 0] = fuzz.ratio(short, title) / 100.0
             out[k, 1] = short in title
     return out
+
+
+def _schema_types(dom: Dom) -> set[str]:
+    """schema.org types the page declares, lower-cased: JSON-LD @type and microdata itemtype."""
+    found: set[str] = set()
+    if not dom.elements:
+        return found
+    for el in dom.elements[0].getroottree().getroot().iter("script"):  # not in the Dom's nodes
+        if (el.get("type") or "").strip().lower() == "application/ld+json" and el.text:
+            found.update(t.lower() for t in _LD_TYPE.findall(el.text))
+    for el in dom.elements:
+        kind = el.get("itemtype")
+        if kind:
+            found.update(k.rstrip("/").rsplit("/", 1)[-1].lower() for k in kind.split())
+    return found
+
+
+def _page_columns(dom: Dom, before: np.ndarray, chars: np.ndarray) -> np.ndarray:
+    """The `_PAGE` columns, the same on every row; `before` holds the columns computed so far."""
+    types = _schema_types(dom)
+    og = (dom.meta.get("og:type") or "").strip().lower()
+    col = {name: i for i, name in enumerate(FEATURES)}
+    total = float(chars.sum()) or 1.0
+    heading = sum(before[:, col[f"block_{h}"]] for h in ("h1", "h2", "h3", "h4", "h5", "h6"))
+    by_tag = dom.nodes_by_tag
+    values = [
+        *(float(bool(types & kinds)) for kinds in _SCHEMA_KINDS.values()),
+        *(float(og.startswith(kind)) for kind in _OG_KINDS),
+        math.log1p(len(by_tag.get("article", ()))),
+        math.log1p(len(by_tag.get("time", ()))),
+        float(heading.mean()),
+        float(before[:, col["block_li"]] @ chars) / total,
+        float(before[:, col["near_forum"]] @ chars) / total,
+        float(before[:, col["near_comment"]] @ chars) / total,
+    ]
+    return np.tile(np.array(values), (len(chars), 1))
 
 
 def _path_ids(dom: Dom) -> list[int]:
