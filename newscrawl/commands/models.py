@@ -3,10 +3,11 @@
 ``newscrawl models build [DATA]`` rebuilds every model shipped in models/ from the datasets in
 DATA (default ../shared/data: every folder holding html/ and gold/): the learned extractor's
 model (models/extractor_model.json) and the default template model. It is deterministic (fixed
-seeds, fixed page order): a second run writes the same bytes. The extractor's
-decision threshold is chosen in the same run by site-grouped 5-fold cross-validation, and the
-model file records the datasets, page and site counts, features, library versions, the
-cross-validated figures and this command.
+seeds, fixed page order): a second run writes the same bytes. The extractor's decision
+threshold is chosen in the same run by site-grouped 5-fold cross-validation, whose table it
+prints (as `crossval` does); the model file records the datasets, page and site counts,
+features, library versions, the cross-validated figures and this command. Peer figures in the
+file (trafilatura's) depend on whether trafilatura is installed; the trees do not.
 
 ``newscrawl models crossval DATASET...`` prints the learned extractor's site-grouped
 cross-validated shingle F1 per dataset beside NCE, MSS, CETD-TPC and trafilatura (when
@@ -196,19 +197,18 @@ def _command(args: argparse.Namespace) -> str:
 def _build_extractor(
     datasets: list[Path], out: Path, args: argparse.Namespace, command: str
 ) -> Path:
-    from newscrawl.learned.crossval import score_thresholds
+    from newscrawl.learned.crossval import format_table, score_thresholds
     from newscrawl.learned.train import crossval_scores, fit_model
     from newscrawl.learned.trainset import build_training_set
 
     say = _progress(args)
-    say("parsing pages and running the seed extractors")
-    data = build_training_set(datasets, args.limit, args.jobs)
+    say("parsing pages, running the seed extractors (and trafilatura, for the table)")
+    data = build_training_set(datasets, args.limit, args.jobs, trafilatura=_has_trafilatura())
     say(f"{len(data.page_ids)} pages, {data.sites} sites, {len(data.page)} blocks")
     params = _params(args)
     result = score_thresholds(data, crossval_scores(data, params, say))
     threshold = result.best_threshold
-    pooled = result.f1(result.learned[threshold])
-    say(f"threshold {threshold:g} (cross-validated pooled F1 {pooled:.3f})")
+    print("\n".join(format_table(result)), flush=True)
     provenance = {
         "trained_on": _dataset_counts(data),
         "blocks": len(data.page),

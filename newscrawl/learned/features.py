@@ -82,6 +82,8 @@ _ATTRIBUTES = ("class", "id", "role", "itemprop")
 _CLASS_TOKEN = re.compile(r"[a-z]+")
 _SENTENCE_END = re.compile(r"[.!?。！？](?:\s|$)|[。！？]")
 _WORD = re.compile(r"\w+")
+_BULLETS = re.compile("[|•·»›]")
+_COPYRIGHT = re.compile(r"©|\([cC]\)")
 _DATE = re.compile(r"(?<!\d)(?:(?:19|20)\d\d|\d{1,2}:\d\d|\d{1,2}[./-]\d{1,2}[./-]\d{2,4})(?!\d)")
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _NEIGHBOURS = (-2, -1, 1, 2)
@@ -297,7 +299,9 @@ def block_features(
         return np.zeros((0, len(FEATURES)), dtype=np.float32)
     texts = [blocks.text(dom, k) for k in range(n)]
     chars, density = _block_sizes(dom, blocks)
-    columns = [_text_columns(texts), density[:, None], _marks(texts)]
+    text_columns = _text_columns(texts)
+    digits = text_columns[:, 6]  # digit share
+    columns = [text_columns, density[:, None], _marks(texts, digits)]
     columns.append(np.array([blocks.stop[k] - blocks.start[k] for k in range(n)])[:, None])
     columns.append(_tree_columns(dom, blocks, chars))
     columns.append(_tag_columns(dom, blocks))
@@ -327,13 +331,13 @@ def _block_sizes(dom: Dom, blocks: Blocks) -> tuple[np.ndarray, np.ndarray]:
     return chars, np.divide(link, chars, out=np.zeros(len(chars)), where=chars > 0)
 
 
-def _marks(texts: list[str]) -> np.ndarray:
-    """has_date, bullets, has_copyright."""
+def _marks(texts: list[str], digits: np.ndarray) -> np.ndarray:
+    """has_date, bullets, has_copyright; `digits` per text (no digit, no date to look for)."""
     out = np.zeros((len(texts), 3))
     for k, text in enumerate(texts):
-        out[k, 0] = bool(_DATE.search(text))
-        out[k, 1] = sum(text.count(c) for c in "|•·»›")
-        out[k, 2] = "©" in text or "(c)" in text.lower()
+        out[k, 0] = digits[k] > 0 and _DATE.search(text) is not None
+        out[k, 1] = len(_BULLETS.findall(text))
+        out[k, 2] = _COPYRIGHT.search(text) is not None
     return out
 
 

@@ -9,7 +9,9 @@ language is the list that covers the largest share of its words, so no language 
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections import Counter
 from collections.abc import Iterable
 
 __all__ = ["CJK_STOP_CHARS", "STOPWORDS", "guess_language", "stopword_share"]
@@ -78,17 +80,16 @@ def guess_language(words: Iterable[str]) -> str:
     Returns "zh" when most words are Chinese or Japanese. Reads at most 3,000 words.
     """
     counts = dict.fromkeys(STOPWORDS, 0)
-    cjk = total = 0
-    for word in words:
-        total += 1
-        if total > _GUESS_WORDS:
-            break
+    seen = Counter(itertools.islice(words, _GUESS_WORDS))
+    total = sum(seen.values())
+    cjk = 0
+    for word, times in seen.items():
         if word[:1] >= "\u3040" and _CJK.match(word):
-            cjk += 1
+            cjk += times
             continue
         for lang in _LANGUAGES_OF.get(word, ()):
-            counts[lang] += 1
-    if total and cjk * 2 > min(total, _GUESS_WORDS):
+            counts[lang] += times
+    if total and cjk * 2 > total:
         return "zh"
     best = max(counts, key=counts.__getitem__)
     return best if counts[best] else ""
@@ -98,8 +99,8 @@ def stopword_share(words: list[str], text: str, language: str) -> float:
     """Share of `words` (lower-cased) that are function words of `language`."""
     if language == "zh":
         chars = _CJK.findall(text)
-        return sum(c in CJK_STOP_CHARS for c in chars) / len(chars) if chars else 0.0
+        return sum(map(CJK_STOP_CHARS.__contains__, chars)) / len(chars) if chars else 0.0
     stop = STOPWORDS.get(language)
     if not stop or not words:
         return 0.0
-    return sum(w in stop for w in words) / len(words)
+    return sum(map(stop.__contains__, words)) / len(words)
