@@ -248,3 +248,13 @@ def test_bad_pages_give_empty_or_some_text_never_a_crash(page: bytes) -> None:
         return
     extraction = get_extractor("learned").extract(dom)
     assert extraction.extractor in {"learned", "cetd-tpc"}
+
+
+def test_models_build_defaults_are_the_shipped_settings() -> None:
+    from newscrawl.cli import build_parser
+    from newscrawl.commands.models import _command, _params
+
+    parser, _ = build_parser()
+    args = parser.parse_args(["models", "build"])
+    assert _params(args) == TrainParams()
+    assert _command(args) == "newscrawl models build ../shared/data"

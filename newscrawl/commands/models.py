@@ -33,6 +33,7 @@ DEFAULT_DATA = Path("../shared/data")
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from newscrawl.learned.train import TrainParams
 
+    defaults = TrainParams()
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
     build = sub.add_parser("build", help="rebuild every shipped model from real pages")
     build.add_argument(
@@ -68,16 +69,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         command.add_argument(
             "--iterations",
             type=int,
-            default=TrainParams.iterations,
+            default=defaults.iterations,
             metavar="N",
-            help=f"boosting iterations per stage (default: {TrainParams.iterations})",
+            help=f"boosting iterations per stage (default: {defaults.iterations})",
         )
         command.add_argument(
             "--folds",
             type=int,
-            default=TrainParams.folds,
+            default=defaults.folds,
             metavar="K",
-            help=f"cross-validation folds, sites kept whole (default: {TrainParams.folds})",
+            help=f"cross-validation folds, sites kept whole (default: {defaults.folds})",
         )
 
 
@@ -187,9 +188,10 @@ def _command(args: argparse.Namespace) -> str:
         parts += ["--limit", str(args.limit)]
     if args.only:
         parts += ["--only", args.only]
+    defaults = TrainParams()
     for option in ("iterations", "folds"):
         value = getattr(args, option)
-        if value != getattr(TrainParams, option):
+        if value != getattr(defaults, option):
             parts += [f"--{option}", str(value)]
     return " ".join(parts)
 
