@@ -24,9 +24,10 @@ import lxml.etree
 import lxml.html
 import numpy as np
 
-from newscrawl.encoding import NotHtmlError, decode_html
+from newscrawl.encoding import NotHtmlError, decode_page
+from newscrawl.nesting import flatten_nesting
 
-__all__ = ["BLOCK_TAGS", "Dom", "PageError", "parse_html"]
+__all__ = ["BLOCK_TAGS", "Dom", "PageError", "parse_html", "size_error"]
 
 # Elements whose content a reader never sees: they get no node and no text.
 SKIPPED_TAGS = frozenset(
@@ -100,7 +101,10 @@ BLOCK_TAGS = frozenset(
         "ul",
     }
 )
-MAX_PAGE_BYTES = 16 * 1024 * 1024
+MIB = 1024 * 1024
+MAX_PAGE_BYTES = 16 * MIB
+# libxml2's element depth limit in huge-tree mode; deeper markup is re-rooted (see nesting).
+PARSER_MAX_DEPTH = 2048
 _WORD = re.compile(r"\w+")
 _TITLE_OPEN = re.compile(r"<title\b", re.IGNORECASE)
 
@@ -149,6 +153,10 @@ class Dom:
         self.title = ""
         self.meta: dict[str, str] = {}
         self.lang = (root.get("lang") or "").strip() if isinstance(root.tag, str) else ""
+        #: The charset the page's bytes were decoded with ("" when it came as text) and what
+        #: decided it: bom, declared, detected, default or text (`newscrawl.encoding`).
+        self.encoding = ""
+        self.encoding_source = "text"
         self._walk(root)
         self._aggregate()
 
@@ -417,6 +425,16 @@ def _own_html_len(el: lxml.html.HtmlElement, tag: str) -> int:
     return size
 
 
+def size_error(limit: int, size: int | None = None) -> PageError:
+    """The error for a page over `limit` bytes (`size`: its size, when known)."""
+    found = f"page is {_mib(size)}, over" if size is not None else "page is over"
+    return PageError(f"{found} the {_mib(limit)} limit")
+
+
+def _mib(size: int) -> str:
+    return f"{size / MIB:.1f}".removesuffix(".0") + " MiB"
+
+
 def parse_html(
     data: bytes | str,
     url: str | None = None,
@@ -426,16 +444,21 @@ def parse_html(
 ) -> Dom:
     """Parse a page (bytes in any charset, or text) into a `Dom`; `site` becomes `Dom.site`.
 
+    The charset decision is kept as `Dom.encoding` and `Dom.encoding_source` (see
+    `newscrawl.encoding.decode_page`). Markup nested deeper than the parser's limit is
+    re-rooted (`newscrawl.nesting`) so the text below the limit is kept.
+
     Raises `PageError` with a plain message for input that is not a page: binary data, a body
     larger than `max_bytes`, or nothing lxml can build a tree from (e.g. an empty file).
     """
     size = len(data)
     if size > max_bytes:
-        raise PageError(f"page is {size / 1e6:.1f} MB, over the {max_bytes / 1e6:.0f} MB limit")
+        raise size_error(max_bytes, size)
     try:
-        text = decode_html(data, content_type)
+        decoded = decode_page(data, content_type)
     except NotHtmlError as err:
         raise PageError(str(err)) from None
+    text = decoded.text
     if not text.strip():
         raise PageError("page is empty")
     dom = Dom(_build_tree(text), url=url, site=site)
@@ -443,19 +466,68 @@ def parse_html(
         # A mangled </title> made the parser read the whole page as the title. Parse again
         # with that <title> opened as an ordinary element so the body comes back.
         dom = Dom(_build_tree(_TITLE_OPEN.sub("<span", text, count=1)), url=url, site=site)
+    dom.encoding, dom.encoding_source = decoded.encoding, decoded.source
     return dom
 
 
+class _TooDeep(Exception):
+    """libxml2 stopped at its depth limit: the rest of the page is missing from the tree."""
+
+
 def _build_tree(text: str) -> lxml.html.HtmlElement:
+    """The page's tree; markup nested past the parser's limit is flattened and parsed again."""
+    try:
+        return _parse_tree(text)
+    except _TooDeep:
+        pass
+    try:
+        return _parse_tree(flatten_nesting(text))
+    except _TooDeep:
+        raise PageError(
+            f"page nests elements deeper than the parser's limit ({PARSER_MAX_DEPTH} levels)"
+        ) from None
+
+
+def _parse_tree(text: str) -> lxml.html.HtmlElement:
     # Hand lxml UTF-8 bytes with the encoding stated, so a wrong <meta charset> cannot mislead it.
-    parser = lxml.html.HTMLParser(
+    parser = _parser()
+    try:
+        root = lxml.html.document_fromstring(text.encode("utf-8", "surrogatepass"), parser=parser)
+    except (lxml.etree.ParserError, ValueError) as err:
+        raise PageError(f"no HTML tree could be built: {err}") from None
+    if any("depth" in error.message.lower() for error in parser.error_log):
+        raise _TooDeep
+    _expand_noframes(root)
+    return root
+
+
+def _parser() -> lxml.html.HTMLParser:
+    return lxml.html.HTMLParser(
         encoding="utf-8",
         remove_comments=True,
         remove_pis=True,
         huge_tree=True,
         default_doctype=False,
     )
-    try:
-        return lxml.html.document_fromstring(text.encode("utf-8", "surrogatepass"), parser=parser)
-    except (lxml.etree.ParserError, ValueError) as err:
-        raise PageError(f"no HTML tree could be built: {err}") from None
+
+
+def _expand_noframes(root: lxml.html.HtmlElement) -> None:
+    """Parse the markup a <noframes> holds as raw text into elements, so it reads as text.
+
+    The parser keeps a <noframes> body as one raw string (like <script>); parsed, its markup
+    becomes structure and its text visible text. Nested <noframes> are expanded in turn.
+    """
+    pending = list(root.iter("noframes"))
+    while pending:
+        el = pending.pop()
+        raw, el.text = el.text or "", None
+        if "<" not in raw:
+            el.text = raw
+            continue
+        inner = lxml.html.document_fromstring(raw.encode("utf-8", "surrogatepass"), _parser())
+        body = inner.find("body")
+        container = body if body is not None else inner
+        el.text = container.text
+        for child in list(container):
+            el.append(child)
+            pending.extend(child.iter("noframes"))

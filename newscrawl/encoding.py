@@ -1,35 +1,41 @@
 """Turn the bytes of a page into text, whatever charset it declares (or wrongly declares).
 
-Order of evidence, strongest first:
+Order of evidence, strongest first (`decode_page` says which one decided, as `Decoded.source`):
 
-1. a byte-order mark;
-2. the bytes being valid UTF-8 while holding non-ASCII bytes — random bytes in any other
+1. ``bom``: a byte-order mark;
+2. ``detected``: UTF-16/UTF-32 without a BOM, recognised by where the NUL bytes fall;
+3. the bytes being valid UTF-8 while holding non-ASCII bytes — random bytes in any other
    charset almost never form valid multi-byte UTF-8, so this beats a declaration that is
-   often copied from a template and wrong;
-3. the charset from the HTTP ``Content-Type`` header, then from ``<meta>``, if the bytes decode
-   strictly with it;
-4. windows-1252 (what browsers use for undeclared Western pages), with replacement characters
-   for the bytes it cannot map.
+   often copied from a template and wrong (``declared`` when a declaration says UTF-8 too,
+   else ``detected``);
+4. ``declared``: the charset of the HTTP ``Content-Type`` header, then of ``<meta>`` (read by
+   w3lib), if the bytes decode strictly with it and, for a single-byte charset, the text does
+   not read as mojibake (charset-normalizer's mess ratio);
+5. ``detected``: charset-normalizer's best guess, when it reads clearly better than the
+   fallback;
+6. ``default``: windows-1252 (what browsers use for undeclared Western pages), with
+   replacement characters for the bytes it cannot map.
 """
 
 from __future__ import annotations
 
 import codecs
-import re
+from dataclasses import dataclass
 
-__all__ = ["NotHtmlError", "decode_html", "looks_binary"]
+import charset_normalizer
+from charset_normalizer.md import mess_ratio
+from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding, read_bom
 
-_META_CHARSET = re.compile(
-    rb"""<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_\-:.]+)""", re.IGNORECASE
-)
-_HEADER_CHARSET = re.compile(r"charset\s*=\s*[\"']?([a-zA-Z0-9_\-:.]+)", re.IGNORECASE)
-_BOMS = (
-    (codecs.BOM_UTF8, "utf-8"),
-    (codecs.BOM_UTF32_LE, "utf-32-le"),
-    (codecs.BOM_UTF32_BE, "utf-32-be"),
-    (codecs.BOM_UTF16_LE, "utf-16-le"),
-    (codecs.BOM_UTF16_BE, "utf-16-be"),
-)
+__all__ = [
+    "Decoded",
+    "NotHtmlError",
+    "declared_charsets",
+    "decode_html",
+    "decode_page",
+    "looks_binary",
+    "sniff_wide",
+]
+
 # Magic numbers of formats servers like to label text/html by mistake.
 _BINARY_MAGIC = (
     b"%PDF-",
@@ -46,66 +52,175 @@ _BINARY_MAGIC = (
     b"\x00\x00\x01\x00",
     b"(\xb5/\xfd",
 )
+HEAD_BYTES = 4096
+# C0 control bytes text never holds (tab, newline, form feed, carriage return and the escape
+# of ISO-2022 are fine); a head with more than this share of them (and more than one) is binary.
+_CONTROL_BYTES = frozenset(range(32)) - {9, 10, 12, 13, 27}
+_MAX_CONTROL_SHARE = 0.05
+# Charset detection and mess scoring read this much: enough text, bounded cost on huge pages.
+_DETECT_BYTES = 256 * 1024
+_MESS_CHARS = 64 * 1024
+# A declared single-byte charset whose text scores above this is checked against detection;
+# a detected charset must read better than the alternative by this margin to replace it.
+_MESS_SUSPECT = 0.2
+_MESS_MARGIN = 0.1
+_WIDE = ("utf-16", "utf-32")
 
 
 class NotHtmlError(ValueError):
     """The input is not an HTML page (binary data, or no markup and no text)."""
 
 
-def looks_binary(data: bytes) -> bool:
-    """True for bodies that are clearly not text: a known binary magic number, or NUL bytes."""
-    head = data[:4096]
-    if head.startswith(_BINARY_MAGIC):
-        return True
-    # UTF-16/32 text has NULs too, but it announces itself with a BOM.
-    return b"\x00" in head and not head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE))
+@dataclass(frozen=True, slots=True)
+class Decoded:
+    """A decoded page: its text, the codec used (Python's name, e.g. ``cp1251``; "" for input
+    that was already text) and what decided it: bom, declared, detected, default or text."""
+
+    text: str
+    encoding: str
+    source: str
 
 
-def _normal_codec(name: str | bytes | None) -> str | None:
+def _codec(name: str | None) -> str | None:
+    """Python's canonical name of a charset label, or None for an unknown one."""
     if not name:
         return None
-    if isinstance(name, bytes):
-        name = name.decode("ascii", "ignore")
     try:
-        codec = codecs.lookup(name.strip().lower()).name
+        return codecs.lookup(name.strip().lower()).name
     except LookupError:
         return None
-    # Browsers read "iso-8859-1" and "ascii" as windows-1252 (WHATWG encoding standard).
-    return "cp1252" if codec in {"latin-1", "iso8859-1", "ascii"} else codec
+
+
+def sniff_wide(head: bytes) -> str | None:
+    """UTF-32/UTF-16 (LE or BE) of a body without a BOM, from where its NUL bytes fall.
+
+    Markup is mostly ASCII, so in UTF-16LE nearly every odd byte is NUL and no even byte is
+    (and so on for the other forms). Returns the codec name, or None for a byte-oriented body.
+    """
+    size = len(head) - len(head) % 4
+    if size < 8:
+        return None
+    zeros = [head[i:size:4].count(0) / (size // 4) for i in range(4)]
+    if zeros[3] > 0.9 and zeros[2] > 0.9 and zeros[0] < 0.05:
+        return "utf-32-le"
+    if zeros[0] > 0.9 and zeros[1] > 0.9 and zeros[3] < 0.05:
+        return "utf-32-be"
+    odd, even = (zeros[1] + zeros[3]) / 2, (zeros[0] + zeros[2]) / 2
+    if odd > 0.3 and even < 0.05:
+        return "utf-16-le"
+    if even > 0.3 and odd < 0.05:
+        return "utf-16-be"
+    return None
+
+
+def looks_binary(data: bytes) -> bool:
+    """True for bodies that are clearly not text: a known binary magic number, or a head with
+    many control bytes. A stray NUL does not make a page binary, nor does UTF-16/32."""
+    head = data[:HEAD_BYTES]
+    if head.startswith(_BINARY_MAGIC):
+        return True
+    if read_bom(head)[0] or sniff_wide(head):
+        return False
+    controls = sum(head.count(byte) for byte in _CONTROL_BYTES)
+    return controls > max(1.0, _MAX_CONTROL_SHARE * len(head))
 
 
 def declared_charsets(data: bytes, content_type: str | None = None) -> list[str]:
-    """Charsets the HTTP header and the page's ``<meta>`` claim, in that order."""
+    """Charsets the HTTP header and the page's ``<meta>`` claim, in that order (w3lib reads
+    them and maps labels as browsers do: ``iso-8859-1`` and ``ascii`` mean windows-1252)."""
     found: list[str] = []
-    if content_type:
-        match = _HEADER_CHARSET.search(content_type)
-        if match and (codec := _normal_codec(match.group(1))):
+    header = http_content_type_encoding(content_type) if content_type else None
+    for label in (header, html_body_declared_encoding(data[:8192])):
+        codec = _codec(label)
+        if codec and codec not in found:
             found.append(codec)
-    match = _META_CHARSET.search(data[:8192])
-    if match and (codec := _normal_codec(match.group(1))) and codec not in found:
-        found.append(codec)
     return found
 
 
-def decode_html(data: bytes | str, content_type: str | None = None) -> str:
-    """Decode a page body to text. Raises `NotHtmlError` for binary bodies."""
-    if isinstance(data, str):
-        return data
+def _strict(data: bytes, codec: str) -> str | None:
+    try:
+        return data.decode(codec)
+    except (UnicodeDecodeError, LookupError):
+        return None
+
+
+def _mess(text: str) -> float:
+    """How much `text` reads like mojibake (0: clean), per charset-normalizer."""
+    return mess_ratio(text[:_MESS_CHARS], maximum_threshold=1.0)
+
+
+def _single_byte(codec: str) -> bool:
+    try:
+        return codecs.getincrementaldecoder(codec)().decode(b"\xff") != ""
+    except (UnicodeDecodeError, LookupError):
+        return False
+
+
+def _detect(data: bytes, fallback: Decoded) -> Decoded:
+    """charset-normalizer's guess when it reads clearly better than `fallback`, else `fallback`."""
+    best = charset_normalizer.from_bytes(data[:_DETECT_BYTES]).best()
+    codec = _codec(best.encoding) if best is not None else None
+    if codec is None or codec == fallback.encoding:
+        return fallback
+    text = data.decode(codec, "replace")
+    if _mess(text) + _MESS_MARGIN <= _mess(fallback.text):
+        return Decoded(text, codec, "detected")
+    return fallback
+
+
+def _declared(data: bytes, declared: list[str]) -> Decoded | None:
+    """The first declared charset the bytes decode in without reading as mojibake."""
+    for codec in declared:
+        if codec.startswith(_WIDE):
+            continue  # a UTF-16/32 declaration on bytes without its NUL pattern is a lie
+        text = _strict(data, codec)
+        if text is None:
+            continue
+        found = Decoded(text, codec, "declared")
+        if _single_byte(codec) and _mess(text) > _MESS_SUSPECT:
+            return _detect(data, found)
+        return found
+    return None
+
+
+def _decode_bytes(data: bytes, content_type: str | None) -> Decoded:
+    head = data[:HEAD_BYTES]
+    bom_codec, bom = read_bom(head)
+    if bom_codec and bom:
+        return Decoded(
+            data[len(bom) :].decode(bom_codec, "replace"), _codec(bom_codec) or "", "bom"
+        )
+    if wide := sniff_wide(head):
+        return Decoded(data.decode(wide, "replace"), wide, "detected")
     if looks_binary(data):
         raise NotHtmlError("body is binary data, not an HTML page")
-    for bom, codec in _BOMS:
-        if data.startswith(bom):
-            return data[len(bom) :].decode(codec, "replace")
-    if not data.isascii():
-        try:
-            return data.decode("utf-8")
-        except UnicodeDecodeError:
-            pass
-    for codec in declared_charsets(data, content_type):
-        if codec.startswith("utf-16") or codec.startswith("utf-32"):
-            continue  # a UTF-16 declaration on bytes without a BOM is always a lie
-        try:
-            return data.decode(codec)
-        except UnicodeDecodeError:
-            continue
-    return data.decode("cp1252", "replace")
+    declared = declared_charsets(data, content_type)
+    if data.isascii():
+        found = _declared(data, declared)
+        return found or Decoded(data.decode("ascii"), "ascii", "default")
+    text = _strict(data, "utf-8")
+    if text is not None:
+        return Decoded(text, "utf-8", "declared" if "utf-8" in declared else "detected")
+    found = _declared(data, declared)
+    if found is not None:
+        return found
+    return _detect(data, Decoded(data.decode("cp1252", "replace"), "cp1252", "default"))
+
+
+def decode_page(data: bytes | str, content_type: str | None = None) -> Decoded:
+    """Decode a page body to text, saying which charset and why (see the module docstring).
+
+    NUL characters are dropped (HTML parsers ignore them). Raises `NotHtmlError` for binary
+    bodies.
+    """
+    if isinstance(data, str):
+        return Decoded(data, "", "text")
+    decoded = _decode_bytes(data, content_type)
+    if "\x00" in decoded.text:
+        decoded = Decoded(decoded.text.replace("\x00", ""), decoded.encoding, decoded.source)
+    return decoded
+
+
+def decode_html(data: bytes | str, content_type: str | None = None) -> str:
+    """The text of `decode_page`. Raises `NotHtmlError` for binary bodies."""
+    return decode_page(data, content_type).text

@@ -92,6 +92,7 @@ class ExtractionPipeline:
             except PageError as err:
                 item.error = f"parse: {err}"
                 return item
+        item.encoding, item.encoding_source = dom.encoding, dom.encoding_source
         results, errors = self._extract(dom)
         chosen = next((results[n] for n in self.order if results.get(n)), None)
         item.title = (chosen.title if chosen and chosen.title else "") or page_title(dom)

@@ -140,6 +140,8 @@ class ParquetWriterPipeline(DatasetPipeline):
             "extractor": item.extractor,
             "texts": item.texts or None,
             "language": item.language,
+            "encoding": item.encoding or None,
+            "encoding_source": item.encoding_source or None,
             "published": item.published,
             "author": item.author,
             "content_hash": item.content_hash,

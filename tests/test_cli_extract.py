@@ -155,7 +155,7 @@ def test_pool_keeps_input_order_and_matches_one_process(
 ) -> None:
     for n in range(40):
         write(tmp_path / "pages" / f"p{n}.html", page(f"Page {n}", f"text of page {n}"))
-    write(tmp_path / "pages" / "p7.html", b"\x00 broken")
+    write(tmp_path / "pages" / "p7.html", b"%PDF-1.4\x00 broken")
     code, pooled, pooled_err = run_cli(capsys, "-f", "jsonl", "-j", "2", str(tmp_path / "pages"))
     assert code == 0
     code, single, single_err = run_cli(capsys, "-f", "jsonl", "-j", "1", str(tmp_path / "pages"))

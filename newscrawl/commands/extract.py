@@ -26,6 +26,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from newscrawl.dom import MAX_PAGE_BYTES, size_error
 from newscrawl.evaluation.dataset import natural_key, read_meta
 from newscrawl.evaluation.sites import (
     HEAD_BYTES,
@@ -189,7 +190,9 @@ def extract_page(
     record: dict[str, Any] = {"path": label, "title": "", "text": "", "extractor": extractor.name}
     try:
         if data is None:
-            data = Path(label).read_bytes()
+            data = read_page(label)
+        elif len(data) > MAX_PAGE_BYTES:
+            raise size_error(MAX_PAGE_BYTES)  # standard input, cut at the limit when read
         extraction = extractor.extract(parse_html(data, url=url, site=site))
     except PageError as err:
         record["error"] = str(err)
@@ -201,6 +204,24 @@ def extract_page(
         record["title"] = extraction.title
         record["text"] = extraction.text
     return record
+
+
+def read_page(path: str, limit: int = MAX_PAGE_BYTES) -> bytes:
+    """The bytes of a page file; `PageError` for one over `limit` bytes (nothing read)."""
+    size = os.stat(path).st_size
+    if size > limit:
+        raise size_error(limit, size)
+    with open(path, "rb") as file:
+        data = file.read(limit + 1)
+    if len(data) > limit:  # grew since the stat
+        raise size_error(limit)
+    return data
+
+
+def read_stdin(limit: int = MAX_PAGE_BYTES) -> bytes:
+    """Standard input, read up to one byte over `limit` so memory stays bounded; a longer input
+    is refused by `extract_page` with the same size error as a file."""
+    return sys.stdin.buffer.read(limit + 1)
 
 
 # Set in each process before tasks run: the extractor and the pages (shared by fork or pickled
@@ -344,7 +365,7 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, ImportError) as err:
         print(f"newscrawl extract: {err}", file=sys.stderr)
         return 2
-    stdin = sys.stdin.buffer.read() if STDIN in paths else None
+    stdin = read_stdin() if STDIN in paths else None
     try:
         items = page_items(paths, getattr(args, "site_from", DEFAULT_SITE_FROM), stdin)
     except SiteError as err:

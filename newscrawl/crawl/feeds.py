@@ -15,6 +15,9 @@ import re
 from dataclasses import dataclass
 
 import lxml.etree
+from w3lib.encoding import read_bom
+
+from newscrawl.encoding import sniff_wide
 
 __all__ = [
     "SitemapLinks",
@@ -23,10 +26,13 @@ __all__ = [
     "parse_feed",
     "parse_sitemap",
     "robots_sitemaps",
+    "xml_text",
 ]
 
 MAX_XML_BYTES = 50 * 1024 * 1024  # the sitemap protocol's own limit for one file
-_ENTITY_DECL = re.compile(rb"<!ENTITY", re.IGNORECASE)
+_ENTITY_DECL = re.compile(r"<!ENTITY", re.IGNORECASE)
+_XML_DECL_ENCODING = re.compile(rb"""^<\?xml[^>]*?encoding\s*=\s*["']([A-Za-z0-9._:-]+)["']""")
+_EBCDIC_XML = b"\x4c\x6f\xa7\x94"
 _ROBOTS_SITEMAP = re.compile(r"^\s*sitemap\s*:\s*(\S+)", re.IGNORECASE | re.MULTILINE)
 _FEED_TYPES = ("application/rss+xml", "application/atom+xml", "application/rdf+xml")
 
@@ -61,7 +67,7 @@ def _gunzip(body: bytes, max_bytes: int) -> bytes:
     with gzip.GzipFile(fileobj=io.BytesIO(body)) as stream:
         data = stream.read(max_bytes + 1)
     if len(data) > max_bytes:
-        raise UnsafeXmlError(f"gzip body inflates past {max_bytes / 1e6:.0f} MB")
+        raise UnsafeXmlError(f"gzip body inflates past {_mib(max_bytes)}")
     return data
 
 
@@ -72,13 +78,46 @@ def _root(body: bytes, max_bytes: int = MAX_XML_BYTES) -> lxml.etree._Element | 
         except (OSError, EOFError) as err:
             raise UnsafeXmlError(f"broken gzip body: {err}") from None
     if len(body) > max_bytes:
-        raise UnsafeXmlError(f"XML body is over {max_bytes / 1e6:.0f} MB")
-    if _ENTITY_DECL.search(body):
-        raise UnsafeXmlError("document declares XML entities (refused: entity expansion attack)")
+        raise UnsafeXmlError(f"XML body is over {_mib(max_bytes)}")
+    if _ENTITY_DECL.search(xml_text(body)):
+        raise _entities_refused()
     try:
-        return lxml.etree.fromstring(body, parser=_parser())
+        root = lxml.etree.fromstring(body, parser=_parser())
     except lxml.etree.XMLSyntaxError:
         return None
+    # In any encoding the check above did not read, the parser's own view of the DTD decides.
+    dtd = root.getroottree().docinfo.internalDTD if root is not None else None
+    if dtd is not None and any(True for _ in dtd.iterentities()):
+        raise _entities_refused()
+    return root
+
+
+def _entities_refused() -> UnsafeXmlError:
+    return UnsafeXmlError("document declares XML entities (refused: entity expansion attack)")
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1024 * 1024):.1f}".removesuffix(".0") + " MiB"
+
+
+def xml_text(body: bytes) -> str:
+    """The decoded text of an XML document, as the XML spec finds its encoding: a byte-order
+    mark, else UTF-16/32 from the NUL pattern of ``<?xml``, else the declaration's
+    ``encoding``, else UTF-8. Bytes the encoding cannot map become U+FFFD."""
+    bom_codec, bom = read_bom(body[:4])
+    if bom_codec and bom:
+        return body[len(bom) :].decode(bom_codec, "replace")
+    codec = sniff_wide(body[:4096])
+    if codec is None:
+        head = body[:1024]
+        if head.startswith(_EBCDIC_XML):  # "<?xm" in EBCDIC: read the declaration in cp037
+            head = head.decode("cp037").encode("ascii", "replace")
+        match = _XML_DECL_ENCODING.match(head)
+        codec = match.group(1).decode("ascii") if match else "utf-8"
+    try:
+        return body.decode(codec, "replace")
+    except LookupError:
+        return body.decode("utf-8", "replace")
 
 
 def _local(tag: object) -> str:

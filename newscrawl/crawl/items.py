@@ -41,6 +41,8 @@ class PageItem:
     is_article: bool = False
     article_reason: str = ""
     language: str | None = None
+    encoding: str = ""  # charset the body was decoded with (Dom.encoding)
+    encoding_source: str = ""  # what decided it: bom, declared, detected, default
     published: datetime | None = None
     author: str | None = None
     content_hash: str = ""

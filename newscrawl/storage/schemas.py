@@ -65,6 +65,12 @@ ARTICLES_SCHEMA = pa.schema(
             "text of every configured extractor (NEWSCRAWL_KEEP_ALL_TEXTS)",
         ),
         _field("language", pa.string(), "primary language subtag (html lang, headers, meta)"),
+        _field("encoding", pa.string(), "charset the body was decoded with (Python codec name)"),
+        _field(
+            "encoding_source",
+            pa.string(),
+            "what decided `encoding`: bom, declared (header or meta), detected, default",
+        ),
         _field("published", _TIME, "publication time (meta, JSON-LD, <time>, URL date)"),
         _field("author", pa.string(), "author from meta or JSON-LD"),
         _field("content_hash", pa.string(), "blake2b-128 hex of `text`"),
