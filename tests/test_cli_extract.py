@@ -211,3 +211,42 @@ def test_real_command_line_with_the_default_extractor(tmp_path: Path) -> None:
     assert done.stderr.splitlines() == [
         f"newscrawl extract: {records[12]['path']}: {records[12]['error']}"
     ]
+
+
+class _CappedStdin(io.BytesIO):
+    """Standard input that fails like a huge pipe if read without a size."""
+
+    def read(self, size: int | None = -1) -> bytes:
+        if size is None or size < 0:
+            raise MemoryError("read all of standard input")
+        return super().read(size)
+
+
+def test_stdin_is_read_with_the_file_size_cap(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from newscrawl.dom import MAX_PAGE_BYTES
+
+    data = page("Big", "x" * 100) + b" " * MAX_PAGE_BYTES
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(_CappedStdin(data)))
+    code, out, err = run_cli(capsys, "-f", "jsonl", "-")
+    assert code == 1
+    assert json.loads(out)["error"] == "page is over the 16 MiB limit"
+    assert err == "newscrawl extract: -: page is over the 16 MiB limit\n"
+    small = _CappedStdin(page("Small", "fits"))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(small))
+    code, out, _ = run_cli(capsys, "-f", "jsonl", "-")
+    assert (code, json.loads(out)["text"]) == (0, "fits")
+
+
+def test_file_over_the_size_cap_names_its_size_in_mebibytes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from newscrawl.dom import MAX_PAGE_BYTES
+
+    big = tmp_path / "big.html"
+    with big.open("wb") as file:
+        file.truncate(MAX_PAGE_BYTES + MAX_PAGE_BYTES // 16)  # sparse: 17 MiB
+    code, out, _ = run_cli(capsys, "-f", "jsonl", str(big))
+    assert code == 1
+    assert json.loads(out)["error"] == "page is 17 MiB, over the 16 MiB limit"

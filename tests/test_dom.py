@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from newscrawl.dom import Dom, PageError, parse_html
+from newscrawl.dom import Dom, PageError, parse_html, size_error
 
 PAGE = b"""<html lang="en"><head><title>Headline | Site</title>
 <meta property="og:title" content="Headline"><script>var hidden = 1;</script></head>
@@ -126,3 +126,75 @@ def test_a_mangled_title_end_does_not_swallow_the_page() -> None:
     page = b"<html><head><title>Headline</titvalue x></head><body><p>" + b"Body text. " * 30
     dom = parse_html(page + b"</p></body></html>")
     assert "Body text." in dom.text(0)
+
+
+# -- issue 10: depth limit, <noframes>, encoding decision, size message ---------------------------
+
+ARTICLE_TEXT = "The bridge opened on Monday after four years of work. " * 20
+
+
+def deep_page(levels: int) -> bytes:
+    return (
+        b"<html><head><title>Deep</title></head><body><header>Site name</header>"
+        + b"<div class='wrap'>" * levels
+        + f"<article><h1>Headline</h1><p>{ARTICLE_TEXT}</p></article>".encode()
+        + b"</div>" * levels
+        + b"<footer>Footer text</footer></body></html>"
+    )
+
+
+@pytest.mark.parametrize("levels", [3_000, 20_000])
+def test_text_below_the_parser_depth_limit_is_kept(levels: int) -> None:
+    dom = parse_html(deep_page(levels))
+    assert max(dom.depth) < 2048
+    text = dom.text(0)
+    assert "Site name" in text and "Footer text" in text
+    assert ARTICLE_TEXT.strip() in text
+    # The content keeps its own structure: only wrappers in the middle lost their tags.
+    article = dom.tag.index("article")
+    assert dom.text(article).startswith("Headline\nThe bridge opened")
+
+
+@pytest.mark.parametrize("name", ["nce", "mss", "cetd-tpc"])
+def test_extractors_find_the_article_of_a_page_deeper_than_the_parser_limit(name: str) -> None:
+    from newscrawl.extractors import get_extractor
+
+    extraction = get_extractor(name).extract(parse_html(deep_page(3_000)))
+    assert "The bridge opened on Monday" in extraction.text
+
+
+def test_noframes_content_is_text_not_markup() -> None:
+    page = (
+        b"<html><body><noframes><p>Use a <b>frames</b> browser &amp; more</p>"
+        b"<script>var x = '<p>';</script></noframes><p>After</p></body></html>"
+    )
+    dom = parse_html(page)
+    text = dom.text(0)
+    assert "<" not in text and ">" not in text
+    assert text.split("\n") == ["Use a frames browser & more", "After"]
+
+
+def test_noframes_of_a_frameset_page_gives_its_text() -> None:
+    page = (
+        b"<html><frameset><frame src='a.html'><noframes><body><p>Only text here</p>"
+        b"</body></noframes></frameset></html>"
+    )
+    assert parse_html(page).text(0) == "Only text here"
+
+
+def test_dom_records_the_encoding_decision() -> None:
+    page = "<meta charset='utf-8'><title>Русский заголовок</title><p>Москва - столица России.</p>"
+    dom = parse_html(page.encode("cp1251"))
+    assert dom.title == "Русский заголовок"
+    assert (dom.encoding, dom.encoding_source) == ("cp1251", "detected")
+    dom = parse_html(page.encode())
+    assert (dom.encoding, dom.encoding_source) == ("utf-8", "declared")
+    dom = parse_html(page)
+    assert (dom.encoding, dom.encoding_source) == ("", "text")
+
+
+def test_size_error_counts_mebibytes() -> None:
+    limit = 16 * 1024 * 1024
+    with pytest.raises(PageError, match=r"^page is 16\.5 MiB, over the 16 MiB limit$"):
+        parse_html(b"x" * (limit + limit // 32), max_bytes=limit)
+    assert str(size_error(limit)) == "page is over the 16 MiB limit"

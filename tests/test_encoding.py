@@ -6,7 +6,14 @@ import codecs
 
 import pytest
 
-from newscrawl.encoding import NotHtmlError, declared_charsets, decode_html, looks_binary
+from newscrawl.encoding import (
+    Decoded,
+    NotHtmlError,
+    declared_charsets,
+    decode_html,
+    decode_page,
+    looks_binary,
+)
 
 
 def test_bom_wins() -> None:
@@ -39,3 +46,77 @@ def test_binary_bodies_are_refused(data: bytes) -> None:
     assert looks_binary(data)
     with pytest.raises(NotHtmlError):
         decode_html(data)
+
+
+# -- lying and missing declarations (issue 10) ----------------------------------------------------
+
+RUSSIAN = (
+    "<html><head>{meta}<title>Русский заголовок</title></head><body>"
+    "<p>Москва - столица России, крупнейший по численности населения город страны. "
+    "Здесь работают правительство и парламент.</p></body></html>"
+)
+JAPANESE = (
+    "<html><head>{meta}<title>日本語のタイトル</title></head><body>"
+    "<p>東京は日本の首都であり、世界最大の都市圏の一つです。多くの企業が本社を置いています。</p>"
+    "</body></html>"
+)
+UTF8_META = '<meta charset="utf-8">'
+
+
+@pytest.mark.parametrize(
+    ("page", "codec", "meta", "content_type", "expected"),
+    [
+        (RUSSIAN, "cp1251", UTF8_META, None, "cp1251"),
+        (RUSSIAN, "cp1251", "", None, "cp1251"),
+        (RUSSIAN, "cp1251", "", "text/html; charset=utf-8", "cp1251"),
+        (RUSSIAN, "cp1251", '<meta charset="windows-1252">', None, "cp1251"),
+        (RUSSIAN, "koi8-r", UTF8_META, None, "koi8-r"),
+        (JAPANESE, "shift_jis", UTF8_META, None, "cp932"),
+        (JAPANESE, "shift_jis", "", None, "cp932"),
+    ],
+    ids=[
+        "1251-as-utf8",
+        "1251-undeclared",
+        "1251-header-utf8",
+        "1251-as-1252",
+        "koi8",
+        "sjis-as-utf8",
+        "sjis",
+    ],
+)
+def test_lying_or_missing_charset_is_detected(
+    page: str, codec: str, meta: str, content_type: str | None, expected: str
+) -> None:
+    text = page.format(meta=meta)
+    decoded = decode_page(text.encode(codec), content_type)
+    assert decoded.text == text
+    assert (decoded.encoding, decoded.source) == (expected, "detected")
+
+
+def test_true_declarations_and_plain_pages_say_how_they_were_decoded() -> None:
+    page = RUSSIAN.format(meta='<meta charset="windows-1251">')
+    assert decode_page(page.encode("cp1251")) == Decoded(page, "cp1251", "declared")
+    utf8 = RUSSIAN.format(meta=UTF8_META)
+    assert decode_page(utf8.encode()) == Decoded(utf8, "utf-8", "declared")
+    assert decode_page(codecs.BOM_UTF8 + b"<p>x</p>") == Decoded("<p>x</p>", "utf-8", "bom")
+    assert decode_page(b"<p>plain</p>").source == "default"
+    assert decode_page("<p>text</p>") == Decoded("<p>text</p>", "", "text")
+
+
+def test_western_page_without_declaration_stays_windows_1252() -> None:
+    page = "<p>Die Straße ist schön, café naïve résumé, und die Bäume sind grün.</p>"
+    assert decode_page(page.encode("cp1252")) == Decoded(page, "cp1252", "default")
+
+
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"])
+def test_utf16_and_utf32_without_bom_decode(codec: str) -> None:
+    page = RUSSIAN.format(meta="")
+    data = page.encode(codec)
+    assert not looks_binary(data)
+    assert decode_page(data) == Decoded(page, codec, "detected")
+
+
+def test_a_lone_nul_does_not_make_a_page_binary() -> None:
+    data = b"<html><body><p>before\x00after caf\xc3\xa9</p>" + b"<p>more text</p>" * 50
+    assert not looks_binary(data)
+    assert "beforeafter café" in decode_html(data)
