@@ -7,7 +7,7 @@ Order of evidence, strongest first (`decode_page` says which one decided, as `De
 3. the bytes being valid UTF-8 while holding non-ASCII bytes — random bytes in any other
    charset almost never form valid multi-byte UTF-8, so this beats a declaration that is
    often copied from a template and wrong (``declared`` when a declaration says UTF-8 too,
-   else ``detected``);
+   else ``detected``); a few stray bytes among many valid sequences still read as UTF-8;
 4. ``declared``: the charset of the HTTP ``Content-Type`` header, then of ``<meta>`` (read by
    w3lib), if the bytes decode strictly with it and, for a single-byte charset, the text does
    not read as mojibake (charset-normalizer's mess ratio);
@@ -65,6 +65,8 @@ _MESS_CHARS = 64 * 1024
 _MESS_SUSPECT = 0.2
 _MESS_MARGIN = 0.1
 _WIDE = ("utf-16", "utf-32")
+# Valid multi-byte UTF-8 (counted in extra bytes) per stray byte for a body to read as UTF-8.
+_MOSTLY_UTF8 = 20
 
 
 class NotHtmlError(ValueError):
@@ -144,6 +146,16 @@ def _strict(data: bytes, codec: str) -> str | None:
         return None
 
 
+def _mostly_utf8(data: bytes) -> str | None:
+    """The UTF-8 text of a body with a few stray bytes among many valid multi-byte sequences
+    (an editor's slip in a UTF-8 page), with U+FFFD for the strays; None otherwise."""
+    text = data.decode("utf-8", "replace")
+    bad = text.count("\ufffd") - data.count("\ufffd".encode())
+    # Each non-ASCII character adds its extra bytes; each U+FFFD adds 2 of its own.
+    multibyte = len(text.encode("utf-8", "surrogatepass")) - len(text) - 2 * bad
+    return text if multibyte >= _MOSTLY_UTF8 * max(bad, 1) else None
+
+
 def _mess(text: str) -> float:
     """How much `text` reads like mojibake (0: clean), per charset-normalizer."""
     return mess_ratio(text[:_MESS_CHARS], maximum_threshold=1.0)
@@ -198,7 +210,7 @@ def _decode_bytes(data: bytes, content_type: str | None) -> Decoded:
     if data.isascii():
         found = _declared(data, declared)
         return found or Decoded(data.decode("ascii"), "ascii", "default")
-    text = _strict(data, "utf-8")
+    text = _strict(data, "utf-8") or _mostly_utf8(data)
     if text is not None:
         return Decoded(text, "utf-8", "declared" if "utf-8" in declared else "detected")
     found = _declared(data, declared)

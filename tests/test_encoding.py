@@ -120,3 +120,10 @@ def test_a_lone_nul_does_not_make_a_page_binary() -> None:
     data = b"<html><body><p>before\x00after caf\xc3\xa9</p>" + b"<p>more text</p>" * 50
     assert not looks_binary(data)
     assert "beforeafter café" in decode_html(data)
+
+
+def test_a_stray_byte_in_a_utf8_page_does_not_turn_it_into_mojibake() -> None:
+    page = "<meta charset='utf-8'><p>" + "Ελληνικά κείμενα café “quoted” — dash. " * 20 + "</p>"
+    decoded = decode_page(page.encode().replace(b"dash.", b"d\xe9sh.", 1))
+    assert (decoded.encoding, decoded.source) == ("utf-8", "declared")
+    assert decoded.text.count("\ufffd") == 1 and "Ελληνικά κείμενα café" in decoded.text
