@@ -171,7 +171,7 @@ SMALL = TrainParams(iterations=15, max_leaf_nodes=7, max_depth=4, min_samples_le
 def test_training_learns_generated_articles_and_cross_validates(tmp_path: Path) -> None:
     data = build_training_set([synthetic_dataset(tmp_path / "gen")])
     assert data.sites == 4 and set(data.peers) == {"nce", "mss", "cetd-tpc"}
-    scores = crossval_scores(data, SMALL)
+    scores, stage1 = crossval_scores(data, SMALL)
     assert scores.shape == data.share.shape
     labels = data.share >= 0.5
     heavy = data.tokens > 5
@@ -179,6 +179,8 @@ def test_training_learns_generated_articles_and_cross_validates(tmp_path: Path) 
     assert accuracy > 0.9
     model = fit_model(data, SMALL, 0.5, {"command": "test"})
     assert len(model.stages) == 2
+    reused = fit_model(data, SMALL, 0.5, {"command": "test"}, stage1_oof=stage1)
+    assert reused.to_json() == model.to_json()  # the folds' stage-1 scores are the same ones
     assert model.features == tuple(FEATURES)
     # stage 2 reads the block features plus the context of stage 1's scores
     assert model.stages[1].feature.max() < len(FEATURES) + len(CONTEXT_FEATURES)

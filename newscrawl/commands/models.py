@@ -116,7 +116,7 @@ def _crossval(args: argparse.Namespace) -> int:
     say("parsing pages, running the seed extractors and trafilatura")
     data = build_training_set(args.datasets, args.limit, args.jobs, trafilatura=_has_trafilatura())
     say(f"{len(data.page_ids)} pages, {data.sites} sites, {len(data.page)} blocks")
-    scores = crossval_scores(data, _params(args), say)
+    scores, _ = crossval_scores(data, _params(args), say)
     result = score_thresholds(data, scores)
     print("\n".join(format_table(result)))
     if args.json:
@@ -208,7 +208,8 @@ def _build_extractor(
     data = build_training_set(datasets, args.limit, args.jobs, trafilatura=_has_trafilatura())
     say(f"{len(data.page_ids)} pages, {data.sites} sites, {len(data.page)} blocks")
     params = _params(args)
-    result = score_thresholds(data, crossval_scores(data, params, say))
+    scores, stage1_oof = crossval_scores(data, params, say)
+    result = score_thresholds(data, scores)
     threshold = result.best_threshold
     print("\n".join(format_table(result)), flush=True)
     provenance = {
@@ -220,7 +221,7 @@ def _build_extractor(
         "libraries": _versions(),
         "command": command,
     }
-    model = fit_model(data, params, threshold, provenance, say)
+    model = fit_model(data, params, threshold, provenance, say, stage1_oof)
     path = out / "extractor_model.json"
     model.save(path)
     return path

@@ -128,8 +128,13 @@ def fit_model(
     threshold: float,
     provenance: dict,
     progress: Progress | None = None,
+    stage1_oof: np.ndarray | None = None,
 ) -> ExtractorModel:
-    """Train the model on every block of `data` (later stages on out-of-fold scores)."""
+    """Train the model on every block of `data` (later stages on out-of-fold scores).
+
+    `stage1_oof`: stage 1's out-of-fold scores when already known (`crossval_scores` computes
+    exactly them), which saves refitting the per-fold models.
+    """
     say = progress or (lambda _: None)
     stages = _Stages(data)
     folds = assign_folds(data.page_site, params.folds)[data.page]
@@ -140,7 +145,9 @@ def fit_model(
         rows = stages.inputs(previous)
         say(f"stage {stage + 1}: fitting on all pages")
         fitted.append(_fit_stage(rows, data, everything, params))
-        if stage + 1 < params.stages:
+        if stage == 0 and stage1_oof is not None and params.stages > 1:
+            previous = stage1_oof
+        elif stage + 1 < params.stages:
             previous = np.zeros(len(data.page))
             for k in range(params.folds):
                 say(f"stage {stage + 1}: out-of-fold scores, fold {k + 1}/{params.folds}")
@@ -162,8 +169,9 @@ def _feature_names() -> list[str]:
 
 def crossval_scores(
     data: TrainingSet, params: TrainParams, progress: Progress | None = None
-) -> np.ndarray:
-    """Each block's score from models that never saw its site (nested for later stages)."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each block's score from models that never saw its site (nested for later stages), and
+    its stage-1 out-of-fold score (what `fit_model` trains stage 2 on)."""
     say = progress or (lambda _: None)
     stages = _Stages(data)
     folds = assign_folds(data.page_site, params.folds)[data.page]
@@ -177,7 +185,7 @@ def crossval_scores(
         model = _fit_stage(rows, data, folds != k, params)
         held[folds == k] = model.predict(rows[folds == k])
     if params.stages == 1:
-        return held
+        return held, held
     for j, k in itertools.combinations(range(n), 2):
         say(f"stage 1: without folds {j + 1} and {k + 1}")
         model = _fit_stage(rows, data, (folds != j) & (folds != k), params)
@@ -194,4 +202,4 @@ def crossval_scores(
         rows2 = stages.inputs(previous)
         model = _fit_stage(rows2, data, folds != k, params)
         final[folds == k] = model.predict(rows2[folds == k])
-    return final
+    return final, held
