@@ -13,6 +13,7 @@ back token by token, so only the dropped tags change.
 
 from __future__ import annotations
 
+from html import escape
 from html.parser import HTMLParser
 
 __all__ = ["flatten_nesting"]
@@ -43,7 +44,7 @@ class _Rewriter(HTMLParser):
     """Tokens of the markup, with each element's depth and subtree height."""
 
     def __init__(self) -> None:
-        super().__init__(convert_charrefs=False)
+        super().__init__(convert_charrefs=True)
         self.tokens: list[str] = []
         self.open: list[_Open] = []
         self.placement: dict[int, tuple[int, int]] = {}  # start token -> (depth, height)
@@ -76,13 +77,9 @@ class _Rewriter(HTMLParser):
             self._close()
 
     def handle_data(self, data: str) -> None:
-        self.tokens.append(data)
-
-    def handle_entityref(self, name: str) -> None:
-        self.tokens.append(f"&{name};")
-
-    def handle_charref(self, name: str) -> None:
-        self.tokens.append(f"&#{name};")
+        # Text comes with its character references resolved (as a browser reads them): escape
+        # it again. Script and style content comes raw and stays raw.
+        self.tokens.append(data if self.cdata_elem else escape(data, quote=False))
 
     def handle_comment(self, data: str) -> None:
         self.tokens.append(f"<!--{data}-->")
@@ -94,7 +91,7 @@ class _Rewriter(HTMLParser):
         self.tokens.append(f"<?{data}>")
 
     def unknown_decl(self, data: str) -> None:
-        self.tokens.append(f"<![{data}]>")
+        self.tokens.append(f"<!--[{data}]-->")  # CDATA outside SVG/MathML: a bogus comment
 
     def finish(self) -> None:
         self.close()
