@@ -495,7 +495,7 @@ def _parse_tree(text: str) -> lxml.html.HtmlElement:
         root = lxml.html.document_fromstring(text.encode("utf-8", "surrogatepass"), parser=parser)
     except (lxml.etree.ParserError, ValueError) as err:
         raise PageError(f"no HTML tree could be built: {err}") from None
-    if any("depth" in error.message.lower() for error in parser.error_log):
+    if any("depth" in error.message.lower() for error in parser.error_log.filter_from_fatals()):
         raise _TooDeep
     _expand_noframes(root)
     return root

@@ -58,7 +58,7 @@ HEAD_BYTES = 4096
 _CONTROL_BYTES = frozenset(range(32)) - {9, 10, 12, 13, 27}
 _MAX_CONTROL_SHARE = 0.05
 # Charset detection and mess scoring read this much: enough text, bounded cost on huge pages.
-_DETECT_BYTES = 256 * 1024
+_DETECT_BYTES = 64 * 1024
 _MESS_CHARS = 64 * 1024
 # A declared single-byte charset whose text scores above this is checked against detection;
 # a detected charset must read better than the alternative by this margin to replace it.
