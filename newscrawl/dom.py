@@ -524,7 +524,10 @@ def _expand_noframes(root: lxml.html.HtmlElement) -> None:
         if "<" not in raw:
             el.text = raw
             continue
-        inner = lxml.html.document_fromstring(raw.encode("utf-8", "surrogatepass"), _parser())
+        try:
+            inner = lxml.html.document_fromstring(raw.encode("utf-8", "surrogatepass"), _parser())
+        except (lxml.etree.ParserError, ValueError):
+            continue  # nothing but comments or processing instructions: no text
         body = inner.find("body")
         container = body if body is not None else inner
         el.text = container.text

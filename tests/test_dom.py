@@ -174,6 +174,12 @@ def test_noframes_content_is_text_not_markup() -> None:
     assert text.split("\n") == ["Use a frames browser & more", "After"]
 
 
+@pytest.mark.parametrize("inner", ["<!-- only a comment -->", "<?pi?>", "<br>", ""])
+def test_noframes_without_text_adds_nothing(inner: str) -> None:
+    page = f"<html><body><p>Body</p><noframes>{inner}</noframes></body></html>"
+    assert parse_html(page.encode()).text(0) == "Body"
+
+
 def test_noframes_of_a_frameset_page_gives_its_text() -> None:
     page = (
         b"<html><frameset><frame src='a.html'><noframes><body><p>Only text here</p>"
