@@ -107,6 +107,8 @@ MAX_PAGE_BYTES = 16 * MIB
 PARSER_MAX_DEPTH = 2048
 _WORD = re.compile(r"\w+")
 _TITLE_OPEN = re.compile(r"<title\b", re.IGNORECASE)
+# Characters lxml refuses in text it is given (the parser keeps them in text it reads).
+_XML_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
 
 class PageError(ValueError):
@@ -520,17 +522,17 @@ def _expand_noframes(root: lxml.html.HtmlElement) -> None:
     pending = list(root.iter("noframes"))
     while pending:
         el = pending.pop()
-        raw, el.text = el.text or "", None
+        raw = el.text or ""
         if "<" not in raw:
-            el.text = raw
-            continue
+            continue  # plain text already
+        el.text = None
         try:
             inner = lxml.html.document_fromstring(raw.encode("utf-8", "surrogatepass"), _parser())
         except (lxml.etree.ParserError, ValueError):
             continue  # nothing but comments or processing instructions: no text
         body = inner.find("body")
         container = body if body is not None else inner
-        el.text = container.text
+        el.text = _XML_UNSAFE.sub("", container.text or "")
         for child in list(container):
             el.append(child)
             pending.extend(child.iter("noframes"))

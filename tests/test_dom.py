@@ -174,6 +174,11 @@ def test_noframes_content_is_text_not_markup() -> None:
     assert text.split("\n") == ["Use a frames browser & more", "After"]
 
 
+def test_noframes_with_control_characters_still_parses() -> None:
+    page = b"<html><body><noframes>\x1b\x01 lead<p>Para</p></noframes></body></html>"
+    assert parse_html(page).text(0) == "lead\nPara"
+
+
 @pytest.mark.parametrize("inner", ["<!-- only a comment -->", "<?pi?>", "<br>", ""])
 def test_noframes_without_text_adds_nothing(inner: str) -> None:
     page = f"<html><body><p>Body</p><noframes>{inner}</noframes></body></html>"
