@@ -20,6 +20,7 @@ Order of evidence, strongest first (`decode_page` says which one decided, as `De
 from __future__ import annotations
 
 import codecs
+import re
 from dataclasses import dataclass
 
 import charset_normalizer
@@ -57,6 +58,7 @@ HEAD_BYTES = 4096
 # of ISO-2022 are fine); a head with more than this share of them (and more than one) is binary.
 _CONTROL_BYTES = frozenset(range(32)) - {9, 10, 12, 13, 27}
 _MAX_CONTROL_SHARE = 0.05
+_UNREADABLE = re.compile("[\x00-\x08\x0b\x0e-\x1a\x1c-\x1f\ufffd]")
 # Charset detection and mess scoring read this much: enough text, bounded cost on huge pages.
 _DETECT_BYTES = 64 * 1024
 _MESS_CHARS = 64 * 1024
@@ -103,16 +105,24 @@ def sniff_wide(head: bytes) -> str | None:
     if size < 8:
         return None
     zeros = [head[i:size:4].count(0) / (size // 4) for i in range(4)]
-    if zeros[3] > 0.9 and zeros[2] > 0.9 and zeros[0] < 0.05:
-        return "utf-32-le"
-    if zeros[0] > 0.9 and zeros[1] > 0.9 and zeros[3] < 0.05:
-        return "utf-32-be"
     odd, even = (zeros[1] + zeros[3]) / 2, (zeros[0] + zeros[2]) / 2
-    if odd > 0.3 and even < 0.05:
-        return "utf-16-le"
-    if even > 0.3 and odd < 0.05:
-        return "utf-16-be"
-    return None
+    codec = None
+    if zeros[3] > 0.9 and zeros[2] > 0.9 and zeros[0] < 0.05:
+        codec = "utf-32-le"
+    elif zeros[0] > 0.9 and zeros[1] > 0.9 and zeros[3] < 0.05:
+        codec = "utf-32-be"
+    elif odd > 0.3 and even < 0.05:
+        codec = "utf-16-le"
+    elif even > 0.3 and odd < 0.05:
+        codec = "utf-16-be"
+    return codec if codec and _reads_as_text(head[:size].decode(codec, "replace")) else None
+
+
+def _reads_as_text(text: str) -> bool:
+    """Few control characters and undecodable units: text, not binary data that happens to
+    have NUL bytes in a regular pattern."""
+    bad = len(_UNREADABLE.findall(text))
+    return bad <= _MAX_CONTROL_SHARE * len(text)
 
 
 def looks_binary(data: bytes) -> bool:

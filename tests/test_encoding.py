@@ -127,3 +127,10 @@ def test_a_stray_byte_in_a_utf8_page_does_not_turn_it_into_mojibake() -> None:
     decoded = decode_page(page.encode().replace(b"dash.", b"d\xe9sh.", 1))
     assert (decoded.encoding, decoded.source) == ("utf-8", "declared")
     assert decoded.text.count("\ufffd") == 1 and "Ελληνικά κείμενα café" in decoded.text
+
+
+def test_binary_with_a_regular_nul_pattern_is_not_taken_for_utf16() -> None:
+    samples = bytes(b for n in range(2048) for b in ((n * 7) % 32, 0))  # 16-bit LE integers
+    assert looks_binary(samples)
+    with pytest.raises(NotHtmlError):
+        decode_page(samples)
