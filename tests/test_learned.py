@@ -260,3 +260,24 @@ def test_models_build_defaults_are_the_shipped_settings() -> None:
     args = parser.parse_args(["models", "build"])
     assert _params(args) == TrainParams()
     assert _command(args) == "newscrawl models build ../shared/data"
+
+
+def test_extract_says_when_the_text_comes_from_the_fallback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import newscrawl.extractors.learned as learned
+
+    def broken(*_: object) -> np.ndarray:
+        raise RuntimeError("model failure")
+
+    page = tmp_path / "page.html"
+    page.write_text(ARTICLE, encoding="utf-8")
+    assert main(["extract", "-j", "1", str(page)]) == 0
+    assert "fell back" not in capsys.readouterr().err
+    monkeypatch.setattr(learned, "score_blocks", broken)
+    assert main(["extract", "-j", "1", str(page)]) == 0
+    out, err = capsys.readouterr()
+    assert "first buses crossed it" in out
+    assert "text by cetd-tpc (the learned extractor fell back)" in err
+    assert main(["extract", "-j", "1", "-f", "jsonl", str(page)]) == 0
+    assert json.loads(capsys.readouterr().out)["extractor"] == "cetd-tpc"

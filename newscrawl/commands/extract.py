@@ -203,6 +203,7 @@ def extract_page(
     else:
         record["title"] = extraction.title
         record["text"] = extraction.text
+        record["extractor"] = extraction.extractor or extractor.name  # a fallback says so
     return record
 
 
@@ -377,6 +378,10 @@ def run(args: argparse.Namespace) -> int:
     for record in extract_all(items, extractor, args.extractor, model_path, jobs):
         if "error" in record:
             print(f"newscrawl extract: {record['path']}: {record['error']}", file=sys.stderr)
+        elif record["extractor"] == getattr(extractor, "fallback", None) and args.format != "jsonl":
+            # jsonl says it in the record; plain text says it here, once per page
+            fallback = f"text by {record['extractor']} (the {extractor.name} extractor fell back)"
+            print(f"newscrawl extract: {record['path']}: {fallback}", file=sys.stderr)
         if args.format == "jsonl":
             _write_jsonl(record)
         elif "error" not in record:

@@ -59,6 +59,7 @@ class Learned:
 
     name = "learned"
     Config = LearnedConfig
+    fallback = FALLBACK  # what produced the text when `Extraction.extractor` says so
 
     def __init__(self, config: LearnedConfig | None = None) -> None:
         self.config = config or LearnedConfig()
