@@ -7,6 +7,7 @@ crawler sees distinct hosts. Serves until Ctrl-C.
 from __future__ import annotations
 
 import argparse
+import signal
 import threading
 from typing import TYPE_CHECKING
 
@@ -36,6 +37,9 @@ def run(args: argparse.Namespace) -> int:
     from newscrawl.demo.server import DemoServer
     from newscrawl.demo.web import build_demo_web
 
+    if threading.current_thread() is threading.main_thread():
+        # started from a script's background job, SIGINT arrives ignored: Ctrl-C must still stop
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     web = build_demo_web(args.seed)
     server = DemoServer(web, port=args.port, faults=args.faults, slow_seconds=args.slow_seconds)
     with server:
