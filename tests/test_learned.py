@@ -48,6 +48,33 @@ ARTICLE = """<html><head><title>Harbour bridge reopens after repairs | Daily Exa
 <a href="/terms">Terms</a> <a href="/contact">Contact</a></div>
 </body></html>"""
 
+FORUM = """<html><head><title>Best way to store winter tyres? - Garage Talk Forum</title>
+<script
+type="application/ld+json">{"@context":"https://schema.org","@type":"DiscussionForumPosting"}</script></head>
+<body><div class="header"><a href="/">Garage Talk</a> <a href="/forums">Forums</a> <a
+href="/login">Log in</a> <a href="/register">Register</a></div>
+<ul class="breadcrumb"><li><a href="/">Home</a></li><li><a href="/f/tyres">Wheels and
+tyres</a></li></ul>
+<h1>Best way to store winter tyres?</h1>
+<div class="thread">
+<div class="message"><div class="message-user"><a href="/u/1">roadrunner</a> Joined 2019</div>
+<div class="message-body">I just swapped to my summer set and I am wondering how everyone stores
+the winter tyres. Stacked flat in the garage, hung on the wall, or standing upright? They are
+mounted on steel rims.</div></div>
+<div class="message"><div class="message-user"><a href="/u/2">mechanic_mo</a> Joined 2015</div>
+<div class="message-body">Mounted on rims you can stack them flat or hang them. Clean them first,
+let them dry completely and keep them away from sunlight and the boiler, ozone from electric motors
+also ages rubber.</div></div>
+<div class="message"><div class="message-user"><a href="/u/3">lisa_k</a> Joined 2021</div>
+<div class="message-body">I put mine in large tyre bags and stack them on a pallet so they are not
+sitting on the cold concrete floor. Five winters so far and they still look fine.</div></div>
+</div>
+<div class="similar"><h3>Similar threads</h3><ul><li><a href="/t/1">Tyre pressure in
+winter</a></li><li><a href="/t/2">All-season tyres worth it?</a></li></ul></div>
+<div class="footer">Garage Talk community. <a href="/terms">Terms</a> <a
+href="/privacy">Privacy</a></div></body></html>
+"""
+
 
 def synthetic_dataset(root: Path, sites: int = 4, pages: int = 5) -> Path:
     """A dataset folder of generated sites; gold is each article's headline and paragraphs."""
@@ -281,3 +308,12 @@ def test_extract_says_when_the_text_comes_from_the_fallback(
     assert "text by cetd-tpc (the learned extractor fell back)" in err
     assert main(["extract", "-j", "1", "-f", "jsonl", str(page)]) == 0
     assert json.loads(capsys.readouterr().out)["extractor"] == "cetd-tpc"
+
+
+def test_shipped_model_keeps_every_post_of_a_forum_thread() -> None:
+    extraction = get_extractor("learned").extract(parse_html(FORUM))
+    assert extraction.extractor == "learned"
+    for post in ("how everyone stores the winter tyres", "ozone from electric motors", "pallet"):
+        assert post in extraction.text
+    for boilerplate in ("Similar threads", "All-season tyres", "Register", "Privacy"):
+        assert boilerplate not in extraction.text
