@@ -293,12 +293,20 @@ class Dom:
 
     def subtree_chars(self, nodes: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         """`text_len` and `link_chars` of many nodes at once, as float arrays."""
+        start, end, chars, links = self._subtree_arrays
         index = np.asarray(nodes, dtype=np.int64)
-        start = np.asarray(self.piece_start, dtype=np.int64)[index]
-        end = np.asarray(self.piece_end, dtype=np.int64)[index]
-        chars = np.asarray(self._chars_prefix, dtype=np.float64)
-        links = np.asarray(self._link_chars_prefix, dtype=np.float64)
+        start, end = start[index], end[index]
         return chars[end] - chars[start], links[end] - links[start]
+
+    @cached_property
+    def _subtree_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Piece ranges and character prefix sums as arrays, made once for `subtree_chars`."""
+        return (
+            np.asarray(self.piece_start, dtype=np.int64),
+            np.asarray(self.piece_end, dtype=np.int64),
+            np.asarray(self._chars_prefix, dtype=np.float64),
+            np.asarray(self._link_chars_prefix, dtype=np.float64),
+        )
 
     def link_density(self, node: int) -> float:
         chars = self.text_len(node)

@@ -30,7 +30,7 @@ from newscrawl.learned.model import (
     load_extractor_model,
 )
 from newscrawl.learned.scoring import score_blocks
-from newscrawl.learned.trainset import seed_extractions
+from newscrawl.learned.trainset import seed_extractions, seed_extractors
 from newscrawl.title import page_title
 
 __all__ = ["FALLBACK", "Learned", "LearnedConfig"]
@@ -67,12 +67,13 @@ class Learned:
         self.threshold = (
             self.model.threshold if self.config.threshold is None else self.config.threshold
         )
+        self.seeds = seed_extractors()
 
     def extract(self, dom: Dom) -> Extraction:
         title = page_title(dom)
         if not dom.piece_text:
             return Extraction.empty(self.name, title)
-        seeds = seed_extractions(dom)
+        seeds = seed_extractions(dom, self.seeds)
         try:
             blocks = split_blocks(dom)
             rows = block_features(dom, blocks, [s.node_ids for s in seeds])

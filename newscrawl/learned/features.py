@@ -35,7 +35,7 @@ from rapidfuzz import fuzz
 
 from newscrawl.dom import Dom
 from newscrawl.learned.blocks import Blocks
-from newscrawl.learned.stopwords import guess_language, stopword_share
+from newscrawl.learned.stopwords import CJK, guess_language, stopword_share
 
 __all__ = ["FEATURES", "block_features"]
 
@@ -85,7 +85,6 @@ _WORD = re.compile(r"\w+")
 _BULLETS = re.compile("[|•·»›]")
 _COPYRIGHT = re.compile(r"©|\([cC]\)")
 _DATE = re.compile(r"(?<!\d)(?:(?:19|20)\d\d|\d{1,2}:\d\d|\d{1,2}[./-]\d{1,2}[./-]\d{2,4})(?!\d)")
-_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _NEIGHBOURS = (-2, -1, 1, 2)
 _SEEDS = ("nce", "mss", "cetd-tpc")
 
@@ -169,6 +168,9 @@ def _token_buckets(words: str) -> list[int]:
     return [zlib.crc32(t.encode()) % _HASH_BUCKETS for t in _CLASS_TOKEN.findall(words)]
 
 
+_COLUMN = {name: i for i, name in enumerate(FEATURES)}
+
+
 class _Attributes:
     """Per-node keyword masks and class tokens, computed lazily for the nodes blocks reach."""
 
@@ -231,7 +233,7 @@ def _char_classes() -> np.ndarray:
             | c.isdigit() << 2
             | c.isupper() << 3
             | c.isalpha() << 4
-            | bool(_CJK.match(c)) << 5
+            | bool(CJK.match(c)) << 5
         )
     return table
 
@@ -491,7 +493,7 @@ def _page_columns(dom: Dom, before: np.ndarray, chars: np.ndarray) -> np.ndarray
     """The `_PAGE` columns, the same on every row; `before` holds the columns computed so far."""
     types = _schema_types(dom)
     og = (dom.meta.get("og:type") or "").strip().lower()
-    col = {name: i for i, name in enumerate(FEATURES)}
+    col = _COLUMN
     total = float(chars.sum()) or 1.0
     heading = sum(before[:, col[f"block_{h}"]] for h in ("h1", "h2", "h3", "h4", "h5", "h6"))
     by_tag = dom.nodes_by_tag

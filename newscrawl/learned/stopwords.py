@@ -14,7 +14,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
-__all__ = ["CJK_STOP_CHARS", "STOPWORDS", "guess_language", "stopword_share"]
+__all__ = ["CJK", "CJK_STOP_CHARS", "STOPWORDS", "guess_language", "stopword_share"]
 
 _LISTS = {
     "en": "the of and to a in is that for it on was with as be by at this are from or have an "
@@ -63,7 +63,7 @@ STOPWORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in _LIS
 CJK_STOP_CHARS = frozenset(
     "的了是在和有我也不这就人都一上中大为说要他她们会对与及但被从而所以之其等个地到着"
 )
-_CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")  # kana, CJK ideographs
 
 
 # word -> languages that list it, so a page's words are looked up once each
@@ -84,7 +84,7 @@ def guess_language(words: Iterable[str]) -> str:
     total = sum(seen.values())
     cjk = 0
     for word, times in seen.items():
-        if word[:1] >= "\u3040" and _CJK.match(word):
+        if word[:1] >= "\u3040" and CJK.match(word):
             cjk += times
             continue
         for lang in _LANGUAGES_OF.get(word, ()):
@@ -98,7 +98,7 @@ def guess_language(words: Iterable[str]) -> str:
 def stopword_share(words: list[str], text: str, language: str) -> float:
     """Share of `words` (lower-cased) that are function words of `language`."""
     if language == "zh":
-        chars = _CJK.findall(text)
+        chars = CJK.findall(text)
         return sum(map(CJK_STOP_CHARS.__contains__, chars)) / len(chars) if chars else 0.0
     stop = STOPWORDS.get(language)
     if not stop or not words:

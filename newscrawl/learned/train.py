@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from newscrawl.learned.features import FEATURES
 from newscrawl.learned.model import ExtractorModel, TreeEnsemble
 from newscrawl.learned.scoring import stage_inputs
 from newscrawl.learned.trainset import TrainingSet
@@ -154,17 +155,11 @@ def fit_model(
                 model = _fit_stage(rows, data, folds != k, params)
                 previous[folds == k] = model.predict(rows[folds == k])
     return ExtractorModel(
-        features=tuple(_feature_names()),
+        features=tuple(FEATURES),
         stages=tuple(fitted),
         threshold=threshold,
         provenance=provenance,
     )
-
-
-def _feature_names() -> list[str]:
-    from newscrawl.learned.features import FEATURES
-
-    return FEATURES
 
 
 def crossval_scores(

@@ -20,7 +20,7 @@ import numpy as np
 from newscrawl.dom import Dom, PageError, parse_html
 from newscrawl.evaluation.dataset import read_dataset
 from newscrawl.evaluation.metric import tokens
-from newscrawl.extractors.base import Extraction
+from newscrawl.extractors.base import Extraction, Extractor
 from newscrawl.learned.blocks import split_blocks
 from newscrawl.learned.features import FEATURES, block_features
 from newscrawl.learned.labels import block_gold_share
@@ -32,7 +32,7 @@ __all__ = [
     "build_training_set",
     "page_rows",
     "seed_extractions",
-    "seed_selections",
+    "seed_extractors",
 ]
 
 
@@ -72,22 +72,23 @@ class TrainingSet:
 SEEDS = ("nce", "mss", "cetd-tpc")
 
 
-def seed_extractions(dom: Dom) -> list[Extraction]:
-    """What NCE, MSS and CETD-TPC extract from `dom`, in that order (empty when one fails)."""
+def seed_extractors() -> list[Extractor]:
+    """NCE, MSS and CETD-TPC with their default configs, built once per caller."""
     from newscrawl.extractors import get_extractor
 
+    return [get_extractor(name) for name in SEEDS]
+
+
+def seed_extractions(dom: Dom, seeds: Sequence[Extractor] | None = None) -> list[Extraction]:
+    """What NCE, MSS and CETD-TPC (`seeds`, default: fresh ones) extract from `dom`, in that
+    order (empty when one fails)."""
     found = []
-    for name in SEEDS:
+    for name, extractor in zip(SEEDS, seeds or seed_extractors(), strict=True):
         try:
-            found.append(get_extractor(name).extract(dom))
+            found.append(extractor.extract(dom))
         except Exception:  # a seed bug costs one feature, not the page
             found.append(Extraction.empty(name))
     return found
-
-
-def seed_selections(dom: Dom) -> list[tuple[int, ...]]:
-    """Node ids selected by NCE, MSS and CETD-TPC, in that order (empty when one fails)."""
-    return [extraction.node_ids for extraction in seed_extractions(dom)]
 
 
 def page_rows(
