@@ -102,6 +102,8 @@ BLOCK_TAGS = frozenset(
     }
 )
 MIB = 1024 * 1024
+# A <noscript> of at least this many words may be the page's content (see shows_noscript).
+NOSCRIPT_MIN_WORDS = 150
 MAX_PAGE_BYTES = 16 * MIB
 # libxml2's element depth limit in huge-tree mode; deeper markup is re-rooted (see nesting).
 PARSER_MAX_DEPTH = 2048
@@ -184,7 +186,7 @@ class Dom:
             el, parent, depth, block, in_head, in_link = entry
             ctx = (parent, block, in_head, in_link)  # where this element's tail text lives
             tag = el.tag
-            if not isinstance(tag, str) or tag.lower() in SKIPPED_TAGS:
+            if not isinstance(tag, str) or (tag.lower() in SKIPPED_TAGS and not shows_noscript(el)):
                 # Comments, processing instructions and invisible elements keep only their tail.
                 if el.tail:
                     last_raw = self._add_piece(el.tail, ctx, last_raw)
@@ -430,9 +432,37 @@ def _own_html_len(el: lxml.html.HtmlElement, tag: str) -> int:
     size += len(el.text or "")
     for child in el:
         size += len(child.tail or "")
-        if not isinstance(child.tag, str) or child.tag.lower() in SKIPPED_TAGS:
+        tag = child.tag
+        if not isinstance(tag, str) or (tag.lower() in SKIPPED_TAGS and not shows_noscript(child)):
             size += len(lxml.etree.tostring(child, encoding="unicode", with_tail=False))
     return size
+
+
+def shows_noscript(el: lxml.html.HtmlElement) -> bool:
+    """Whether `el` is a ``<noscript>`` holding the page's content, to be read like visible text.
+
+    Forum engines such as Discourse and Flarum serve an empty script application and put the
+    posts, server-rendered for clients without scripts, inside ``<noscript>``: that is the page's
+    text. A noscript counts as content when it holds at least `NOSCRIPT_MIN_WORDS` words and
+    more words than the rest of the page's body; tracking pixels and "enable JavaScript"
+    notices stay hidden.
+    """
+    if el.tag != "noscript" or len(el) == 0:
+        return False
+    words = len(el.text_content().split())
+    if words < NOSCRIPT_MIN_WORDS:
+        return False
+    return words > _visible_body_words(el)
+
+
+def _visible_body_words(el: lxml.html.HtmlElement) -> int:
+    """Words of the page's body outside scripts, styles and noscripts."""
+    texts = (
+        el.getroottree()
+        .getroot()
+        .xpath("//body//text()[not(ancestor::script or ancestor::style or ancestor::noscript)]")
+    )
+    return sum(len(t.split()) for t in texts)
 
 
 def size_error(limit: int, size: int | None = None) -> PageError:

@@ -209,3 +209,28 @@ def test_size_error_counts_mebibytes() -> None:
     with pytest.raises(PageError, match=r"^page is 16\.5 MiB, over the 16 MiB limit$"):
         parse_html(b"x" * (limit + limit // 32), max_bytes=limit)
     assert str(size_error(limit)) == "page is over the 16 MiB limit"
+
+
+def _forum_shell(posts: str, shell: str = "") -> bytes:
+    """A forum page as Discourse serves it: a script app, the posts inside <noscript>."""
+    return f"""<html><head><title>Thread</title></head><body>
+<noscript>Please enable JavaScript.</noscript>
+<div id="app">{shell}</div><script>start()</script>
+<noscript data-path="/t/1"><div class="post"><p>{posts}</p></div></noscript>
+<noscript><img src="/pixel.gif"></noscript></body></html>""".encode()
+
+
+def test_noscript_holding_the_page_content_is_read() -> None:
+    post = " ".join(f"word{k}" for k in range(200))
+    dom = parse_html(_forum_shell(post))
+    assert post in dom.text(0)
+    assert "enable JavaScript" not in dom.text(0)
+
+
+def test_small_or_secondary_noscript_stays_hidden() -> None:
+    short = parse_html(_forum_shell("too few words to be the page"))
+    assert "too few" not in short.text(0)
+    post = " ".join(f"word{k}" for k in range(200))
+    article = " ".join(f"story{k}" for k in range(400))
+    duplicate = parse_html(_forum_shell(post, shell=f"<p>{article}</p>"))
+    assert article in duplicate.text(0) and post not in duplicate.text(0)

@@ -14,6 +14,7 @@ from newscrawl.dom import parse_html
 from newscrawl.extractors import get_extractor
 from newscrawl.learned.blocks import split_blocks
 from newscrawl.learned.features import FEATURES, block_features
+from newscrawl.learned.labels import block_gold_share
 from newscrawl.learned.model import (
     ExtractorModel,
     ModelFileError,
@@ -317,3 +318,18 @@ def test_shipped_model_keeps_every_post_of_a_forum_thread() -> None:
         assert post in extraction.text
     for boilerplate in ("Similar threads", "All-season tyres", "Register", "Privacy"):
         assert boilerplate not in extraction.text
+
+
+def test_short_block_is_content_only_where_it_joins_the_gold() -> None:
+    gold = "New features in all Categories: Emoji! Faster search for every user."
+    texts = [
+        "Categories",
+        "New features in all Categories:",
+        "Emoji!",
+        "Faster search for every user.",
+        "Emoji!",
+    ]
+    shares = block_gold_share(gold, texts)
+    assert shares[0] == 0.0  # a menu word the gold holds elsewhere
+    assert shares[1:4] == [1.0, 1.0, 1.0]
+    assert shares[4] == 0.0  # the same word again, after the text it belongs to
