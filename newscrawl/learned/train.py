@@ -25,6 +25,7 @@ import numpy as np
 from newscrawl.learned.features import FEATURES
 from newscrawl.learned.model import ExtractorModel, TreeEnsemble
 from newscrawl.learned.scoring import stage_inputs
+from newscrawl.learned.stacking import CONTEXT_FEATURES
 from newscrawl.learned.trainset import TrainingSet
 
 __all__ = ["TrainParams", "assign_folds", "crossval_scores", "fit_model", "page_starts"]
@@ -109,7 +110,7 @@ class _Stages:
         if previous is None:
             return self.data.features
         parts = [
-            stage_inputs(self.data.features[a:b], previous[a:b])
+            stage_inputs(self.data.features[a:b], previous[a:b], self.data.groups[a:b])
             for a, b in itertools.pairwise(self.starts)
         ]
         return np.vstack(parts)
@@ -156,6 +157,7 @@ def fit_model(
                 previous[folds == k] = model.predict(rows[folds == k])
     return ExtractorModel(
         features=tuple(FEATURES),
+        context=tuple(CONTEXT_FEATURES) if params.stages > 1 else (),
         stages=tuple(fitted),
         threshold=threshold,
         provenance=provenance,

@@ -22,8 +22,9 @@ from newscrawl.evaluation.dataset import read_dataset
 from newscrawl.evaluation.metric import tokens
 from newscrawl.extractors.base import Extraction, Extractor
 from newscrawl.learned.blocks import split_blocks
-from newscrawl.learned.features import FEATURES, block_features
+from newscrawl.learned.features import FEATURES, block_features, block_groups
 from newscrawl.learned.labels import block_gold_share
+from newscrawl.learned.stacking import GROUPS
 
 __all__ = [
     "SEEDS",
@@ -41,6 +42,7 @@ class PageRows:
     """One page's blocks: features, gold share and token count of each."""
 
     features: np.ndarray
+    groups: np.ndarray  # structure groups of each block (`features.block_groups`)
     share: np.ndarray
     tokens: np.ndarray
     texts: list[str]
@@ -52,6 +54,7 @@ class TrainingSet:
     """Blocks of many pages, with the page, site and dataset each came from."""
 
     features: np.ndarray  # (blocks, FEATURES)
+    groups: np.ndarray  # (blocks, GROUPS) structure group ids, per page
     share: np.ndarray  # gold share of each block
     tokens: np.ndarray  # \w+ tokens of each block
     page: np.ndarray  # page index of each block
@@ -112,7 +115,7 @@ def page_rows(
     peers = {name: s.text for name, s in zip(SEEDS, seeds, strict=True)}
     if trafilatura:
         peers["trafilatura"] = trafilatura_text(html)
-    return PageRows(features, share, counts, texts, peers)
+    return PageRows(features, block_groups(dom, blocks), share, counts, texts, peers)
 
 
 def trafilatura_text(html: bytes) -> str:
@@ -178,7 +181,7 @@ def build_training_set(
             results = list(pool.map(_rows_of, jobs_list, chunksize=8))
     else:
         results = [_rows_of(job) for job in jobs_list]
-    features, share, counts, page, texts = [], [], [], [], []
+    features, groups, share, counts, page, texts = [], [], [], [], [], []
     page_ids, page_site, page_dataset, golds = [], [], [], []
     peers: dict[str, list[str]] = {}
     datasets: dict[str, int] = {}
@@ -197,6 +200,7 @@ def build_training_set(
             peers.setdefault(peer, []).append(text)
         datasets[name] = datasets.get(name, 0) + 1
         features.append(rows.features)
+        groups.append(rows.groups)
         share.append(rows.share)
         counts.append(rows.tokens)
         texts.extend(rows.texts)
@@ -204,6 +208,7 @@ def build_training_set(
     empty = np.zeros((0, len(FEATURES)), dtype=np.float32)
     return TrainingSet(
         features=np.concatenate(features) if features else empty,
+        groups=np.concatenate(groups) if groups else np.zeros((0, len(GROUPS)), np.int32),
         share=np.concatenate(share) if share else np.zeros(0, np.float32),
         tokens=np.concatenate(counts) if counts else np.zeros(0, np.int32),
         page=np.concatenate(page) if page else np.zeros(0, np.int32),
