@@ -66,13 +66,23 @@ class TreeEnsemble:
             return np.zeros(0)
         values = np.nan_to_num(np.asarray(rows, dtype=np.float64)).ravel()
         trees = len(self.roots)
-        # one flat (row, tree) walk: np.take on 1-D arrays is far cheaper than 2-D indexing
-        node = np.tile(self.roots, n)
-        row_start = np.repeat(np.arange(n) * width, trees)
+        # One flat (row, tree) walk: np.take on 1-D int64-indexed arrays is far cheaper than
+        # 2-D indexing. Children sit side by side (left at 2i, right at 2i + 1), so a level is
+        # one take of the child, not two takes and a select.
+        children = self._children()
+        feature = self.feature.astype(np.int64)
+        node = np.tile(self.roots.astype(np.int64), n)
+        row_start = np.repeat(np.arange(n, dtype=np.int64) * width, trees)
         for _ in range(self.depth):
-            go_left = values.take(row_start + self.feature.take(node)) <= self.threshold.take(node)
-            node = np.where(go_left, self.left.take(node), self.right.take(node))
+            right = values.take(row_start + feature.take(node)) > self.threshold.take(node)
+            node = children.take(2 * node + right)
         return self.baseline + self.value.take(node).reshape(n, trees).sum(axis=1)
+
+    def _children(self) -> np.ndarray:
+        children = np.empty(2 * len(self.left), dtype=np.int64)
+        children[0::2] = self.left
+        children[1::2] = self.right
+        return children
 
     def predict(self, rows: np.ndarray) -> np.ndarray:
         """Probability of the positive class ("main text") of each row."""
