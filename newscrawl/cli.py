@@ -18,6 +18,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "evaluate": ("evaluate", "score extractors against gold text on datasets"),
     "bench": ("bench", "benchmarks: extract, crawl, smooth, scale"),
     "crawl": ("crawl", "crawl sites and write a Parquet article corpus"),
+    "ingest": ("ingest", "read WARC/ARC archives through the crawl's pipelines"),
     "demo": ("demo", "crawl the bundled demo web end to end (no network needed)"),
     "serve-demo": ("serve_demo", "serve the bundled demo web on 127.0.0.1"),
     "sitelevel": ("sitelevel", "label template nodes of stored pages (SiteLevel)"),

@@ -59,6 +59,8 @@ DOWNLOADER_MIDDLEWARES = {
     "scrapy.downloadermiddlewares.redirect.RedirectMiddleware": None,
     "newscrawl.crawl.redirect.SiteRedirectMiddleware": 600,
     "newscrawl.crawl.replay.ReplayMiddleware": 880,
+    # next to the downloader: responses as they came off the network (NEWSCRAWL_WARC_DIR)
+    "newscrawl.crawl.warc.WarcRecorderMiddleware": 950,
 }
 EXTENSIONS = {
     "newscrawl.crawl.state.CrawlStateExtension": 0,
@@ -96,3 +98,5 @@ NEWSCRAWL_PARQUET_ROW_GROUP_BYTES = 32 * 1024 * 1024
 NEWSCRAWL_PARQUET_FILE_ROWS = 10_000
 NEWSCRAWL_PARQUET_FILE_SECONDS = 300.0  # close files at least this often: a kill loses less
 NEWSCRAWL_PARQUET_COMPRESSION = "zstd"
+NEWSCRAWL_WARC_DIR = ""  # also write every fetched response as WARC/1.1 here ("" = no)
+NEWSCRAWL_WARC_MAX_BYTES = 1024 * 1024 * 1024  # rotate WARC files at this size

@@ -78,6 +78,7 @@ class DatasetPipeline:
             "final_url": item.final_url,
             "fetched_at": item.fetched_at,
             "status": item.status,
+            **(item.warc.columns() if item.warc is not None else {}),
         }
 
     def open_spider(self) -> None:

@@ -24,6 +24,7 @@ __all__ = [
     "add_arguments",
     "add_max_pages_argument",
     "add_settings_arguments",
+    "add_warc_argument",
     "option_settings",
     "run",
 ]
@@ -69,6 +70,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--all-texts", action="store_true", help="also keep every extractor's text (texts column)"
     )
     add_allow_private_argument(parser)
+    add_warc_argument(parser)
     parser.add_argument(
         "--fast-local",
         action="store_true",
@@ -87,6 +89,16 @@ def add_max_pages_argument(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="N",
         help="HTML pages per site (default: MAX_PAGES_PER_SITE = 200)",
+    )
+
+
+def add_warc_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--warc",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="also write every fetched response as WARC/1.1 to DIR (NEWSCRAWL_WARC_DIR)",
     )
 
 
@@ -125,6 +137,8 @@ def option_settings(args: argparse.Namespace) -> dict[str, object]:
         values["MAX_PAGES_PER_SITE"] = args.max_pages
     if getattr(args, "allow_private", None) is not None:
         values["NEWSCRAWL_ALLOW_PRIVATE"] = args.allow_private
+    if getattr(args, "warc", None) is not None:
+        values["NEWSCRAWL_WARC_DIR"] = str(args.warc)
     if args.log_level:
         values["LOG_LEVEL"] = args.log_level.upper()
     values.update(parse_set_options(args.set))

@@ -17,6 +17,7 @@ from newscrawl.commands.crawl import (
     add_allow_private_argument,
     add_max_pages_argument,
     add_settings_arguments,
+    add_warc_argument,
     option_settings,
 )
 from newscrawl.commands.enqueue import add_redis_arguments
@@ -50,6 +51,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--poll", type=float, default=1.0, metavar="SECONDS", help="wait between empty polls"
     )
     add_allow_private_argument(parser)
+    add_warc_argument(parser)
     add_settings_arguments(parser, "INFO", "Scrapy log level (default: INFO)")
 
 

@@ -14,7 +14,25 @@ from typing import Any
 
 from newscrawl.dom import Dom
 
-__all__ = ["PageItem"]
+__all__ = ["PageItem", "WarcOrigin"]
+
+
+@dataclass(frozen=True, slots=True)
+class WarcOrigin:
+    """The WARC record a page came from (`newscrawl ingest`) or was written to (`--warc`)."""
+
+    file: str  # the WARC file's name (as given to ingest; the final name when written)
+    offset: int  # where the record (its gzip member) starts in the file
+    record_id: str | None  # WARC-Record-ID (ARC records have none)
+    date: datetime | None  # WARC-Date: when the page was captured
+
+    def columns(self) -> dict[str, Any]:
+        return {
+            "warc_file": self.file,
+            "warc_offset": self.offset,
+            "warc_record_id": self.record_id,
+            "warc_date": self.date,
+        }
 
 
 @dataclass(slots=True, eq=False)
@@ -32,6 +50,7 @@ class PageItem:
     replayed: bool = False  # served from a resumed crawl's own `pages` files, not fetched
     stored: bool = False  # and its `articles` row is stored too: nothing to extract or write
     max_pages: int = 0  # the site's page cap (0: none)
+    warc: WarcOrigin | None = None  # provenance in a web archive, when there is one
     # filled in by the pipelines
     title: str = ""
     text: str = field(default="", repr=False)

@@ -262,6 +262,7 @@ class SiteSpider(scrapy.Spider):
             replayed=replayed,
             stored=replayed and final_url in self.crawl_info.stored_articles,
             max_pages=run.cap,
+            warc=response.meta.get("newscrawl_warc"),
         )
 
     def _follow(self, run: SiteRun, response: Response, dom: Dom) -> Iterator[scrapy.Request]:

@@ -46,6 +46,17 @@ def _common() -> list[pa.Field]:
     ]
 
 
+def _provenance() -> list[pa.Field]:
+    """Where the page is in a web archive: the WARC it was ingested from (`newscrawl ingest`)
+    or written to (`newscrawl crawl --warc`); null otherwise."""
+    return [
+        _field("warc_file", pa.string(), "WARC file holding the response record"),
+        _field("warc_offset", pa.int64(), "offset of the record (its gzip member) in the file"),
+        _field("warc_record_id", pa.string(), "WARC-Record-ID of the response record"),
+        _field("warc_date", _TIME, "WARC-Date: when the response was captured (UTC)"),
+    ]
+
+
 ARTICLES_SCHEMA = pa.schema(
     [
         *_common(),
@@ -75,6 +86,7 @@ ARTICLES_SCHEMA = pa.schema(
         _field("author", pa.string(), "author from meta or JSON-LD"),
         _field("content_hash", pa.string(), "blake2b-128 hex of `text`"),
         _field("error", pa.string(), "why extraction failed, when it did"),
+        *_provenance(),
     ],
     metadata={"dataset": "newscrawl articles", "version": "1"},
 )
@@ -85,6 +97,7 @@ PAGES_SCHEMA = pa.schema(
         _field("content_type", pa.string(), "Content-Type header"),
         _field("headers", pa.map_(pa.string(), pa.string()), "response headers that matter"),
         _field("html", pa.binary(), "raw response body, bytes as served", nullable=False),
+        *_provenance(),
     ],
     metadata={"dataset": "newscrawl pages", "version": "1"},
 )

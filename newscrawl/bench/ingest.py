@@ -1,0 +1,156 @@
+"""Ingest speed and memory: `newscrawl ingest` against parse + extraction of the same pages.
+
+Writes CC-NEWS-shaped WARCs of the demo web (warcinfo; request, response and metadata per
+capture; revisits) into a temporary folder, then, each in a child process pinned to one core:
+
+1. extraction only: every HTML page parsed and run through the crawl's extractors (the default
+   extractor, CETD-TPC where it finds nothing), as `newscrawl bench extract` does;
+2. `newscrawl ingest` of the WARC with the site pass / SiteLevel off (reading, decoding, one
+   parse, extraction, article flag, metadata, Parquet): the like-for-like figure;
+3. `newscrawl ingest` with every pipeline of a crawl (SiteLevel and the site pass on);
+
+and prints records/s and article pages/s, the ratio of (2) to (1), and the peak RSS of ingests
+over inputs of several sizes, every pipeline on (--sizes, in MB of WARC: the same pages plus
+filler responses - images, as a news crawl has - so memory can be seen not to grow with input).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HELP = "ingest records/s and pages/s beside extraction-only speed; peak memory by input size"
+
+_EXTRACT_ONLY = """
+import json, sys, time
+from newscrawl.warc.reader import Record, read_archive
+from newscrawl.ingest.spider import wanted
+from newscrawl.dom import parse_html
+from newscrawl.extractors import DEFAULT_EXTRACTOR
+from pipelines.extraction import load_extractors
+pages = [r.payload for r in read_archive(sys.argv[1], wanted, 10 << 20)
+         if isinstance(r, Record) and r.payload is not None]
+extractors = load_extractors([DEFAULT_EXTRACTOR, "cetd-tpc"], {})
+def run():
+    for html in pages:
+        dom = parse_html(html)
+        for extractor in extractors.values():
+            if extractor.extract(dom).text:
+                break
+run()  # warm-up
+started = time.perf_counter(); run(); seconds = time.perf_counter() - started
+print(json.dumps({"pages": len(pages), "seconds": seconds}))
+"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--copies", type=int, default=4, help="copies of the demo web's sites (default: 4)"
+    )
+    parser.add_argument(
+        "--sizes",
+        default="64,512,2048",
+        metavar="MB,...",
+        help="WARC sizes for the memory runs, in MB (default: 64,512,2048)",
+    )
+    parser.add_argument("--keep", type=Path, default=None, help="keep the inputs in this folder")
+
+
+def _pinned() -> dict[str, object]:
+    """Child processes on one core (the last), where the OS allows it."""
+    cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
+    if not cores:
+        return {}
+    core = cores[-1]
+    return {"preexec_fn": lambda: os.sched_setaffinity(0, {core})}
+
+
+def _ingest(warc: Path, out: Path, *settings: str) -> dict:
+    summary = out.parent / f"{out.name}.json"
+    command = [sys.executable, "-m", "newscrawl.cli", "ingest", str(warc), "--out", str(out)]
+    command += ["--quiet", "--json", str(summary)]
+    for setting in settings:
+        command += ["--set", setting]
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, check=False, **_pinned())
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr[-2000:])
+    data = json.loads(summary.read_text())
+    data["wall"] = time.perf_counter() - started
+    return data
+
+
+def _inputs(folder: Path, copies: int, sizes: list[int]) -> tuple[Path, list[tuple[int, Path]]]:
+    from newscrawl.warc.synthetic import Capture, demo_captures, write_ccnews_warc
+
+    pages = list(demo_captures(copies=copies))
+    speed = folder / "speed.warc.gz"
+    write_ccnews_warc(speed, pages, revisit_every=10)
+    memory = []
+    filler = os.urandom(1 << 20)  # incompressible, like images
+    for size in sizes:
+        path = folder / f"size-{size}MB.warc.gz"
+        count = max(0, size - speed.stat().st_size // (1 << 20))
+
+        def captures(count: int = count) -> object:
+            yield from pages
+            for n in range(count):
+                yield Capture(f"https://img.example/{n}.jpg", filler, "image/jpeg")
+
+        write_ccnews_warc(path, captures())  # type: ignore[arg-type]
+        memory.append((size, path))
+    return speed, memory
+
+
+def run(args: argparse.Namespace) -> int:
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    with tempfile.TemporaryDirectory(prefix="newscrawl-bench-ingest-") as tmp:
+        folder = args.keep or Path(tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        print(f"writing inputs to {folder} ...", file=sys.stderr)
+        speed, memory = _inputs(folder, args.copies, sizes)
+        extract = subprocess.run(
+            [sys.executable, "-c", _EXTRACT_ONLY, str(speed)],
+            capture_output=True,
+            text=True,
+            check=True,
+            **_pinned(),
+        )
+        base = json.loads(extract.stdout)
+        flat = _ingest(speed, folder / "out-flat", "NEWSCRAWL_SITELEVEL=False")
+        full = _ingest(speed, folder / "out-full")
+        pages = base["pages"]
+        print(
+            f"bench ingest: {speed.stat().st_size / 1e6:.1f} MB WARC, "
+            f"{sum(full['records'].values())} records, {pages} HTML pages, "
+            f"{full['articles']} articles; one process on one core"
+        )
+        print(f"{'stage':<52}{'records/s':>10}{'pages/s':>10}{'articles/s':>12}")
+        rate = pages / base["seconds"]
+        print(f"{'parse + extraction (default extractor, cetd-tpc)':<52}{'':>10}{rate:>10.1f}")
+        for name, data in (
+            ("ingest, site pass / SiteLevel off", flat),
+            ("ingest, every crawl pipeline", full),
+        ):
+            seconds = data["file_seconds"]
+            records = sum(data["records"].values()) / seconds
+            print(
+                f"{name:<52}{records:>10.0f}{data['pages'] / seconds:>10.1f}"
+                f"{data['articles'] / seconds:>12.1f}"
+            )
+        ratio = (flat["pages"] / flat["file_seconds"]) / rate
+        print(f"ingest (site pass off) / parse + extraction: {ratio:.2f} (target >= 0.80)")
+        print(f"{'input MB':>9}{'records':>10}{'pages':>8}{'seconds':>9}{'peak RSS MB':>13}")
+        for size, path in memory:
+            data = _ingest(path, folder / f"out-{size}")
+            print(
+                f"{path.stat().st_size / 1e6:>9.0f}{sum(data['records'].values()):>10}"
+                f"{data['pages']:>8}{data['wall']:>9.1f}{data['peak_rss_mb']:>13.0f}"
+            )
+    return 0

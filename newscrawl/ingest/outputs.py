@@ -1,0 +1,152 @@
+"""Where an ingest writes, and how a WARC file's rows become part of the run all at once.
+
+The pipelines write into a staging folder of their own (``OUT/_staging/ingest-HOST-PID``, which
+no reader looks into) with the crawl's usual layout. When a WARC file is done, every file it
+produced is moved into ``OUT/DATASET/crawl=RUN/site=HOST/`` under a name that starts with the
+WARC file's slug (``part-SLUG-00001.parquet``), then a marker,
+``OUT/.newscrawl/RUN/ingested/SLUG.json``, records the file as ingested with its report. A re-run
+of the same run skips marked files; a file without a marker (the run was killed while it was
+published) first has any part files of its slug removed, so no row is ever there twice.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import socket
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from newscrawl.crawl.state import DATASETS, STATE_DIR
+from newscrawl.storage.writer import closed_files, fsync_path
+
+__all__ = [
+    "FileReport",
+    "clear_partial",
+    "file_slug",
+    "marker_path",
+    "publish",
+    "read_marker",
+    "staging_dir",
+    "write_marker",
+]
+
+EXAMPLES_PER_KIND = 3
+_STAGING = "_staging"
+
+
+def file_slug(path: str | os.PathLike[str]) -> str:
+    """A file-name-safe name for a WARC file, unique to its absolute path."""
+    resolved = str(Path(path).resolve())
+    name = Path(path).name
+    for suffix in (".gz", ".warc", ".arc"):
+        name = name.removesuffix(suffix)
+    readable = re.sub(r"[^A-Za-z0-9.]+", "_", name)[:80].strip("_.") or "warc"
+    digest = hashlib.blake2b(resolved.encode("utf-8"), digest_size=4).hexdigest()
+    return f"{readable}-{digest}"
+
+
+@dataclass(slots=True)
+class FileReport:
+    """What one WARC file gave: records by type, pages and articles written, what was skipped
+    and why, damage found, with a few examples of each."""
+
+    file: str
+    slug: str
+    size: int = 0
+    records: Counter[str] = field(default_factory=Counter)
+    pages: int = 0
+    articles: int = 0
+    sites: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+    problems: Counter[str] = field(default_factory=Counter)
+    examples: dict[str, list[str]] = field(default_factory=dict)
+    errors: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+    payload_bytes: int = 0
+
+    def note(self, group: Counter[str], kind: str, example: str) -> None:
+        group[kind] += 1
+        examples = self.examples.setdefault(kind, [])
+        if len(examples) < EXAMPLES_PER_KIND:
+            examples.append(example)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        for name in ("records", "skipped", "problems"):
+            data[name] = dict(getattr(self, name))
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> FileReport:
+        report = cls(**{k: v for k, v in data.items() if k in cls.__dataclass_fields__})
+        for name in ("records", "skipped", "problems"):
+            setattr(report, name, Counter(data.get(name) or {}))
+        return report
+
+
+def staging_dir(out: Path) -> Path:
+    """This process's own staging folder under OUT."""
+    return out / _STAGING / f"ingest-{socket.gethostname()}-{os.getpid()}"
+
+
+def marker_path(out: Path, run: str, slug: str) -> Path:
+    return out / STATE_DIR / run / "ingested" / f"{slug}.json"
+
+
+def read_marker(out: Path, run: str, slug: str) -> FileReport | None:
+    try:
+        return FileReport.from_json(json.loads(marker_path(out, run, slug).read_text()))
+    except (OSError, ValueError, TypeError):
+        return None
+
+
+def write_marker(out: Path, run: str, report: FileReport) -> Path:
+    path = marker_path(out, run, report.slug)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(report.to_json(), indent=1, sort_keys=True))
+    fsync_path(tmp)
+    os.replace(tmp, path)
+    fsync_path(path.parent)
+    return path
+
+
+def _published(out: Path, run: str, slug: str) -> list[Path]:
+    found: list[Path] = []
+    for dataset in DATASETS:
+        base = out / dataset / f"crawl={run}"
+        if base.is_dir():
+            found += base.glob(f"*/part-{slug}-*.parquet")
+    return found
+
+
+def clear_partial(out: Path, run: str, slug: str) -> int:
+    """Remove what an interrupted ingest of this file published; how many files."""
+    paths = _published(out, run, slug)
+    for path in paths:
+        path.unlink(missing_ok=True)
+    return len(paths)
+
+
+def publish(staging: Path, out: Path, slug: str, first: int = 1) -> int:
+    """Move every complete file the pipelines wrote to `staging` into OUT's datasets, named
+    after the WARC file and numbered from `first`; returns the next number. Files still being
+    written stay where they are."""
+    seq = first
+    folders: set[Path] = set()
+    for dataset in DATASETS:
+        root = staging / dataset
+        for path in closed_files(root):
+            target_dir = out / dataset / path.parent.relative_to(root)
+            target_dir.mkdir(parents=True, exist_ok=True)
+            os.replace(path, target_dir / f"part-{slug}-{seq:05d}.parquet")
+            folders.add(target_dir)
+            seq += 1
+    for folder in folders:
+        fsync_path(folder)
+    return seq

@@ -1,0 +1,278 @@
+"""The ingest spider: WARC records in, the crawl's PageItems out, through the crawl's pipelines.
+
+A real Scrapy spider run by a real crawler, so ITEM_PIPELINES is built from the settings exactly
+as for a crawl: whatever a crawl does per page and per site happens to archived pages too. It
+makes no request. `start()` reads the archives one after the other and hands each HTML response
+to the pipelines itself, waiting until the pipelines are done with it before reading on, so
+pages go through in archive order and at most one page is in flight.
+
+Per WARC file:
+- records are counted by type; only response records of http(s) URLs with status 200 and an HTML
+  (or undeclared) Content-Type have their payload read; the rest are counted as skipped, by
+  reason, with examples; damage the reader reports is counted the same way;
+- a URL met again in the same file is a duplicate (the first capture wins);
+- pages are grouped by host into sites, as a crawl names them (host without "www.", a port when
+  not the default), at most MAX_PAGES_PER_SITE pages a site, and each page is parsed once here
+  (a body that is not HTML after all is skipped as in a crawl);
+- a site is closed (its rows written out, its SiteLevel buffer labelled) when it has its page
+  cap, when too much is open at once (more than NEWSCRAWL_INGEST_OPEN_PAGES pages,
+  NEWSCRAWL_INGEST_OPEN_BYTES bytes or NEWSCRAWL_INGEST_OPEN_SITES sites: the site with the most
+  open pages is closed first; its later pages start a new group), and at the end of the file;
+- then the file's rows are published and the file is marked ingested (`newscrawl.ingest.outputs`).
+
+Every file is thus processed on its own: the output of a file does not depend on the files
+before it, which is what lets the files run as separate Dask tasks with identical results.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import logging
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import scrapy
+from scrapy import signals
+
+from newscrawl.crawl.content import is_html_type
+from newscrawl.crawl.errors import error_report
+from newscrawl.crawl.items import PageItem, WarcOrigin
+from newscrawl.crawl.sitecap import page_count, pages_stat
+from newscrawl.crawl.state import crawl_state
+from newscrawl.crawl.urls import SiteScope, canonical_url
+from newscrawl.dom import PageError, parse_html
+from newscrawl.ingest.outputs import (
+    FileReport,
+    clear_partial,
+    file_slug,
+    publish,
+    write_marker,
+)
+from newscrawl.storage.schemas import KEPT_HEADERS
+from newscrawl.warc.reader import Problem, Record, RecordHead, read_archive
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+__all__ = ["IngestSpider"]
+
+logger = logging.getLogger(__name__)
+_UNKNOWN_DATE = datetime.fromtimestamp(0, UTC)
+_SITE_STATS = ("pages", "rows", "articles")
+
+
+def _http_url(url: str) -> bool:
+    return url.lower().startswith(("http://", "https://"))
+
+
+def wanted(head: RecordHead) -> bool:
+    """A record whose payload the ingest reads: an HTML response of status 200."""
+    return (
+        head.type == "response"
+        and head.status == 200
+        and _http_url(head.url)
+        and is_html_type(head.header("content-type"))
+    )
+
+
+class IngestSpider(scrapy.Spider):
+    """Feed the HTML responses of WARC/ARC files to the item pipelines, file by file."""
+
+    name = "ingest"
+
+    def __init__(self, files: Sequence[str] = (), **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.files = [Path(f) for f in files]
+        self.reports: list[FileReport] = []
+        self._closing = False
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> IngestSpider:
+        spider = super().from_crawler(crawler, *args, **kwargs)
+        spider._setup(crawler)
+        return spider
+
+    def _setup(self, crawler: Crawler) -> None:
+        settings = crawler.settings
+        self.cap = settings.getint("MAX_PAGES_PER_SITE", 200)
+        self.max_payload = settings.getint("DOWNLOAD_MAXSIZE", 10 << 20) or (10 << 20)
+        self.max_open_pages = settings.getint("NEWSCRAWL_INGEST_OPEN_PAGES", 2000)
+        self.max_open_bytes = settings.getint("NEWSCRAWL_INGEST_OPEN_BYTES", 256 << 20)
+        self.max_open_sites = settings.getint("NEWSCRAWL_INGEST_OPEN_SITES", 500)
+        self.state = crawl_state(crawler)
+        self.staging = Path(settings.get("NEWSCRAWL_OUT"))
+        self.out = Path(settings.get("NEWSCRAWL_INGEST_OUT") or settings.get("NEWSCRAWL_OUT"))
+        crawler.signals.connect(self._spider_closed, signal=signals.spider_closed)
+
+    def _spider_closed(self, spider: Any, reason: str) -> None:
+        self._closing = True
+
+    async def start(self) -> AsyncIterator[Any]:
+        for path in self.files:
+            if self._closing:
+                break
+            await self._ingest(path)
+        return
+        yield  # an async generator that yields nothing: the pages go to the pipelines directly
+
+    # -- one file ------------------------------------------------------------------------------
+
+    async def _ingest(self, path: Path) -> None:
+        started = time.perf_counter()
+        slug = file_slug(path)
+        removed = clear_partial(self.out, self.state.crawl_id, slug)
+        if removed:
+            logger.warning("%s: %d files of an interrupted ingest removed", path, removed)
+        report = FileReport(file=str(path), slug=slug, size=path.stat().st_size)
+        errors_before = Counter(error_report(self.crawler).counts)
+        articles_before = self._stat("newscrawl/written/articles_true")
+        run = _FileRun()
+        for entry in read_archive(path, wanted, self.max_payload):
+            if self._closing:
+                return
+            if isinstance(entry, Problem):
+                where = f"{path.name}@{entry.offset}: {entry.detail}"
+                report.note(report.problems, entry.kind, where)
+                continue
+            report.records[entry.head.type] += 1
+            item = self._page(entry, path, report, run)
+            if item is not None:
+                await self._process(item, run, slug)
+        await self._close_sites(sorted(run.sites), run, slug)
+        self._forget(run.sites)
+        report.pages = run.pages
+        report.sites = len(run.sites)
+        report.payload_bytes = run.bytes
+        report.articles = self._stat("newscrawl/written/articles_true") - articles_before
+        after = error_report(self.crawler).counts - errors_before
+        report.errors = dict(after)
+        report.seconds = round(time.perf_counter() - started, 3)
+        write_marker(self.out, self.state.crawl_id, report)
+        self.reports.append(report)
+        logger.info("%s: %d pages, %d articles", path, report.pages, report.articles)
+
+    def _page(
+        self, record: Record, path: Path, report: FileReport, run: _FileRun
+    ) -> PageItem | None:
+        """The record's PageItem, or None (counted) when it is not a page to ingest."""
+        head = record.head
+        if head.type != "response":
+            return None
+        url = head.url
+        if not _http_url(url):
+            report.note(report.skipped, "not_http", url or f"{path.name}@{head.offset}")
+            return None
+        if head.status != 200:
+            report.note(report.skipped, "not_200", f"{url} (status {head.status})")
+            return None
+        content_type = head.header("content-type")
+        if not is_html_type(content_type) or record.payload is None:
+            report.note(report.skipped, "not_html", f"{url} ({content_type})")
+            return None
+        url = canonical_url(url)
+        key = hashlib.blake2b(url.encode("utf-8", "surrogatepass"), digest_size=8).digest()
+        if key in run.seen:
+            report.note(report.skipped, "duplicate", url)
+            return None
+        run.seen.add(key)
+        site = SiteScope.of(url).name
+        if self.cap and page_count(self.crawler, site) >= self.cap:
+            report.note(report.skipped, "cap_reached", url)
+            return None
+        try:
+            dom = parse_html(record.payload, url, content_type)
+        except PageError as err:
+            report.note(report.skipped, "not_html", f"{url} ({err})")
+            return None
+        self.crawler.stats.inc_value(pages_stat(site))
+        headers = {k.lower(): v for k, v in head.http_headers if k.lower() in KEPT_HEADERS}
+        return PageItem(
+            url=url,
+            final_url=url,
+            site=site,
+            crawl=self.state.crawl_id,
+            fetched_at=head.date or _UNKNOWN_DATE,
+            status=200,
+            content_type=content_type,
+            headers=headers,
+            html=record.payload,
+            dom=dom,
+            max_pages=self.cap,
+            warc=WarcOrigin(path.name, head.offset, head.record_id, head.date),
+        )
+
+    # -- the pipelines -------------------------------------------------------------------------
+
+    async def _process(self, item: PageItem, run: _FileRun, slug: str) -> None:
+        """Send the page through the item pipelines and wait for them; then keep what is open
+        within its bounds."""
+        site, size = item.site, len(item.html)
+        run.sites.add(site)
+        run.pages += 1
+        run.bytes += size
+        await self.crawler.engine.scraper.start_itemproc_async(item, response=None)
+        if self.cap and page_count(self.crawler, site) >= self.cap:
+            run.open_pages.pop(site, None)  # the pipelines closed it at its cap
+            run.open_bytes.pop(site, None)
+        else:
+            run.open_pages[site] += 1
+            run.open_bytes[site] += size
+        while run.open_pages and (
+            sum(run.open_pages.values()) > self.max_open_pages
+            or sum(run.open_bytes.values()) > self.max_open_bytes
+            or len(run.open_pages) > self.max_open_sites
+        ):
+            fullest = min(run.open_pages, key=lambda s: (-run.open_pages[s], s))
+            run.open_pages.pop(fullest)
+            run.open_bytes.pop(fullest, None)
+            self.crawler.stats.inc_value("newscrawl/ingest/sites_closed_early")
+            await self._close_sites([fullest], run, slug)
+
+    def _pipelines(self) -> list[Any]:
+        manager = getattr(self.crawler.engine.scraper, "itemproc", None)
+        return list(getattr(manager, "middlewares", ()))
+
+    async def _close_sites(self, sites: Sequence[str], run: _FileRun, slug: str) -> None:
+        """Have every pipeline write out what it holds of these sites (their `close_site`),
+        then publish the files they closed: a site closed early and met again starts afresh,
+        with nothing of its earlier group left in staging."""
+        pipes = [p for p in self._pipelines() if hasattr(p, "close_site")]
+        for site in sites:
+            for pipe in pipes:
+                result = pipe.close_site(site)
+                if inspect.isawaitable(result):
+                    await result
+        run.seq = publish(self.staging, self.out, slug, run.seq)
+
+    def _forget(self, sites: set[str]) -> None:
+        """Per-site counters of a finished file: a site's cap starts again in the next file,
+        and nothing per site outlives the file (memory stays flat over many files)."""
+        stats = self.crawler.stats.get_stats()
+        report = error_report(self.crawler)
+        for site in sites:
+            for name in _SITE_STATS:
+                stats.pop(f"newscrawl/site/{site}/{name}", None)
+            report.by_site.pop(site, None)
+
+    def _stat(self, name: str) -> int:
+        return int(self.crawler.stats.get_value(name, 0) or 0)
+
+
+class _FileRun:
+    """What one file's pass keeps: URLs seen (8-byte hashes), sites met, what is open."""
+
+    __slots__ = ("bytes", "open_bytes", "open_pages", "pages", "seen", "seq", "sites")
+
+    def __init__(self) -> None:
+        self.seen: set[bytes] = set()
+        self.sites: set[str] = set()
+        self.open_pages: Counter[str] = Counter()
+        self.open_bytes: Counter[str] = Counter()
+        self.pages = 0
+        self.bytes = 0
+        self.seq = 1  # number of the next file published

@@ -1,0 +1,389 @@
+"""Read WARC and ARC files, gzip or plain, record by record, and survive damaged ones.
+
+warcio parses the records (ARC records come as WARC ones, `arc2warc`); this module adds what a
+corpus build over real archives needs around it:
+
+- a file that is not a WARC or ARC at all is refused at once (warcio would read any text as
+  ARC records);
+- a damaged stretch - a corrupt gzip member, a record whose declared length lies, a truncated
+  tail - is reported as a `Problem` with its offset, and reading starts again at the next record
+  boundary after it (the next gzip member that opens with a record header, or the next
+  ``WARC/1.x`` line of a plain file), so every good record after the damage is still read;
+- a record is read in one pass and checked before it is handed on: a payload cut short or
+  running into the next record is a problem, not a page;
+- payloads are read only for the records the caller wants, at most `max_payload` bytes before
+  and after decoding transfer and content encodings; larger ones are reported as too large and
+  skipped without being held in memory.
+
+Memory is bounded by one record's capped payload, whatever the file size.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import re
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from warcio.archiveiterator import ArchiveIterator
+from warcio.bufferedreaders import BufferedReader, ChunkedDataReader, DecompressingBufferedReader
+
+__all__ = [
+    "ARCHIVE_SUFFIXES",
+    "Problem",
+    "Record",
+    "RecordHead",
+    "archive_files",
+    "read_archive",
+    "sniff_format",
+]
+
+ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz")
+_GZIP_MAGIC = b"\x1f\x8b\x08"
+_SCAN_CHUNK = 1 << 20
+_ARC_LINE = re.compile(rb"^\S+://\S* [0-9a-fA-F:.]+ \d{14} \S* -?\d+\s*$", re.MULTILINE)
+_READ_ERRORS = (Exception,)  # any failure inside the container: reported, then resynchronised
+
+
+@dataclass(frozen=True, slots=True)
+class RecordHead:
+    """What a record says about itself, before its payload is read."""
+
+    type: str  # warcinfo, request, response, metadata, revisit, resource, conversion
+    url: str
+    date: datetime | None
+    record_id: str | None  # None for ARC records, which have none
+    offset: int  # where the record starts in the file (of its gzip member, if gzipped)
+    status: int | None  # HTTP status of response and revisit records
+    http_headers: tuple[tuple[str, str], ...]
+    length: int  # declared block length (Content-Length of the record)
+
+    def header(self, name: str) -> str:
+        """An HTTP header's value ("" when absent), by case-insensitive name."""
+        name = name.lower()
+        return next((v for k, v in self.http_headers if k.lower() == name), "")
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    head: RecordHead
+    payload: bytes | None  # decoded HTTP payload, when the caller asked for it
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """Something wrong with the file at `offset`; `kind` is one of the keys of PROBLEMS."""
+
+    kind: str
+    offset: int
+    detail: str
+
+
+PROBLEMS = {
+    "not_warc": "not a WARC or ARC file",
+    "corrupt": "corrupt data (skipped to the next record)",
+    "truncated": "record cut short (truncated file or declared length too long)",
+    "bad_length": "declared length too short (record runs on)",
+    "too_large": "record over the size cap",
+    "bad_encoding": "payload transfer or content encoding undecodable",
+}
+
+
+def archive_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """The archives named: files as given, folders searched recursively for *.warc(.gz) and
+    *.arc(.gz) (hidden names skipped: a WARC being written is hidden); sorted, each once."""
+    found: dict[Path, None] = {}
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            for child in sorted(path.rglob("*")):
+                rel = child.relative_to(path).parts
+                if (
+                    child.is_file()
+                    and child.name.lower().endswith(ARCHIVE_SUFFIXES)
+                    and not any(p.startswith(".") for p in rel)
+                ):
+                    found[child] = None
+        else:
+            found[path] = None
+    return list(found)
+
+
+def sniff_format(path: Path) -> tuple[str, bool] | None:
+    """("warc" or "arc", gzipped) from the first bytes of the file, or None for anything else."""
+    with open(path, "rb") as fh:
+        head = fh.read(4096)
+    gzipped = head.startswith(_GZIP_MAGIC)
+    if gzipped:
+        try:
+            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 256)
+        except zlib.error:
+            return None
+    head = head.lstrip(b"\r\n")
+    if head.startswith(b"WARC/"):
+        return "warc", gzipped
+    if head.startswith(b"filedesc://") or _ARC_LINE.match(head.split(b"\n", 1)[0] + b"\n"):
+        return "arc", gzipped
+    return None
+
+
+class _Iterator(ArchiveIterator):
+    """warcio's iterator, counting "record not followed by newline" (a lying length) instead of
+    writing it to stderr."""
+
+    def _consume_blanklines(self) -> tuple[bytes | None, int]:
+        empty_size = 0
+        first_line = True
+        while True:
+            line = self.reader.readline()
+            if len(line) == 0:
+                return None, empty_size
+            if len(line.rstrip()) == 0 or first_line:
+                empty_size += len(line)
+                if len(line.rstrip()) != 0:
+                    self.err_count += 1
+                first_line = False
+                continue
+            return line, empty_size
+
+
+def _date(value: str | None) -> datetime | None:
+    if not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def _head(record: Any, offset: int, arc: bool) -> RecordHead:
+    headers = record.rec_headers
+    http = record.http_headers
+    status: int | None = None
+    http_headers: tuple[tuple[str, str], ...] = ()
+    if http is not None and record.rec_type in ("response", "revisit"):
+        try:
+            status = int(http.get_statuscode())
+        except (TypeError, ValueError):
+            status = None
+        http_headers = tuple((str(k), str(v)) for k, v in http.headers)
+    try:
+        length = int(headers.get_header("Content-Length") or 0)
+    except ValueError:
+        length = 0
+    return RecordHead(
+        type=record.rec_type or "",
+        url=(headers.get_header("WARC-Target-URI") or "").strip("<> "),
+        date=_date(headers.get_header("WARC-Date")),
+        record_id=None if arc else headers.get_header("WARC-Record-ID"),
+        offset=offset,
+        status=status,
+        http_headers=http_headers,
+        length=length,
+    )
+
+
+def decode_payload(raw: bytes, head: RecordHead, limit: int) -> bytes:
+    """The payload with its transfer encoding (chunked) and content encoding (gzip, deflate,
+    br) undone, at most `limit` + 1 bytes (more means too large). Raises on undecodable data."""
+    encoding = head.header("content-encoding").strip().lower() or None
+    if encoding not in BufferedReader.get_supported_decompressors():
+        encoding = None
+    stream: Any
+    if head.header("transfer-encoding").strip().lower() == "chunked":
+        stream = ChunkedDataReader(io.BytesIO(raw), decomp_type=encoding)
+    elif encoding:
+        stream = DecompressingBufferedReader(io.BytesIO(raw), decomp_type=encoding)
+    else:
+        return raw[: limit + 1]
+    chunks: list[bytes] = []
+    size = 0
+    while size <= limit:
+        chunk = stream.read(min(65536, limit + 1 - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def read_archive(
+    path: str | os.PathLike[str],
+    wants: Callable[[RecordHead], bool],
+    max_payload: int,
+) -> Iterator[Record | Problem]:
+    """Every record of the file, in order, with the payload of those `wants` accepts (decoded,
+    capped at `max_payload` bytes), and a Problem for each damaged stretch or refused record."""
+    path = Path(path)
+    try:
+        sniffed = sniff_format(path)
+    except OSError as err:
+        yield Problem("not_warc", 0, f"cannot read: {err}")
+        return
+    if sniffed is None:
+        yield Problem("not_warc", 0, "no WARC/ARC header at the start")
+        return
+    kind, gzipped = sniffed
+    start = 0
+    with open(path, "rb") as fh:
+        while True:
+            fh.seek(start)
+            state = _ReadState(start)
+            size = os.fstat(fh.fileno()).st_size
+            yield from _read_from(fh, state, wants, max_payload, arc=kind == "arc", size=size)
+            if not state.stopped:
+                return
+            if state.whole_gzip and start == 0:
+                yield from _read_whole_gzip(path, state.records, wants, max_payload, kind)
+                return
+            found = _next_boundary(fh, state.resume_after + 1, gzipped, kind)
+            failed = state.failed
+            if failed is not None and found is None:  # no record after it: a truncated tail
+                failed = Problem("truncated", failed.offset, f"file ends: {failed.detail}")
+            if failed is not None:
+                yield failed
+            if found is None:
+                return
+            start = found
+
+
+@dataclass(slots=True)
+class _ReadState:
+    """How a pass over the file ended: `failed` set when it stopped at damage, and the offset
+    after which the next record boundary is looked for."""
+
+    resume_after: int
+    stopped: bool = False
+    records: int = 0  # records handed on
+    whole_gzip: bool = False  # the file is one gzip stream, not one member per record
+    failed: Problem | None = None  # None when the stop was the damage already reported
+
+
+def _read_from(
+    fh: Any,
+    state: _ReadState,
+    wants: Callable[[RecordHead], bool],
+    limit: int,
+    arc: bool,
+    skip: int = 0,
+    size: int | None = None,
+) -> Iterator[Record | Problem]:
+    iterator = _Iterator(fh, arc2warc=arc)
+    flagged: int | None = None  # offset of the last record found damaged, if the last one was
+    try:
+        for record in iterator:
+            state.records += 1
+            if state.records <= skip:
+                continue
+            offset = iterator.offset
+            head = _head(record, offset, arc)
+            wanted = wants(head)
+            big = head.length > limit + 65536
+            raw = record.raw_stream.read(limit + 1) if wanted and not big else None
+            errors = iterator.err_count
+            iterator.read_to_end()
+            problem = _damage(record, head, iterator.err_count > errors)
+            if problem is not None:
+                flagged = offset
+                yield problem
+            else:
+                flagged = None
+                yield _payload_record(head, raw, limit, wanted and big)
+        if size is not None and flagged is None and 0 <= iterator.offset < size:
+            tail = size - iterator.offset
+            yield Problem("truncated", iterator.offset, f"file ends inside a record ({tail} bytes)")
+    except _READ_ERRORS as err:
+        if "non-chunked gzip" in str(err):
+            state.stopped = state.whole_gzip = True
+            return
+        at = flagged if flagged is not None else iterator.offset
+        state.resume_after = max(at, state.resume_after)
+        state.stopped = True
+        if flagged is None:
+            message = str(err).strip().splitlines()[0][:120] if str(err).strip() else ""
+            state.failed = Problem("corrupt", at, f"{type(err).__name__}: {message}")
+
+
+def _damage(record: Any, head: RecordHead, ran_on: bool) -> Problem | None:
+    """What is wrong with a record read to its end, if anything."""
+    if not head.type:  # warcio's stand-in for a header it could not read: the file ends there
+        return Problem("truncated", head.offset, "record header cut short")
+    if getattr(record.raw_stream, "limit", 0) > 0:
+        return Problem("truncated", head.offset, f"{head.type} {head.url}: cut short")
+    if ran_on:
+        return Problem("bad_length", head.offset, f"{head.type} {head.url}: runs past its length")
+    return None
+
+
+def _read_whole_gzip(
+    path: Path, skip: int, wants: Callable[[RecordHead], bool], limit: int, kind: str
+) -> Iterator[Record | Problem]:
+    """A file gzipped whole (one stream, which the WARC standard does not allow but tools
+    write): read as one decompressed stream; offsets are then positions in that stream, and
+    damage ends the file. The first `skip` records were handed on already."""
+    with gzip.open(path, "rb") as stream:
+        state = _ReadState(0)
+        yield from _read_from(stream, state, wants, limit, arc=kind == "arc", skip=skip)
+        if state.failed is not None:
+            yield state.failed
+
+
+def _payload_record(head: RecordHead, raw: bytes | None, limit: int, big: bool) -> Record | Problem:
+    if big or (raw is not None and len(raw) > limit):
+        return Problem("too_large", head.offset, f"{head.url}: {head.length} bytes")
+    if raw is None:
+        return Record(head, None)
+    try:
+        payload = decode_payload(raw, head, limit)
+    except Exception as err:
+        return Problem("bad_encoding", head.offset, f"{head.url}: {type(err).__name__}: {err}")
+    if len(payload) > limit:
+        return Problem("too_large", head.offset, f"{head.url}: over {limit} bytes decoded")
+    return Record(head, payload)
+
+
+def _next_boundary(fh: BinaryIO, position: int, gzipped: bool, kind: str) -> int | None:
+    """Offset of the first record start at or after `position`, or None at the end of file."""
+    needle = _GZIP_MAGIC if gzipped else (b"WARC/1." if kind == "warc" else b"\n")
+    while True:
+        fh.seek(position)
+        chunk = fh.read(_SCAN_CHUNK + 16)
+        if not chunk:
+            return None
+        at = chunk.find(needle)
+        while at != -1 and at < _SCAN_CHUNK:
+            candidate = position + at
+            if _starts_record(fh, candidate, gzipped, kind):
+                return candidate if gzipped or kind == "warc" else candidate + 1
+            at = chunk.find(needle, at + 1)
+        if len(chunk) <= _SCAN_CHUNK:
+            return None
+        position += _SCAN_CHUNK
+
+
+def _starts_record(fh: BinaryIO, offset: int, gzipped: bool, kind: str) -> bool:
+    fh.seek(offset)
+    head = fh.read(4096)
+    if gzipped:
+        try:
+            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 512)
+        except zlib.error:
+            return False
+    elif kind == "warc":
+        if offset > 0:
+            fh.seek(offset - 1)
+            if fh.read(1) != b"\n":
+                return False
+        return head.startswith(b"WARC/1.")
+    else:
+        head = head[1:]  # the newline before an ARC record line
+    if kind == "warc":
+        return head.startswith(b"WARC/")
+    return bool(_ARC_LINE.match(head.split(b"\n", 1)[0] + b"\n"))
