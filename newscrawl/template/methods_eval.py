@@ -1,0 +1,319 @@
+"""The site-level template methods compared on the dev sets' multi-page sites.
+
+Run: ``newscrawl bench template-eval DATASET... --methods all``. Sites are those of
+`newscrawl.template.evaluation.site_groups` (the site_groups.tsv beside the datasets, else each
+dataset's meta.jsonl "site"; at least --min-pages pages). Per site, its pages are parsed once and
+every method sees all of them: SiteLevel, Site Style Tree, pagelets, entropy
+(`newscrawl.template.sitemethods`) and, as the outside reference, deboiler (PyPI; fitted on the
+site's pages, its cleaned HTML read back into our DOM so every method's text is rendered the
+same way). Each page is then scored with the shingle metric twice:
+
+- **filter alone**: the page's body text once the method's template nodes are cut out;
+- **extractor after the filter**: the default extractor (`--after`) on what the filter keeps.
+
+Beside them, the page unfiltered and the extractor alone. F1 is given pooled over pages (F1 of
+the mean page P and R, as `newscrawl evaluate`) and site-grouped (the mean over sites of each
+site's F1, so a 84-page site weighs what a 5-page one does), with the time each method takes
+per site (from parsed pages; deboiler parses on its own, twice). No method learns anything
+from the gold text, so every filter figure is out of sample; the learned extractor's model was
+trained on these datasets, so the "after" column flatters the extractor alike for every filter.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from newscrawl.dom import Dom, PageError, parse_html
+from newscrawl.evaluation.dataset import Dataset, DatasetError, Page
+from newscrawl.evaluation.metric import PageScore, aggregate, score_page
+from newscrawl.extractors import DEFAULT_EXTRACTOR, Extractor, get_extractor
+from newscrawl.template.extractor import pruned_dom
+from newscrawl.template.sitemethods import SITE_METHODS, site_masks
+
+__all__ = ["DEBOILER", "MethodRow", "SiteResult", "compare_site", "deboiler_html", "run"]
+
+DEBOILER = "deboiler"
+BASELINE = "(none)"
+ALL_METHODS = (*SITE_METHODS, DEBOILER)
+
+
+@dataclass(slots=True)
+class SiteResult:
+    """One site's page scores per (method, stage) and the seconds each method took."""
+
+    dataset: str
+    site: str
+    pages: int = 0
+    scores: dict[tuple[str, str], list[PageScore]] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    def add(self, method: str, stage: str, score: PageScore) -> None:
+        self.scores.setdefault((method, stage), []).append(score)
+
+
+def _parse(page: Page, site: str) -> Dom | None:
+    try:
+        return parse_html(page.html, url=page.meta.get("url") or None, site=site)
+    except PageError:
+        return None
+
+
+def deboiler_html(urls: Sequence[str], htmls: Sequence[bytes | str]) -> list[str]:
+    """deboiler fitted on one site's pages; each page's cleaned HTML, in input order."""
+    import logging
+
+    from deboiler import Deboiler
+    from deboiler.dataset import ListDataset
+
+    logging.getLogger("deboiler").setLevel(logging.WARNING)
+    logging.getLogger("root").setLevel(logging.WARNING)
+    records = [
+        {"url": url, "content": html, "status": 200, "content_type": "text/html"}
+        for url, html in zip(urls, htmls, strict=True)
+    ]
+    dataset = ListDataset(records, verbose=False)
+    cleaner = Deboiler(n_processes=1, operation_mode="memory", verbose=False)
+    cleaner.fit(dataset)
+    cleaned = {
+        page.url: page.cleaned_html or ""
+        for page in cleaner.transform(dataset, include_cleaned_html=True)
+    }
+    return [cleaned.get(url, "") for url in urls]
+
+
+def _score_stages(
+    result: SiteResult, method: str, kept: Dom, gold: str, extractor: Extractor | None
+) -> None:
+    """The filter's text and the extractor's text on what the filter kept."""
+    result.add(method, "filter", score_page(gold, kept.text(kept.body) if len(kept) else ""))
+    if extractor is not None:
+        text = extractor.extract(kept).text if len(kept) else ""
+        result.add(method, "after", score_page(gold, text))
+
+
+def _filtered(dom: Dom, mask: np.ndarray) -> Dom:
+    """The page without its template nodes; the whole page when the filter takes the body
+    (as the template extractor does: a filter that sees no content is wrong about the page)."""
+    if not len(dom) or mask[dom.body] or not mask.any():
+        return dom
+    return pruned_dom(dom, mask)[0]
+
+
+def _run_deboiler(
+    result: SiteResult, pages: list[Page], site: str, extractor: Extractor | None
+) -> None:
+    urls = [str(p.meta.get("url") or f"https://{site}/{p.id}") for p in pages]
+    if len(set(urls)) < len(urls):  # deboiler keys pages by URL: make them unique
+        urls = [f"{url}#{p.id}" for url, p in zip(urls, pages, strict=True)]
+    start = time.perf_counter()
+    cleaned = deboiler_html(urls, [p.html for p in pages])
+    result.seconds[DEBOILER] = time.perf_counter() - start
+    for page, html in zip(pages, cleaned, strict=True):
+        try:
+            kept = parse_html(html or "<html></html>", url=page.meta.get("url") or None)
+        except PageError:
+            kept = parse_html("<html><body></body></html>")
+        _score_stages(result, DEBOILER, kept, page.gold, extractor)
+
+
+def compare_site(
+    dataset: Dataset,
+    site: str,
+    ids: Sequence[str],
+    methods: Sequence[str],
+    extractor: Extractor | None,
+    max_pages: int = 200,
+) -> SiteResult:
+    """Every method on one site's pages (those that parse), each page scored per stage."""
+    result = SiteResult(dataset.name, site)
+    pages, doms = [], []
+    for page_id in list(ids)[:max_pages]:
+        page = dataset.page(page_id)
+        if (dom := _parse(page, site)) is not None:
+            pages.append(page)
+            doms.append(dom)
+    result.pages = len(pages)
+    for page, dom in zip(pages, doms, strict=True):
+        _score_stages(result, BASELINE, dom, page.gold, extractor)
+    for method in methods:
+        if method == DEBOILER:
+            _run_deboiler(result, pages, site, extractor)
+            continue
+        start = time.perf_counter()
+        masks = site_masks(method, doms)
+        result.seconds[method] = time.perf_counter() - start
+        for page, dom, mask in zip(pages, doms, masks, strict=True):
+            _score_stages(result, method, _filtered(dom, mask), page.gold, extractor)
+    return result
+
+
+# -- report ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class MethodRow:
+    """A method's figures over a set of sites."""
+
+    method: str
+    filter_pooled: float
+    filter_sites: float
+    after_pooled: float
+    after_sites: float
+    ms_site: float
+    ms_page: float
+    wins: int  # sites where the filter alone beats deboiler's
+
+
+def _f1(scores: Sequence[PageScore]) -> float:
+    return aggregate(scores).f1 if scores else float("nan")
+
+
+def _site_mean(results: Sequence[SiteResult], method: str, stage: str) -> float:
+    values = [_f1(r.scores[(method, stage)]) for r in results if (method, stage) in r.scores]
+    return float(np.mean(values)) if values else float("nan")
+
+
+def _pooled(results: Sequence[SiteResult], method: str, stage: str) -> float:
+    return _f1([s for r in results for s in r.scores.get((method, stage), [])])
+
+
+def method_row(results: Sequence[SiteResult], method: str) -> MethodRow:
+    timed = [r for r in results if method in r.seconds]
+    seconds = sum(r.seconds[method] for r in timed)
+    pages = sum(r.pages for r in timed)
+    wins = sum(
+        _f1(r.scores[(method, "filter")]) > _f1(r.scores[(DEBOILER, "filter")])
+        for r in results
+        if (DEBOILER, "filter") in r.scores and (method, "filter") in r.scores
+    )
+    return MethodRow(
+        method,
+        _pooled(results, method, "filter"),
+        _site_mean(results, method, "filter"),
+        _pooled(results, method, "after"),
+        _site_mean(results, method, "after"),
+        1000 * seconds / len(timed) if timed else float("nan"),
+        1000 * seconds / pages if pages else float("nan"),
+        wins,
+    )
+
+
+def report(results: Sequence[SiteResult], methods: Sequence[str], after: str) -> list[str]:
+    """The comparison table, then filter-alone F1 per dataset."""
+    pages = sum(r.pages for r in results)
+    lines = [
+        f"{len(results)} multi-page sites, {pages} pages; F1 pooled over pages / mean over sites",
+        "",
+        f"| method | filter alone | {after} after the filter | ms a site | ms a page | "
+        "sites above deboiler (filter alone) |",
+        "|---|---|---|---|---|---|",
+    ]
+    for method in (BASELINE, *methods):
+        row = method_row(results, method)
+        timing = "- | -" if method == BASELINE else f"{row.ms_site:.0f} | {row.ms_page:.1f}"
+        versus = "-" if method in (BASELINE, DEBOILER) or DEBOILER not in methods else row.wins
+        lines.append(
+            f"| {_label(method, after)} | {row.filter_pooled:.3f} / {row.filter_sites:.3f} | "
+            f"{row.after_pooled:.3f} / {row.after_sites:.3f} | {timing} | {versus} |"
+        )
+    lines += ["", _per_dataset(results, methods)]
+    return lines
+
+
+def _label(method: str, after: str) -> str:
+    return f"none (whole page; {after} alone)" if method == BASELINE else method
+
+
+def _per_dataset(results: Sequence[SiteResult], methods: Sequence[str]) -> str:
+    names = sorted({r.dataset for r in results})
+    head = "| filter alone, pooled F1 | " + " | ".join(
+        f"{n} ({sum(r.pages for r in results if r.dataset == n)})" for n in names
+    )
+    rows = [head + " |", "|---|" + "---|" * len(names)]
+    for method in (BASELINE, *methods):
+        cells = [
+            f"{_pooled([r for r in results if r.dataset == n], method, 'filter'):.3f}"
+            for n in names
+        ]
+        rows.append(f"| {'none' if method == BASELINE else method} | " + " | ".join(cells) + " |")
+    return "\n".join(rows)
+
+
+def as_json(results: Sequence[SiteResult], methods: Sequence[str]) -> dict[str, Any]:
+    rows = [method_row(results, m) for m in (BASELINE, *methods)]
+    return {
+        "methods": [{k: getattr(r, k) for k in MethodRow.__slots__} for r in rows],
+        "sites": [
+            {
+                "dataset": r.dataset,
+                "site": r.site,
+                "pages": r.pages,
+                "seconds": r.seconds,
+                "f1": {f"{m}/{s}": _f1(v) for (m, s), v in r.scores.items()},
+            }
+            for r in results
+        ],
+    }
+
+
+# -- command line ---------------------------------------------------------------------------
+
+
+def parse_methods(text: str) -> list[str]:
+    """`--methods`: "all" or names among ALL_METHODS, comma-separated."""
+    names = [n.strip().lower() for n in text.split(",") if n.strip()]
+    if names == ["all"]:
+        return list(ALL_METHODS)
+    unknown = [n for n in names if n not in ALL_METHODS]
+    if unknown:
+        raise ValueError(f"unknown method {unknown[0]!r}: choose among {', '.join(ALL_METHODS)}")
+    return names
+
+
+def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from newscrawl.template.evaluation import site_groups
+
+    try:
+        methods = parse_methods(args.methods)
+        groups = site_groups(args.datasets, args.groups, max(args.min_pages, 2))
+    except (ValueError, DatasetError, OSError) as err:
+        print(f"template evaluation: {err}", file=sys.stderr)
+        return 2
+    if args.sites:
+        groups = groups[: args.sites]
+    if DEBOILER in methods and not _has_deboiler():
+        print(
+            "template evaluation: deboiler is not installed: pip install --no-deps "
+            "'deboiler==2023.46.150' (its own needs come with newscrawl[bench])",
+            file=sys.stderr,
+        )
+        return 2
+    after = args.after or DEFAULT_EXTRACTOR
+    extractor = get_extractor(after) if after != "none" else None
+    results = [
+        compare_site(dataset, site, ids, methods, extractor, args.max_pages)
+        for dataset, site, ids in tqdm(groups, desc="sites", unit="site", disable=args.quiet)
+    ]
+    print("\n".join(report(results, methods, after)))
+    if args.json:
+        Path(args.json).write_text(json.dumps(as_json(results, methods), indent=1) + "\n", "utf-8")
+    return 0
+
+
+def _has_deboiler() -> bool:
+    try:
+        import deboiler  # noqa: F401
+    except ImportError:
+        return False
+    return True
