@@ -24,6 +24,7 @@ from newscrawl.template.extractor import pruned_dom
 from newscrawl.template.sitemethods import (
     SITE_METHODS,
     check_site_method,
+    new_site_method,
     range_min,
     site_masks,
     site_scores,
@@ -67,22 +68,20 @@ def _template(method: str, dom: Dom, mask: np.ndarray, element_id: str) -> bool:
 def test_sst_a_style_node_shared_by_every_page_is_noise() -> None:
     doms = _site(6)
     tree = sst.SiteStyleTree()
-    maps = [tree.add(dom) for dom in doms]
+    for dom in doms:
+        tree.add(dom)
     tree.importance()
-    nav = [node_of[_node(dom, "nav")] for dom, (node_of, _) in zip(doms, maps, strict=True)]
+    nav = [tree.node(i, _node(dom, "nav")) for i, dom in enumerate(doms)]
     assert all(n is nav[0] for n in nav)  # one element node of the SST for every page's menu
     assert nav[0].pages == 6 and len(nav[0].styles) == 1  # one style, seen on all 6 pages
     assert nav[0].comp == pytest.approx(0.0)  # same children, same words: no importance
     # The story's element keeps its style too, but its text differs on every page: the text
     # nodes below it are important, so the story is not noise.
-    node_of, piece_of = maps[0]
     story = _node(doms[0], "story")
-    texts = range(doms[0].piece_start[story], doms[0].piece_end[story])
-    assert node_of[story].comp > nav[0].comp
-    assert max(piece_of[k].comp for k in texts) > 0.9
-    scores = tree.scores(doms[0], *maps[0])
+    assert tree.node(0, story).comp > nav[0].comp
+    scores = tree.page_scores(0)
     assert scores[_node(doms[0], "nav")] == pytest.approx(1.0)
-    assert scores[_node(doms[0], "story")] < sst.SSTConfig().threshold
+    assert scores[story] < 0.1 < sst.SSTConfig().threshold
 
 
 def test_sst_presentation_entropy_and_content_entropy() -> None:
@@ -206,6 +205,31 @@ def test_a_page_served_twice_counts_once(method: str) -> None:
     story = _node(doms[0], "story")
     threshold = threshold_of(method)
     assert scores[0][story] < threshold and scores[-1][story] < threshold
+
+
+@pytest.mark.parametrize("method", SITE_METHODS)
+def test_a_site_learnt_page_by_page_scores_later_pages_without_learning(method: str) -> None:
+    doms = _site(8)
+    state = new_site_method(method)
+    for dom in doms[:6]:
+        state.add(dom)
+    batch = site_scores(method, doms[:6])
+    for index in range(6):  # the same as the whole site at once
+        assert np.array_equal(state.page_scores(index), batch[index])
+    for dom in doms[6:]:  # pages past a cap: scored by what the six pages taught
+        mask = state.peek_mask(dom)
+        assert mask[_node(dom, "nav")] and mask[_node(dom, "foot")]
+        assert not mask[_node(dom, "story")]
+    assert len(state) == 6
+
+
+def test_pagelets_learn_as_pages_come() -> None:
+    doms = _site(3)
+    state = new_site_method("pagelets")
+    state.add(doms[0])
+    assert not state.page_mask(0).any()  # one page: nothing repeats yet
+    state.add(doms[1])
+    assert state.page_mask(0)[_node(doms[0], "nav")]
 
 
 def test_unknown_method_names_the_choices() -> None:

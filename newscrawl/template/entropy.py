@@ -46,9 +46,17 @@ from itertools import pairwise
 import numpy as np
 
 from newscrawl.dom import Dom
-from newscrawl.template.sitemethods import page_key, pieces_min
+from newscrawl.template.sitemethods import PageShape, SiteMethod, pieces_min
 
-__all__ = ["LAYOUT_BLOCKS", "NAME", "EntropyConfig", "choose_h0", "site_scores", "term_entropy"]
+__all__ = [
+    "LAYOUT_BLOCKS",
+    "NAME",
+    "BlockEntropy",
+    "EntropyConfig",
+    "choose_h0",
+    "site_scores",
+    "term_entropy",
+]
 
 NAME = "entropy"
 LAYOUT_BLOCKS = (
@@ -140,40 +148,91 @@ def _score(entropy: float, h0: float) -> float:
     return 0.5 + 0.5 * (entropy - h0) / (1.0 - h0) if h0 < 1 else 1.0
 
 
-def _page_scores(dom: Dom, block: np.ndarray, entropies: dict[int, float], h0: float) -> np.ndarray:
+class BlockEntropy(SiteMethod):
+    """Lin & Ho over one site: `add` cuts a page into blocks and counts their terms; the term
+    entropies, block entropies and H0 follow from all the pages added so far."""
+
+    name = NAME
+
+    def __init__(self, config: EntropyConfig | None = None) -> None:
+        super().__init__()
+        self.config = config or EntropyConfig()
+        self.threshold = self.config.threshold
+        self._stop = _stop_list() if self.config.stopwords else frozenset()
+        self._tags = frozenset(self.config.block_tags)
+        self._blocks: list[np.ndarray] = []
+        self._terms: list[dict[int, Counter[str]]] = []
+        self._pages: dict[bytes, Counter[str]] = {}  # distinct pages' term frequencies
+        self._state: tuple[list[dict[int, float]], float] | None = None  # entropies, H0
+        self._entropy_of: dict[str, float] = {}
+
+    def _add(self, dom: Dom, shape: PageShape) -> None:
+        block = _blocks(dom, self._tags)
+        terms = _block_terms(dom, block, self._stop)
+        self._blocks.append(block)
+        self._terms.append(terms)
+        if shape.key not in self._pages:  # a page served twice counts once
+            page: Counter[str] = Counter()
+            for words in terms.values():
+                page.update(words)
+            self._pages[shape.key] = page
+        self._state = None
+
+    def entropies(self) -> tuple[list[dict[int, float]], float]:
+        """Each page's block entropies (block node -> H) and the site's H0."""
+        if self._state is None:
+            entropy_of = self._entropy_of = term_entropy(list(self._pages.values()))
+            blocks = [
+                {node: _mean(entropy_of, words) for node, words in page.items()}
+                for page in self._terms
+            ]
+            h0 = self.config.h0
+            if h0 is None:
+                found = [
+                    (entropies[node], frozenset(words))
+                    for entropies, page in zip(blocks, self._terms, strict=True)
+                    for node, words in page.items()
+                ]
+                h0 = choose_h0(found, self.config.steps)
+            self._state = (blocks, h0)
+        return self._state
+
+    def page_scores(self, index: int) -> np.ndarray:
+        blocks, h0 = self.entropies()
+        return _scores(self.shapes[index], self._blocks[index], blocks[index], h0)
+
+    def peek(self, dom: Dom) -> np.ndarray:
+        """A page scored by the learnt term entropies (a term never seen counts 0: this page's
+        own) and H0."""
+        _, h0 = self.entropies()
+        block = _blocks(dom, self._tags)
+        terms = _block_terms(dom, block, self._stop)
+        known = self._entropy_of
+        entropies = {
+            node: sum(known.get(w, 0.0) for w in words) / len(words)
+            for node, words in terms.items()
+        }
+        return _scores(PageShape.of(dom), block, entropies, h0)
+
+
+def _scores(
+    shape: PageShape, block: np.ndarray, entropies: dict[int, float], h0: float
+) -> np.ndarray:
     """Per node: the lowest score of the blocks holding its text; a text-less node takes the
     score of its block (0 for a block without terms)."""
-    by_block = np.zeros(len(dom), dtype=np.float64)
+    by_block = np.zeros(len(shape), dtype=np.float64)
     for node, entropy in entropies.items():
         by_block[node] = _score(entropy, h0)
-    unit = by_block[block] if len(dom) else by_block
-    owners = np.asarray(dom.piece_owner, dtype=np.int64)
-    piece = unit[owners] if len(owners) else unit[:0]
-    return pieces_min(dom, piece, unit)
+    unit = by_block[block]
+    return pieces_min(shape, unit[shape.piece_owner], unit)
 
 
 def site_scores(doms: Sequence[Dom], config: EntropyConfig | None = None) -> list[np.ndarray]:
     """Template score per node of every page of one site (see the module docstring)."""
-    config = config or EntropyConfig()
-    stop = _stop_list() if config.stopwords else frozenset()
-    tags = frozenset(config.block_tags)
-    blocks = [_blocks(dom, tags) for dom in doms]
-    terms = [_block_terms(dom, b, stop) for dom, b in zip(doms, blocks, strict=True)]
-    seen: dict[bytes, Counter[str]] = {}  # distinct pages: a duplicate counts once
-    for dom, page in zip(doms, terms, strict=True):
-        if (key := page_key(dom)) not in seen:
-            seen[key] = Counter()
-            for words in page.values():
-                seen[key].update(words)
-    entropy_of = term_entropy(list(seen.values()))
-    entropies = [{node: _mean(entropy_of, words) for node, words in page.items()} for page in terms]
-    found = [
-        (entropies[i][node], frozenset(words))
-        for i, page in enumerate(terms)
-        for node, words in page.items()
-    ]
-    h0 = config.h0 if config.h0 is not None else choose_h0(found, config.steps)
-    return [_page_scores(dom, b, e, h0) for dom, b, e in zip(doms, blocks, entropies, strict=True)]
+    state = BlockEntropy(config)
+    for dom in doms:
+        state.add(dom)
+    return state.scores()
 
 
 def _mean(entropy_of: dict[str, float], words: Counter[str]) -> float:

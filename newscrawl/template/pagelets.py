@@ -36,9 +36,9 @@ from hashlib import blake2b
 import numpy as np
 
 from newscrawl.dom import Dom
-from newscrawl.template.sitemethods import page_key, pieces_min
+from newscrawl.template.sitemethods import PageShape, SiteMethod, pieces_min
 
-__all__ = ["NAME", "PageletConfig", "fingerprint", "pagelets", "site_scores"]
+__all__ = ["NAME", "PageletConfig", "Pagelets", "fingerprint", "pagelets", "site_scores"]
 
 NAME = "pagelets"
 _WORD = re.compile(r"\w+")
@@ -101,33 +101,55 @@ def fingerprint(text: str, window: int = 4, sketch: int = 8) -> tuple[int, ...]:
     return tuple(sorted(hashes)[:sketch])
 
 
-def _page_pagelets(dom: Dom, config: PageletConfig) -> list[tuple[int, tuple[int, ...]]]:
-    """(pagelet node, fingerprint) of every pagelet of the page."""
-    return [
-        (node, fingerprint(dom.text(node), config.window, config.sketch))
-        for node in pagelets(dom, config.k)
-    ]
+class Pagelets(SiteMethod):
+    """Local template detection over one site: `add` cuts a page into pagelets and keeps their
+    fingerprints; a pagelet is template once its fingerprint is on `min_pages` distinct pages."""
 
+    name = NAME
 
-def _page_scores(dom: Dom, found: list[tuple[int, tuple[int, ...]]], template: set) -> np.ndarray:
-    """Per node: 1 when all its text lies in template pagelets (see `pieces_min`)."""
-    unit = np.zeros(len(dom), dtype=np.float64)  # the score of the pagelet each node is in
-    for node, key in found:
-        if key in template:
-            unit[node : dom.end[node]] = 1.0
-    piece = unit[np.asarray(dom.piece_owner, dtype=np.int64)] if dom.piece_owner else unit[:0]
-    return pieces_min(dom, piece, unit)
+    def __init__(self, config: PageletConfig | None = None) -> None:
+        super().__init__()
+        self.config = config or PageletConfig()
+        self.threshold = self.config.threshold
+        self._found: list[list[tuple[int, tuple[int, ...]]]] = []
+        self._pages_of: dict[tuple[int, ...], set[bytes]] = {}  # fingerprint -> page keys
+
+    def _pagelets(self, dom: Dom) -> list[tuple[int, tuple[int, ...]]]:
+        """(pagelet node, fingerprint) of every pagelet of the page."""
+        config = self.config
+        return [
+            (node, fingerprint(dom.text(node), config.window, config.sketch))
+            for node in pagelets(dom, config.k)
+        ]
+
+    def _add(self, dom: Dom, shape: PageShape) -> None:
+        found = self._pagelets(dom)
+        self._found.append(found)
+        for _, shingle in found:
+            if shingle:
+                self._pages_of.setdefault(shingle, set()).add(shape.key)
+
+    def is_template(self, shingle: tuple[int, ...]) -> bool:
+        return len(self._pages_of.get(shingle, ())) >= self.config.min_pages
+
+    def page_scores(self, index: int) -> np.ndarray:
+        return self._scores(self.shapes[index], self._found[index])
+
+    def peek(self, dom: Dom) -> np.ndarray:
+        return self._scores(PageShape.of(dom), self._pagelets(dom))
+
+    def _scores(self, shape: PageShape, found: list[tuple[int, tuple[int, ...]]]) -> np.ndarray:
+        """Per node: 1 when all its text lies in template pagelets (see `pieces_min`)."""
+        unit = np.zeros(len(shape), dtype=np.float64)  # the score of the pagelet a node is in
+        for node, shingle in found:
+            if shingle and self.is_template(shingle):
+                unit[node : shape.end[node]] = 1.0
+        return pieces_min(shape, unit[shape.piece_owner], unit)
 
 
 def site_scores(doms: Sequence[Dom], config: PageletConfig | None = None) -> list[np.ndarray]:
     """Template score per node of every page of one site: local template detection."""
-    config = config or PageletConfig()
-    found = [_page_pagelets(dom, config) for dom in doms]
-    pages_of: dict[tuple[int, ...], set[bytes]] = {}
-    for dom, page in zip(doms, found, strict=True):
-        key = page_key(dom)
-        for _, shingle in page:
-            if shingle:
-                pages_of.setdefault(shingle, set()).add(key)
-    template = {s for s, pages in pages_of.items() if len(pages) >= config.min_pages}
-    return [_page_scores(dom, page, template) for dom, page in zip(doms, found, strict=True)]
+    state = Pagelets(config)
+    for dom in doms:
+        state.add(dom)
+    return state.scores()

@@ -21,30 +21,38 @@ never takes content along with a template parent:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
 from hashlib import blake2b
+from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
 from newscrawl.dom import Dom
 
+if TYPE_CHECKING:
+    from newscrawl.template.records import PageNodes
+    from newscrawl.template.sitelevel import SiteLevelConfig
+
 __all__ = [
     "DEFAULT_SITE_METHOD",
     "SITE_METHODS",
+    "PageShape",
+    "SiteLevelMethod",
+    "SiteMethod",
     "check_site_method",
+    "new_site_method",
     "page_key",
     "pieces_min",
     "range_min",
     "site_masks",
     "site_scores",
-    "sitelevel_scores",
     "threshold_of",
 ]
 
 SITE_METHODS: tuple[str, ...] = ("sitelevel", "sst", "pagelets", "entropy")
 DEFAULT_SITE_METHOD = "sitelevel"
-
-SiteScorer = Callable[[Sequence[Dom]], list[np.ndarray]]
 
 
 def check_site_method(name: str) -> str:
@@ -55,57 +63,169 @@ def check_site_method(name: str) -> str:
     return key
 
 
-def sitelevel_scores(doms: Sequence[Dom]) -> list[np.ndarray]:
-    """SiteLevel's labels (seed 004: hash repeated on p = 10% of the pages, or 85% of the text
-    template) as 0 / 1 scores. Boxes are not needed for labels, so none are computed."""
-    from newscrawl.template.records import PageNodes
-    from newscrawl.template.sitelevel import label_site
+@dataclass(frozen=True, slots=True)
+class PageShape:
+    """What scoring needs of a page once its tree is gone: the node tree (parent, subtree
+    end), each node's range of text pieces, each piece's owner, <body>, and `page_key`."""
 
-    pages = [
-        PageNodes.from_dom(dom, dom.url or "", boxes=np.zeros((len(dom), 4), np.float32))
-        for dom in doms
-    ]
-    return [labels.astype(np.float64) for labels in label_site(pages)]
+    parent: np.ndarray
+    end: np.ndarray
+    piece_start: np.ndarray
+    piece_end: np.ndarray
+    piece_owner: np.ndarray
+    body: int
+    key: bytes
+
+    @classmethod
+    def of(cls, dom: Dom) -> PageShape:
+        def ints(values: Sequence[int]) -> np.ndarray:
+            return np.asarray(values, dtype=np.int32)  # 20 bytes a node for the five arrays
+
+        return cls(
+            ints(dom.parent),
+            ints(dom.end),
+            ints(dom.piece_start),
+            ints(dom.piece_end),
+            ints(dom.piece_owner),
+            dom.body if len(dom) else 0,
+            page_key(dom),
+        )
+
+    def __len__(self) -> int:
+        return len(self.parent)
 
 
-def _scorer(name: str) -> tuple[SiteScorer, float]:
-    """The scoring function of a method and its threshold (imports kept lazy: the crawl loads
-    only the method it runs)."""
+class SiteMethod(ABC):
+    """One site's pages through a site-level method, a page at a time.
+
+    `add(dom)` reads what the method needs while the page's tree is at hand (no tree is kept,
+    so a crawl can feed a 200-page site); `page_scores(i)` is page i's template score per node
+    given every page added so far; `masks()` the template nodes of every page. `peek(dom)`
+    scores a page by what the pages added so far taught, without learning from it (for pages
+    past a cap). A node is template when its score is at least `threshold`.
+    """
+
+    name: ClassVar[str]
+    threshold: float = 0.5
+
+    def __init__(self) -> None:
+        self.shapes: list[PageShape] = []
+
+    def __len__(self) -> int:
+        return len(self.shapes)
+
+    def add(self, dom: Dom) -> int:
+        """Read one page of the site; its index."""
+        shape = PageShape.of(dom)
+        self._add(dom, shape)
+        self.shapes.append(shape)
+        return len(self.shapes) - 1
+
+    @abstractmethod
+    def _add(self, dom: Dom, shape: PageShape) -> None: ...
+
+    @abstractmethod
+    def page_scores(self, index: int) -> np.ndarray: ...
+
+    @abstractmethod
+    def peek(self, dom: Dom) -> np.ndarray: ...
+
+    def scores(self) -> list[np.ndarray]:
+        return [self.page_scores(i) for i in range(len(self.shapes))]
+
+    def peek_mask(self, dom: Dom) -> np.ndarray:
+        """Template nodes of a page scored by `peek`; nothing before <body> is."""
+        mask = self.peek(dom) >= self.threshold
+        mask[: dom.body if len(dom) else 0] = False
+        return mask
+
+    def page_mask(self, index: int) -> np.ndarray:
+        """Template nodes of page `index`; nothing before <body> is."""
+        mask = self.page_scores(index) >= self.threshold
+        mask[: self.shapes[index].body] = False
+        return mask
+
+    def masks(self) -> list[np.ndarray]:
+        return [self.page_mask(i) for i in range(len(self.shapes))]
+
+
+class SiteLevelMethod(SiteMethod):
+    """SiteLevel's labels (seed 004: a hash repeated on p = 10% of the pages, or 85% of the
+    text template) as 0 / 1 scores. Boxes are not needed for labels, so none are computed."""
+
+    name = "sitelevel"
+
+    def __init__(self, config: SiteLevelConfig | None = None) -> None:
+        from newscrawl.template.sitelevel import SiteLevelConfig
+
+        super().__init__()
+        self.config = config or SiteLevelConfig()
+        self._pages: list[PageNodes] = []
+        self._hashes: np.ndarray | None = None
+
+    def _add(self, dom: Dom, shape: PageShape) -> None:
+        from newscrawl.template.records import PageNodes
+
+        boxes = np.zeros((len(dom), 4), np.float32)
+        self._pages.append(PageNodes.from_dom(dom, dom.url or "", boxes=boxes))
+        self._hashes = None
+
+    def page_scores(self, index: int) -> np.ndarray:
+        return self._labels(self._pages[index])
+
+    def peek(self, dom: Dom) -> np.ndarray:
+        from newscrawl.template.records import PageNodes
+
+        boxes = np.zeros((len(dom), 4), np.float32)
+        return self._labels(PageNodes.from_dom(dom, dom.url or "", boxes=boxes))
+
+    def _labels(self, page: PageNodes) -> np.ndarray:
+        from newscrawl.template.sitelevel import label_page, template_hashes
+
+        if self._hashes is None:
+            self._hashes = template_hashes(self._pages, self.config)
+        config = self.config
+        return label_page(page, self._hashes, config.html_share, config.share_of).astype(float)
+
+
+def new_site_method(name: str) -> SiteMethod:
+    """A fresh state of the method `name` (default configuration) for one site; imports stay
+    lazy, so a crawl loads only the method it runs."""
+    name = check_site_method(name)
     if name == "sst":
-        from newscrawl.template import sst
+        from newscrawl.template.sst import SiteStyleTree
 
-        return sst.site_scores, sst.SSTConfig().threshold
+        return SiteStyleTree()
     if name == "pagelets":
-        from newscrawl.template import pagelets
+        from newscrawl.template.pagelets import Pagelets
 
-        return pagelets.site_scores, pagelets.PageletConfig().threshold
+        return Pagelets()
     if name == "entropy":
-        from newscrawl.template import entropy
+        from newscrawl.template.entropy import BlockEntropy
 
-        return entropy.site_scores, entropy.EntropyConfig().threshold
-    return sitelevel_scores, 0.5
+        return BlockEntropy()
+    return SiteLevelMethod()
 
 
 def threshold_of(method: str) -> float:
     """Score at or above which a node is template, for the method's default configuration."""
-    return _scorer(check_site_method(method))[1]
+    return new_site_method(method).threshold
 
 
-def site_scores(method: str, doms: Sequence[Dom]) -> list[np.ndarray]:
-    """Template score per node of every page of one site, by `method` (defaults)."""
-    scorer, _ = _scorer(check_site_method(method))
-    return scorer(doms) if doms else []
+def site_scores(method: str | SiteMethod, doms: Sequence[Dom]) -> list[np.ndarray]:
+    """Template score per node of every page of one site, by `method` (a name: defaults)."""
+    state = new_site_method(method) if isinstance(method, str) else method
+    for dom in doms:
+        state.add(dom)
+    return state.scores()
 
 
-def site_masks(method: str, doms: Sequence[Dom]) -> list[np.ndarray]:
+def site_masks(method: str | SiteMethod, doms: Sequence[Dom]) -> list[np.ndarray]:
     """Template nodes (bool per node) of every page of one site; nothing before <body> is."""
-    scorer, threshold = _scorer(check_site_method(method))
-    masks = []
-    for dom, scores in zip(doms, scorer(doms) if doms else [], strict=True):
-        mask = scores >= threshold
-        mask[: dom.body] = False
-        masks.append(mask)
-    return masks
+    state = new_site_method(method) if isinstance(method, str) else method
+    for dom in doms:
+        state.add(dom)
+    return state.masks()
 
 
 # -- helpers the methods share --------------------------------------------------------------
@@ -123,7 +243,7 @@ def page_key(dom: Dom) -> bytes:
     return digest.digest()
 
 
-def pieces_min(dom: Dom, piece_score: np.ndarray, unit_of_node: np.ndarray) -> np.ndarray:
+def pieces_min(page: PageShape, piece_score: np.ndarray, unit_of_node: np.ndarray) -> np.ndarray:
     """Per node: the lowest score of the text pieces in its subtree; a node without text takes
     `unit_of_node` (the score of the unit - block, pagelet - it sits in).
 
@@ -131,8 +251,7 @@ def pieces_min(dom: Dom, piece_score: np.ndarray, unit_of_node: np.ndarray) -> n
     mask cut a node's whole subtree.
     """
     out = np.asarray(unit_of_node, dtype=np.float64).copy()
-    start = np.asarray(dom.piece_start, dtype=np.int64)
-    stop = np.asarray(dom.piece_end, dtype=np.int64)
+    start, stop = page.piece_start, page.piece_end
     has = stop > start
     if has.any():
         out[has] = range_min(np.asarray(piece_score, np.float64), start[has], stop[has])

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from newscrawl.dom import Dom
-from newscrawl.template.sitemethods import page_key, range_min
+from newscrawl.template.sitemethods import PageShape, SiteMethod, range_min
 
 __all__ = ["NAME", "SSTConfig", "SiteStyleTree", "site_scores"]
 
@@ -121,19 +121,27 @@ def _items(dom: Dom, node: int) -> list[Item]:
     return items
 
 
-class SiteStyleTree:
-    """The SST of one site: `add` pages, then `importance` computes every composite importance
-    and `scores` maps a page's nodes onto the tree."""
+class SiteStyleTree(SiteMethod):
+    """The SST of one site: `add` merges a page into the tree (keeping only which tree node
+    each of its nodes and text pieces maps to); `page_scores` computes the composite
+    importances once per new page and maps the page onto them."""
+
+    name = NAME
 
     def __init__(self, config: SSTConfig | None = None) -> None:
+        super().__init__()
         self.config = config or SSTConfig()
+        self.threshold = self.config.threshold
         self._roots: dict[object, _Node] = {}
         self._nodes: list[_Node] = []  # creation order: a parent before its children
+        self._maps: list[tuple[list[_Node | None], list[_Node | None]]] = []
+        self._first: dict[bytes, int] = {}  # page key -> the page merged for it
+        self._fresh = False  # importances up to date
 
     def _key(self, dom: Dom, node: int) -> object:
         element = dom.elements[node]
-        attrs = tuple((name, (element.get(name) or "").strip().lower()) for name in self._attrs)
-        return (dom.tag[node], tuple(a for a in attrs if a[1]))
+        values = ((name, (element.get(name) or "").strip().lower()) for name in self._attrs)
+        return (dom.tag[node], tuple(a for a in values if a[1]))
 
     @property
     def _attrs(self) -> tuple[str, ...]:
@@ -144,8 +152,18 @@ class SiteStyleTree:
         self._nodes.append(made)
         return made
 
-    def add(self, dom: Dom) -> tuple[list[_Node | None], list[_Node | None]]:
-        """Merge one page; returns the tree node of each of its nodes and of each text piece."""
+    def _add(self, dom: Dom, shape: PageShape) -> None:
+        """Merge the page (a page served twice is merged once: its copy maps like the first)."""
+        first = self._first.get(shape.key)
+        if first is not None:
+            self._maps.append(self._maps[first])
+            return
+        self._first[shape.key] = len(self._maps)
+        self._maps.append(self._merge(dom))
+        self._fresh = False
+
+    def _merge(self, dom: Dom) -> tuple[list[_Node | None], list[_Node | None]]:
+        """The tree node of each of the page's nodes and of each of its text pieces."""
         node_of: list[_Node | None] = [None] * len(dom)
         piece_of: list[_Node | None] = [None] * len(dom.piece_text)
         if not len(dom):
@@ -165,18 +183,10 @@ class SiteStyleTree:
             style.n += 1
             for item, child in zip(items, style.children, strict=True):
                 if isinstance(item, list):
-                    self._add_text(dom, item, child, piece_of)
+                    _add_text(dom, item, child, piece_of)
                 else:
                     stack.append((item, child))
         return node_of, piece_of
-
-    @staticmethod
-    def _add_text(dom: Dom, pieces: list[int], text: _Node, piece_of: list) -> None:
-        text.pages += 1
-        words = Counter(w for k in pieces for w in _WORD.findall(dom.piece_text[k].lower()))
-        text.words.append(words)
-        for k in pieces:
-            piece_of[k] = text
 
     def importance(self) -> None:
         """Composite importance of every node, children before parents."""
@@ -193,31 +203,86 @@ class SiteStyleTree:
             weight = gamma**node.level
             below = sum(s.n / node.pages * _style_importance(s) for s in texty)
             node.comp = (1 - weight) * _presentation_importance(node) + weight * below
+        self._fresh = True
 
-    def scores(self, dom: Dom, node_of: Sequence[_Node | None], piece_of: Sequence) -> np.ndarray:
+    def _map(self, dom: Dom) -> tuple[list[_Node | None], list[_Node | None]]:
+        """Like `_merge` without learning: the tree nodes the page's nodes match; None below a
+        child sequence the tree has never seen."""
+        node_of: list[_Node | None] = [None] * len(dom)
+        piece_of: list[_Node | None] = [None] * len(dom.piece_text)
+        root = self._roots.get(self._key(dom, 0)) if len(dom) else None
+        stack = [(0, root)] if root is not None else []
+        while stack:
+            node, tree = stack.pop()
+            node_of[node] = tree
+            items = _items(dom, node)
+            keys = tuple(_TEXT if isinstance(i, list) else self._key(dom, i) for i in items)
+            style = tree.styles.get(keys)
+            if style is None:
+                continue
+            for item, child in zip(items, style.children, strict=True):
+                if isinstance(item, list):
+                    for k in item:
+                        piece_of[k] = child
+                else:
+                    stack.append((item, child))
+        return node_of, piece_of
+
+    def peek(self, dom: Dom) -> np.ndarray:
+        """A page scored on the tree as learnt: a part whose style the tree has never seen is
+        new to the site, so its text counts as fully important (a style node of one page)."""
+        if not self._fresh:
+            self.importance()
+        node_of, piece_of = self._map(dom)
+        shape = PageShape.of(dom)
+        unseen = np.array([t is None for t in piece_of], dtype=bool)
+        pieces = _values(piece_of)
+        pieces[unseen] = 1.0
+        return self._scores(shape, _values(node_of), pieces)
+
+    def node(self, index: int, node: int) -> _Node | None:
+        """The tree node page `index`'s node maps to."""
+        return self._maps[index][0][node]
+
+    def page_scores(self, index: int) -> np.ndarray:
         """Template score per node: 1 - the largest composite importance in its subtree, over
         its elements and text; text-less nodes take their parent's score."""
-        count = len(dom)
-        node_val = np.array(
-            [t.comp if t is not None and t.has_text else -np.inf for t in node_of], np.float64
-        )
-        piece_val = np.array(
-            [t.comp if t is not None and t.has_text else -np.inf for t in piece_of], np.float64
-        )
+        if not self._fresh:
+            self.importance()
+        node_of, piece_of = self._maps[index]
+        return self._scores(self.shapes[index], _values(node_of), _values(piece_of))
+
+    @staticmethod
+    def _scores(shape: PageShape, node_val: np.ndarray, piece_val: np.ndarray) -> np.ndarray:
+        """1 - the largest importance in each node's subtree; text-less: the parent's score."""
+        if not len(shape):
+            return np.zeros(0, dtype=np.float64)
         # max over a subtree = -min of the negated values over its node and piece ranges
-        ids = np.arange(count)
-        most = -range_min(-node_val, ids, np.asarray(dom.end, np.int64)) if count else node_val
-        start = np.asarray(dom.piece_start, np.int64)
-        stop = np.asarray(dom.piece_end, np.int64)
-        has = stop > start
+        most = -range_min(-node_val, np.arange(len(shape)), shape.end)
+        has = shape.piece_end > shape.piece_start
         if has.any():
-            most[has] = np.maximum(most[has], -range_min(-piece_val, start[has], stop[has]))
+            pieces = -range_min(-piece_val, shape.piece_start[has], shape.piece_end[has])
+            most[has] = np.maximum(most[has], pieces)
         score = 1.0 - most
-        for node in range(count):  # preorder: a parent's score is final before its children's
-            if not np.isfinite(score[node]):
-                parent = dom.parent[node]
-                score[node] = score[parent] if parent >= 0 else 0.0
+        for node in np.flatnonzero(~np.isfinite(score)):  # preorder: parents come first
+            parent = shape.parent[node]
+            score[node] = score[parent] if parent >= 0 else 0.0
         return np.clip(score, 0.0, 1.0)
+
+
+def _values(nodes: Sequence[_Node | None]) -> np.ndarray:
+    """Composite importance of each mapped tree node; -inf for nodes without text."""
+    return np.array(
+        [t.comp if t is not None and t.has_text else -np.inf for t in nodes], dtype=np.float64
+    )
+
+
+def _add_text(dom: Dom, pieces: list[int], text: _Node, piece_of: list) -> None:
+    text.pages += 1
+    words = Counter(w for k in pieces for w in _WORD.findall(dom.piece_text[k].lower()))
+    text.words.append(words)
+    for k in pieces:
+        piece_of[k] = text
 
 
 def _entropy(shares: Sequence[float], base: int) -> float:
@@ -256,20 +321,8 @@ def _style_importance(style: _Style) -> float:
 
 
 def site_scores(doms: Sequence[Dom], config: SSTConfig | None = None) -> list[np.ndarray]:
-    """Template score per node of every page of one site (see the module docstring); a page
-    served twice takes the scores of its first copy."""
+    """Template score per node of every page of one site (see the module docstring)."""
     tree = SiteStyleTree(config)
-    first: dict[bytes, int] = {}
-    mapped: list[tuple[list, list] | int] = []
-    for index, dom in enumerate(doms):
-        key = page_key(dom)
-        if key in first:
-            mapped.append(first[key])
-        else:
-            first[key] = index
-            mapped.append(tree.add(dom))
-    tree.importance()
-    out: list[np.ndarray] = []
-    for dom, entry in zip(doms, mapped, strict=True):
-        out.append(out[entry].copy() if isinstance(entry, int) else tree.scores(dom, *entry))
-    return out
+    for dom in doms:
+        tree.add(dom)
+    return tree.scores()
