@@ -293,3 +293,47 @@ def test_deboiler_cleans_a_generated_site() -> None:
         text = dom.text(dom.body)
         assert "Copyright Example Daily" not in text
         assert parse_html(_page(i)).text(_node(parse_html(_page(i)), "story")) in text
+
+
+# -- the template filter with each method (`-e template --site-method`) --------------------------
+
+MODEL = Path(__file__).resolve().parents[1] / "models" / "default_template_model.json"
+
+
+@pytest.mark.parametrize("method", SITE_METHODS)
+def test_template_filter_learns_the_site_by_each_method(method: str) -> None:
+    from newscrawl.template.extractor import TemplateConfig, TemplateExtractor
+
+    # A tiny max_site_pages: the pages past it are scored by what the first ones taught.
+    config = TemplateConfig(model=str(MODEL), site_method=method, site_pages=3, max_site_pages=4)
+    extractor = TemplateExtractor(config)
+    texts = [extractor.extract(dom).text for dom in _site(6)]
+    assert all("Section A" in text for text in texts[:2])  # under 3 pages: nothing learnt yet
+    for text in texts[2:]:
+        assert "Section A" not in text and "Copyright Example" not in text
+    for i, text in enumerate(texts):
+        assert parse_html(_page(i)).text(_node(parse_html(_page(i)), "story")) in text
+
+
+def test_template_filter_refuses_an_unknown_method() -> None:
+    from newscrawl.template.extractor import build_template_extractor
+
+    with pytest.raises(ValueError, match="unknown site method 'vips'"):
+        build_template_extractor("template", str(MODEL), site_method="vips")
+
+
+@pytest.mark.parametrize("method", ["sst", "entropy"])
+def test_evaluate_site_method(method: str, tmp_path: Path) -> None:
+    from test_template_evaluation import write_dataset
+
+    from newscrawl.commands.evaluate import build_extractors
+
+    assert build_extractors(["template"], str(MODEL), method)["template"].site_method == method
+    data = write_dataset(tmp_path / "gen", ["a.example.org"], pages=6)
+    out = tmp_path / "report.json"
+    args = ["evaluate", str(data), "-e", "template", "--model", str(MODEL), "--no-progress"]
+    assert main([*args, "--site-method", method, "--json", str(out)]) == 0
+    (dataset,) = json.loads(out.read_text())["datasets"]
+    assert dataset["extractors"]["template"]["shingle"]["f1"] > 0.9
+    with pytest.raises(SystemExit):
+        main([*args, "--site-method", "vips"])

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from newscrawl.evaluation.sites import SITE_FROM
+from newscrawl.template.sitemethods import DEFAULT_SITE_METHOD, SITE_METHODS
 
 if TYPE_CHECKING:
     from newscrawl.extractors.base import Extractor
@@ -54,6 +55,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="MODEL",
         help="template model file (from `newscrawl train`): each extractor runs on what the "
         "template filter keeps; the name template is the filter alone",
+    )
+    parser.add_argument(
+        "--site-method",
+        default=DEFAULT_SITE_METHOD,
+        choices=SITE_METHODS,
+        help="how the template filter (--model) learns each site's own template: SiteLevel "
+        "hashes, Site Style Tree, pagelets or block entropy (default: %(default)s)",
     )
     parser.add_argument(
         "--json",
@@ -122,11 +130,13 @@ def extractor_names(option: str | None) -> list[str]:
     return names
 
 
-def build_extractors(names: list[str], model: str | None) -> Mapping[str, Extractor]:
+def build_extractors(
+    names: list[str], model: str | None, site_method: str = DEFAULT_SITE_METHOD
+) -> Mapping[str, Extractor]:
     """A fresh extractor per name (each dataset, and each worker process, gets its own)."""
     from newscrawl.commands.extract import build_extractor
 
-    return {name: build_extractor(name, model) for name in names}
+    return {name: build_extractor(name, model, site_method) for name in names}
 
 
 def run(args: argparse.Namespace) -> int:
@@ -138,7 +148,8 @@ def run(args: argparse.Namespace) -> int:
     jobs = max(1, getattr(args, "jobs", 1) or 1)
     try:
         names = extractor_names(args.extractor)
-        factory = partial(build_extractors, names, getattr(args, "model", None))
+        method = getattr(args, "site_method", DEFAULT_SITE_METHOD)
+        factory = partial(build_extractors, names, getattr(args, "model", None), method)
         factory()  # a bad name or model fails here, before any page is read
         datasets = [read_dataset(path, args.limit) for path in args.datasets]
         for dataset in datasets:

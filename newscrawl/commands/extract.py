@@ -121,16 +121,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def build_extractor(name: str, model_path: str | None = None) -> Extractor:
+def build_extractor(
+    name: str, model_path: str | None = None, site_method: str = "sitelevel"
+) -> Extractor:
     """The extractor every page goes through, built once per process.
 
-    `model_path` is where a trained template model plugs in (the --model option); without one
-    the page-level extractor `name` is used as it is.
+    `model_path` is where a trained template model plugs in (the --model option), learning each
+    site's template by `site_method` (--site-method); without one the page-level extractor
+    `name` is used as it is.
     """
     if model_path is not None or name == TEMPLATE:
         from newscrawl.template.extractor import build_template_extractor
 
-        return build_template_extractor(name, model_path)
+        return build_template_extractor(name, model_path, site_method)
     return get_extractor(name)
 
 

@@ -34,6 +34,12 @@ from newscrawl.template.features import FEATURES
 from newscrawl.template.records import PageNodes, site_of
 from newscrawl.template.scoring import raw_scores, smooth_page
 from newscrawl.template.sitelevel import SiteLevelConfig, SiteTemplates, label_page
+from newscrawl.template.sitemethods import (
+    DEFAULT_SITE_METHOD,
+    SiteMethod,
+    check_site_method,
+    new_site_method,
+)
 from newscrawl.title import page_title
 
 __all__ = [
@@ -60,7 +66,10 @@ class TemplateConfig:
     also learn each site's template from the pages extracted so far (SiteLevel over them,
     `SiteTemplates`) and cut it out too, once a site has `site_pages` pages; pages are told
     apart by the host of their URL (or of their og:url / canonical link). At most `max_sites`
-    sites are remembered (the least recently seen is forgotten), `max_site_pages` pages each."""
+    sites are remembered (the least recently seen is forgotten), `max_site_pages` pages each
+    (later pages are scored by what those taught). `site_method`: how the site's template is
+    learnt - "sitelevel" (seed 004's hashes), "sst", "pagelets" or "entropy"
+    (`newscrawl.template.sitemethods`)."""
 
     model: str = ""
     then: str = ""
@@ -73,6 +82,7 @@ class TemplateConfig:
     site_pages: int = 5
     max_sites: int = 64
     max_site_pages: int = 50
+    site_method: str = DEFAULT_SITE_METHOD
 
 
 class TemplateExtractor:
@@ -111,9 +121,15 @@ class TemplateExtractor:
             raise ValueError(f"order must be 'before' or 'after', not {self.order!r}")
         self.label = f"{NAME}+{self.config.then}" if self.inner else NAME
         self.sitelevel = SiteLevelConfig(min_pages=self.config.site_pages)
-        if sites is None and self.config.learn_sites:
+        self.site_method = check_site_method(self.config.site_method)
+        hashing = self.site_method == DEFAULT_SITE_METHOD
+        if sites is None and self.config.learn_sites and hashing:
             sites = SiteTemplates(self.sitelevel, max_pages=self.config.max_site_pages)
         self.sites = sites
+        # the other methods: one state per site (`newscrawl.template.sitemethods`)
+        self._methods: dict[str, SiteMethod] | None = (
+            {} if self.config.learn_sites and not hashing else None
+        )
         self._recent: dict[str, None] = {}  # sites by last use, oldest first
 
     # -- scoring --------------------------------------------------------------------------------
@@ -148,17 +164,36 @@ class TemplateExtractor:
             if len(hashes):
                 mask |= label_page(page, hashes, self.sitelevel.html_share, self.sitelevel.share_of)
                 mask[: dom.body] = False
+        elif self._methods is not None and site:
+            mask |= self._method_mask(dom, site)
         return mask
+
+    def _method_mask(self, dom: Dom, site: str) -> np.ndarray:
+        """The site's template by `site_method`, learnt from its first `max_site_pages` pages
+        (this one included) once it has `site_pages` of them; later pages are only scored."""
+        assert self._methods is not None
+        state = self._methods.get(site)
+        if state is None:
+            state = self._methods[site] = new_site_method(self.site_method)
+        self._forget_old_sites(site)
+        if len(state) >= self.config.max_site_pages:
+            return state.peek_mask(dom)
+        index = state.add(dom)
+        if len(state) < self.config.site_pages:
+            return np.zeros(len(dom), dtype=bool)
+        return state.page_mask(index)
 
     def _forget_old_sites(self, current: str) -> None:
         """Keep the `max_sites` most recently seen sites (a crawl visits many)."""
-        assert self.sites is not None
         self._recent.pop(current, None)
         self._recent[current] = None
         while len(self._recent) > self.config.max_sites:
             oldest = next(iter(self._recent))
             del self._recent[oldest]
-            self.sites.forget(oldest)
+            if self.sites is not None:
+                self.sites.forget(oldest)
+            if self._methods is not None:
+                self._methods.pop(oldest, None)
 
     # -- extraction -----------------------------------------------------------------------------
 
@@ -367,12 +402,15 @@ def pruned_dom(dom: Dom, mask: np.ndarray) -> tuple[Dom, np.ndarray, list[int]]:
     return kept, ids, dropped
 
 
-def build_template_extractor(name: str, model_path: str | None) -> Extractor:
-    """What `--extractor NAME --model MODEL` means.
+def build_template_extractor(
+    name: str, model_path: str | None, site_method: str = DEFAULT_SITE_METHOD
+) -> Extractor:
+    """What `--extractor NAME --model MODEL [--site-method METHOD]` means.
 
     With a model: "template" is the filter alone, any page-level name runs that extractor on
-    what the filter keeps. Without one: "template" is an error that says what is missing, any
-    other name is the page-level extractor as it is.
+    what the filter keeps; the site's own template is learnt by `site_method`. Without one:
+    "template" is an error that says what is missing, any other name is the page-level
+    extractor as it is.
     """
     from newscrawl.extractors import get_extractor
 
@@ -386,4 +424,5 @@ def build_template_extractor(name: str, model_path: str | None) -> Extractor:
     then = "" if name == NAME else name
     if then:
         get_extractor(then)  # an unknown name fails here, before the model is read
-    return TemplateExtractor(TemplateConfig(model=str(model_path), then=then))
+    config = TemplateConfig(model=str(model_path), then=then, site_method=site_method)
+    return TemplateExtractor(config)
