@@ -2,4 +2,8 @@
 
 One algorithm per module: `records` (compact per-page node arrays), `sitelevel` (hash-based
 labels), `features`, `buckets`, `train`, `geometry`, `isotonic`, `extractor`, `evaluation`.
+The site-level alternatives of the survey (seed 002) sit beside SiteLevel, one module each, in
+one form (`sitemethods`): `sst` (Yi et al.'s Site Style Tree), `pagelets` (Bar-Yossef &
+Rajagopalan's local template detection), `entropy` (Lin & Ho's block entropy); `methods_eval`
+compares them.
 """

@@ -13,10 +13,14 @@ never takes content along with a template parent:
 - ``pagelets`` (Bar-Yossef & Rajagopalan 2002, `newscrawl.template.pagelets`): 1 when all the
   node's text lies in pagelets repeated on other pages of the site, else 0;
 - ``entropy`` (Lin & Ho 2002, `newscrawl.template.entropy`): the lowest entropy of the blocks
-  holding the node's text.
+  holding the node's text, scaled so that the site's threshold H0 falls just below 0.5.
 
-`site_scores(method, doms)` gives the scores, `site_masks(method, doms)` the template nodes
-(never <html>, <head> or anything before <body>).
+`new_site_method(name)` is one site's state: `add(dom)` each page as it comes (what the method
+needs is read while the tree is at hand; no tree is kept, so a crawl's 200-page buffer stays
+small), `page_scores(i)` / `page_mask(i)` for page i given every page added so far, and
+`peek(dom)` for a page scored by what the others taught, without learning from it.
+`site_scores(method, doms)` and `site_masks(method, doms)` do a whole site at once. Nothing
+before <body> is ever template in a mask.
 """
 
 from __future__ import annotations
