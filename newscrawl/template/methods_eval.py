@@ -208,29 +208,38 @@ def method_row(results: Sequence[SiteResult], method: str) -> MethodRow:
 
 
 def report(results: Sequence[SiteResult], methods: Sequence[str], after: str) -> list[str]:
-    """The comparison table, then filter-alone F1 per dataset."""
+    """The comparison table, then filter-alone F1 per dataset (`after` "none": no extractor
+    column)."""
     pages = sum(r.pages for r in results)
+    extracted = after != "none"
     lines = [
         f"{len(results)} multi-page sites, {pages} pages; F1 pooled over pages / mean over sites",
         "",
-        f"| method | filter alone | {after} after the filter | ms a site | ms a page | "
-        "sites above deboiler (filter alone) |",
-        "|---|---|---|---|---|---|",
+        "| method | filter alone | "
+        + (f"{after} after the filter | " if extracted else "")
+        + "ms a site | ms a page | sites above deboiler (filter alone) |",
+        "|---|---|---|---|---|" + ("---|" if extracted else ""),
     ]
     for method in (BASELINE, *methods):
         row = method_row(results, method)
-        timing = "- | -" if method == BASELINE else f"{row.ms_site:.0f} | {row.ms_page:.1f}"
-        versus = "-" if method in (BASELINE, DEBOILER) or DEBOILER not in methods else row.wins
-        lines.append(
-            f"| {_label(method, after)} | {row.filter_pooled:.3f} / {row.filter_sites:.3f} | "
-            f"{row.after_pooled:.3f} / {row.after_sites:.3f} | {timing} | {versus} |"
-        )
+        cells = [_label(method, after), f"{row.filter_pooled:.3f} / {row.filter_sites:.3f}"]
+        if extracted:
+            cells.append(f"{row.after_pooled:.3f} / {row.after_sites:.3f}")
+        if method == BASELINE:
+            cells += ["-", "-"]
+        else:
+            cells += [f"{row.ms_site:.0f}", f"{row.ms_page:.1f}"]
+        versus = method not in (BASELINE, DEBOILER) and DEBOILER in methods
+        cells.append(str(row.wins) if versus else "-")
+        lines.append("| " + " | ".join(cells) + " |")
     lines += ["", _per_dataset(results, methods)]
     return lines
 
 
 def _label(method: str, after: str) -> str:
-    return f"none (whole page; {after} alone)" if method == BASELINE else method
+    if method != BASELINE:
+        return method
+    return "none (whole page)" if after == "none" else f"none (whole page; {after} alone)"
 
 
 def _per_dataset(results: Sequence[SiteResult], methods: Sequence[str]) -> str:
@@ -251,18 +260,23 @@ def _per_dataset(results: Sequence[SiteResult], methods: Sequence[str]) -> str:
 def as_json(results: Sequence[SiteResult], methods: Sequence[str]) -> dict[str, Any]:
     rows = [method_row(results, m) for m in (BASELINE, *methods)]
     return {
-        "methods": [{k: getattr(r, k) for k in MethodRow.__slots__} for r in rows],
+        "methods": [{k: _plain(getattr(r, k)) for k in MethodRow.__slots__} for r in rows],
         "sites": [
             {
                 "dataset": r.dataset,
                 "site": r.site,
                 "pages": r.pages,
                 "seconds": r.seconds,
-                "f1": {f"{m}/{s}": _f1(v) for (m, s), v in r.scores.items()},
+                "f1": {f"{m}/{s}": _plain(_f1(v)) for (m, s), v in r.scores.items()},
             }
             for r in results
         ],
     }
+
+
+def _plain(value: object) -> object:
+    """JSON has no NaN: a figure that does not exist is null."""
+    return None if isinstance(value, float) and value != value else value
 
 
 # -- command line ---------------------------------------------------------------------------
