@@ -262,7 +262,7 @@ def test_bench_compares_the_methods(tmp_path: Path, capsys: pytest.CaptureFixtur
     args = ["bench", "template-eval", str(data), "--methods", methods, "--after", "cetd-tpc"]
     assert main([*args, "--json", str(out), "-q"]) == 0
     text = capsys.readouterr().out
-    assert "2 multi-page sites, 12 pages" in text
+    assert "2 multi-page sites, 12 pages" in text and "cetd-tpc, then the filter trims it" in text
     for method in SITE_METHODS:
         assert f"| {method} | " in text
     figures = json.loads(out.read_text())
@@ -271,6 +271,7 @@ def test_bench_compares_the_methods(tmp_path: Path, capsys: pytest.CaptureFixtur
     # whole page, and no site's pages were lost.
     for method in SITE_METHODS:
         assert rows[method]["filter_pooled"] > rows["(none)"]["filter_pooled"]
+        assert rows[method]["trim_pooled"] >= rows["(none)"]["trim_pooled"] - 0.01
     assert [s["pages"] for s in figures["sites"]] == [6, 6]
 
 

@@ -48,6 +48,7 @@ __all__ = [
     "build_template_extractor",
     "mask_from_scores",
     "pruned_dom",
+    "trim_lines",
 ]
 
 NAME = "template"
@@ -226,32 +227,14 @@ class TemplateExtractor:
         )
 
     def _filter_after(self, dom: Dom, dropped: list[int]) -> Extraction:
-        """The page-level extractor's answer on the whole page, less the lines of template nodes.
-
-        Extractors return text, one block a line, and not always as whole subtrees (MSS picks
-        text runs), so the filter works on lines: the answer's lines are matched, in document
-        order, to the page's lines, and a line all of whose text lies in dropped subtrees is
-        removed. A line that matches no page line (an extractor may join or trim text) stays.
-        """
+        """The page-level extractor's answer on the whole page, less the lines of template
+        nodes (`trim_lines`)."""
         assert self.inner is not None
         chosen = self.inner.extract(dom)
         gone = _in_subtrees(dom, dropped)
-        page_lines = _page_lines(dom, gone)
-        position: dict[str, list[int]] = {}
-        for index, (key, _) in enumerate(page_lines):
-            position.setdefault(key, []).append(index)
-        lines, cursor = [], 0
-        for line in chosen.text.splitlines():
-            spots = position.get(_line_key(line), [])
-            at = bisect_left(spots, cursor)
-            if at < len(spots):
-                cursor = spots[at] + 1
-                if page_lines[spots[at]][1]:
-                    continue  # a template line
-            lines.append(line)
         return Extraction(
             title=chosen.title,
-            text="\n".join(lines),
+            text=trim_lines(dom, chosen.text, dropped, gone),
             node_ids=tuple(i for i in chosen.node_ids if not gone[i]),
             extractor=self.label,
         )
@@ -282,6 +265,32 @@ def page_site(dom: Dom) -> str:
         if tag == "body":
             break
     return ""
+
+
+def trim_lines(dom: Dom, text: str, dropped: Sequence[int], gone: np.ndarray | None = None) -> str:
+    """`text`, an extractor's answer on `dom`, less the lines that lie in the subtrees rooted at
+    `dropped` (`gone`: `_in_subtrees(dom, dropped)` when the caller has it).
+
+    Extractors return text, one block a line, and not always as whole subtrees (MSS picks
+    text runs), so the filter works on lines: the answer's lines are matched, in document
+    order, to the page's lines, and a line all of whose text lies in dropped subtrees is
+    removed. A line that matches no page line (an extractor may join or trim text) stays.
+    """
+    gone = _in_subtrees(dom, dropped) if gone is None else gone
+    page_lines = _page_lines(dom, gone)
+    position: dict[str, list[int]] = {}
+    for index, (key, _) in enumerate(page_lines):
+        position.setdefault(key, []).append(index)
+    lines, cursor = [], 0
+    for line in text.splitlines():
+        spots = position.get(_line_key(line), [])
+        at = bisect_left(spots, cursor)
+        if at < len(spots):
+            cursor = spots[at] + 1
+            if page_lines[spots[at]][1]:
+                continue  # a template line
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def _line_key(line: str) -> str:

@@ -9,14 +9,17 @@ site's pages, its cleaned HTML read back into our DOM so every method's text is 
 same way). Each page is then scored with the shingle metric twice:
 
 - **filter alone**: the page's body text once the method's template nodes are cut out;
-- **extractor after the filter**: the default extractor (`--after`) on what the filter keeps.
+- **filter, then extractor**: the default extractor (`--after`) on what the filter keeps;
+- **extractor, then filter**: the extractor on the whole page, its answer less the lines of
+  the template nodes (`trim_lines`, as the site pass trims a page's text; for deboiler, less
+  the lines its cleaned page no longer holds).
 
 Beside them, the page unfiltered and the extractor alone. F1 is given pooled over pages (F1 of
 the mean page P and R, as `newscrawl evaluate`) and site-grouped (the mean over sites of each
 site's F1, so a 84-page site weighs what a 5-page one does), with the time each method takes
 per site (from parsed pages; deboiler parses on its own, twice). No method learns anything
 from the gold text, so every filter figure is out of sample; the learned extractor's model was
-trained on these datasets, so the "after" column flatters the extractor alike for every filter.
+trained on these datasets, so the extractor columns flatter it alike for every filter.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from newscrawl.dom import Dom, PageError, parse_html
 from newscrawl.evaluation.dataset import Dataset, DatasetError, Page
 from newscrawl.evaluation.metric import PageScore, aggregate, score_page
 from newscrawl.extractors import DEFAULT_EXTRACTOR, Extractor, get_extractor
-from newscrawl.template.extractor import pruned_dom
+from newscrawl.template.extractor import dropped_roots, pruned_dom, trim_lines
 from newscrawl.template.sitemethods import SITE_METHODS, site_masks
 
 __all__ = ["DEBOILER", "MethodRow", "SiteResult", "compare_site", "deboiler_html", "run"]
@@ -100,6 +103,21 @@ def _score_stages(
         result.add(method, "after", score_page(gold, text))
 
 
+def _trimmed(dom: Dom, answer: str, mask: np.ndarray) -> str:
+    """The extractor's answer on the whole page less the lines of the template nodes (as the
+    site pass trims it); the answer itself when the filter takes the body or nothing."""
+    if not len(dom) or mask[dom.body] or not mask.any():
+        return answer
+    return trim_lines(dom, answer, dropped_roots(dom, mask))
+
+
+def _kept_lines(answer: str, cleaned: Dom) -> str:
+    """deboiler's trim: the answer's lines that are still in deboiler's cleaned page (its
+    removed nodes are not ours, so lines are matched by their text)."""
+    keep = {" ".join(line.split()) for line in cleaned.text(cleaned.body).splitlines()}
+    return "\n".join(line for line in answer.splitlines() if " ".join(line.split()) in keep)
+
+
 def _filtered(dom: Dom, mask: np.ndarray) -> Dom:
     """The page without its template nodes; the whole page when the filter takes the body
     (as the template extractor does: a filter that sees no content is wrong about the page)."""
@@ -109,7 +127,11 @@ def _filtered(dom: Dom, mask: np.ndarray) -> Dom:
 
 
 def _run_deboiler(
-    result: SiteResult, pages: list[Page], site: str, extractor: Extractor | None
+    result: SiteResult,
+    pages: list[Page],
+    site: str,
+    extractor: Extractor | None,
+    answers: Sequence[str | None],
 ) -> None:
     urls = [str(p.meta.get("url") or f"https://{site}/{p.id}") for p in pages]
     if len(set(urls)) < len(urls):  # deboiler keys pages by URL: make them unique
@@ -117,12 +139,14 @@ def _run_deboiler(
     start = time.perf_counter()
     cleaned = deboiler_html(urls, [p.html for p in pages])
     result.seconds[DEBOILER] = time.perf_counter() - start
-    for page, html in zip(pages, cleaned, strict=True):
+    for page, html, answer in zip(pages, cleaned, answers, strict=True):
         try:
             kept = parse_html(html or "<html></html>", url=page.meta.get("url") or None)
         except PageError:
             kept = parse_html("<html><body></body></html>")
         _score_stages(result, DEBOILER, kept, page.gold, extractor)
+        if answer is not None:
+            result.add(DEBOILER, "trim", score_page(page.gold, _kept_lines(answer, kept)))
 
 
 def compare_site(
@@ -142,17 +166,25 @@ def compare_site(
             pages.append(page)
             doms.append(dom)
     result.pages = len(pages)
-    for page, dom in zip(pages, doms, strict=True):
-        _score_stages(result, BASELINE, dom, page.gold, extractor)
+    answers: list[str | None] = [None] * len(pages)
+    for i, (page, dom) in enumerate(zip(pages, doms, strict=True)):
+        result.add(BASELINE, "filter", score_page(page.gold, dom.text(dom.body)))
+        if extractor is not None:
+            answers[i] = extractor.extract(dom).text
+            score = score_page(page.gold, answers[i] or "")
+            result.add(BASELINE, "after", score)
+            result.add(BASELINE, "trim", score)
     for method in methods:
         if method == DEBOILER:
-            _run_deboiler(result, pages, site, extractor)
+            _run_deboiler(result, pages, site, extractor, answers)
             continue
         start = time.perf_counter()
         masks = site_masks(method, doms)
         result.seconds[method] = time.perf_counter() - start
-        for page, dom, mask in zip(pages, doms, masks, strict=True):
+        for page, dom, mask, answer in zip(pages, doms, masks, answers, strict=True):
             _score_stages(result, method, _filtered(dom, mask), page.gold, extractor)
+            if answer is not None:
+                result.add(method, "trim", score_page(page.gold, _trimmed(dom, answer, mask)))
     return result
 
 
@@ -168,6 +200,8 @@ class MethodRow:
     filter_sites: float
     after_pooled: float
     after_sites: float
+    trim_pooled: float
+    trim_sites: float
     ms_site: float
     ms_page: float
     wins: int  # sites where the filter alone beats deboiler's
@@ -201,6 +235,8 @@ def method_row(results: Sequence[SiteResult], method: str) -> MethodRow:
         _site_mean(results, method, "filter"),
         _pooled(results, method, "after"),
         _site_mean(results, method, "after"),
+        _pooled(results, method, "trim"),
+        _site_mean(results, method, "trim"),
         1000 * seconds / len(timed) if timed else float("nan"),
         1000 * seconds / pages if pages else float("nan"),
         wins,
@@ -216,15 +252,16 @@ def report(results: Sequence[SiteResult], methods: Sequence[str], after: str) ->
         f"{len(results)} multi-page sites, {pages} pages; F1 pooled over pages / mean over sites",
         "",
         "| method | filter alone | "
-        + (f"{after} after the filter | " if extracted else "")
+        + (f"filter, then {after} | {after}, then the filter trims it | " if extracted else "")
         + "ms a site | ms a page | sites above deboiler (filter alone) |",
-        "|---|---|---|---|---|" + ("---|" if extracted else ""),
+        "|---|---|---|---|---|" + ("---|---|" if extracted else ""),
     ]
     for method in (BASELINE, *methods):
         row = method_row(results, method)
         cells = [_label(method, after), f"{row.filter_pooled:.3f} / {row.filter_sites:.3f}"]
         if extracted:
             cells.append(f"{row.after_pooled:.3f} / {row.after_sites:.3f}")
+            cells.append(f"{row.trim_pooled:.3f} / {row.trim_sites:.3f}")
         if method == BASELINE:
             cells += ["-", "-"]
         else:
