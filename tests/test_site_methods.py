@@ -338,3 +338,23 @@ def test_evaluate_site_method(method: str, tmp_path: Path) -> None:
     assert dataset["extractors"]["template"]["shingle"]["f1"] > 0.9
     with pytest.raises(SystemExit):
         main([*args, "--site-method", "vips"])
+
+
+def test_study_evaluation_trains_on_another_methods_labels(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    from test_template_evaluation import write_dataset
+
+    from newscrawl.template.evaluation import load_site, site_groups
+
+    data = write_dataset(tmp_path / "gen", [f"s{i}.example.org" for i in range(3)])
+    dataset, site, ids = site_groups([data])[0]
+    hashed = load_site(dataset, site, ids, 200)
+    styled = load_site(dataset, site, ids, 200, "sst")
+    assert any(
+        not np.array_equal(a.sitelevel, b.sitelevel)
+        for a, b in zip(hashed.pages, styled.pages, strict=True)
+    )
+    args = ["bench", "template-eval", str(data), "--folds", "3", "--no-extraction", "-q"]
+    assert main([*args, "--site-method", "pagelets"]) == 0
+    assert "everything template" in capsys.readouterr().out

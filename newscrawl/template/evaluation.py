@@ -7,8 +7,8 @@ one is given or found beside the datasets, else from each page's meta.jsonl "sit
 fewer than --min-pages pages are left out.
 
 Procedure, per fold of a k-fold split of the *sites* (a site is never in training and test):
-1. every page of every site is labelled by SiteLevel against the other pages of its site - the
-   training labels, made without looking at the gold;
+1. every page of every site is labelled by SiteLevel (or the --site-method given) against the
+   other pages of its site - the training labels, made without looking at the gold;
 2. bucketed classifiers are trained on the training sites' nodes: on all of them ("total") and
    on the sites of the test site's kind only ("specific": news or blog, as in the study);
 3. on the test sites, node labels are derived from the gold text (`gold_template`) and the
@@ -42,6 +42,7 @@ from newscrawl.template.extractor import TemplateExtractor, mask_from_scores, pr
 from newscrawl.template.features import node_features
 from newscrawl.template.records import PageNodes
 from newscrawl.template.sitelevel import label_site, site_kind
+from newscrawl.template.sitemethods import DEFAULT_SITE_METHOD, SITE_METHODS, new_site_method
 from newscrawl.template.train import NodeData, TrainConfig, TrainError, pages_data, train
 
 __all__ = ["SMOOTHING", "STUDY", "evaluate", "gold_template", "main"]
@@ -220,10 +221,18 @@ def _parse(page: Page) -> Dom | None:
         return None
 
 
-def load_site(dataset: Dataset, site: str, ids: Sequence[str], max_pages: int) -> SiteCase:
-    """Parse a site's pages once: node records, gold labels and SiteLevel labels."""
+def load_site(
+    dataset: Dataset,
+    site: str,
+    ids: Sequence[str],
+    max_pages: int,
+    site_method: str = DEFAULT_SITE_METHOD,
+) -> SiteCase:
+    """Parse a site's pages once: node records, gold labels and the site's own template labels
+    (SiteLevel's, or another site-level method's: `newscrawl.template.sitemethods`)."""
     pages: list[PageCase] = []
     records: list[PageNodes] = []
+    state = new_site_method(site_method) if site_method != DEFAULT_SITE_METHOD else None
     for page_id in list(ids)[:max_pages]:
         page = dataset.page(page_id)
         dom = _parse(page)
@@ -231,10 +240,13 @@ def load_site(dataset: Dataset, site: str, ids: Sequence[str], max_pages: int) -
             continue
         nodes = PageNodes.from_dom(dom, page.meta.get("url") or "", site=site)
         records.append(nodes)
+        if state is not None:
+            state.add(dom)
         empty = np.zeros(len(dom), dtype=bool)
         pages.append(PageCase(page_id, nodes, empty, gold_template(dom, page.gold), dom.body))
-    for case, labels in zip(pages, label_site(records), strict=True):
-        case.sitelevel = labels
+    labels = label_site(records) if state is None else state.masks()
+    for case, label in zip(pages, labels, strict=True):
+        case.sitelevel = label
     return SiteCase(dataset.name, dataset.path, site, site_kind(records), pages)
 
 
@@ -593,6 +605,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="only the template-class table (skips the slower extraction scores)",
     )
+    parser.add_argument(
+        "--site-method",
+        default=DEFAULT_SITE_METHOD,
+        choices=SITE_METHODS,
+        help="what labels each site's template nodes for training (and for the site-aware "
+        "filter): SiteLevel, Site Style Tree, pagelets or block entropy (default: %(default)s)",
+    )
     parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
 
@@ -610,7 +629,7 @@ def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     sites = [
-        load_site(d, s, ids, args.max_pages)
+        load_site(d, s, ids, args.max_pages, getattr(args, "site_method", DEFAULT_SITE_METHOD))
         for d, s, ids in tqdm(groups, desc="sitelevel", unit="site", disable=args.quiet)
     ]
     results = evaluate(
