@@ -68,9 +68,9 @@ EXTENSIONS = {
     "newscrawl.crawl.summary.CrawlSummary": 900,
 }
 ITEM_PIPELINES = {
+    "pipelines.sitepass.SitePassPipeline": 50,
     "pipelines.extraction.ExtractionPipeline": 100,
     "pipelines.classify.ArticleClassifierPipeline": 200,
-    "pipelines.sitelevel.SiteLevelPipeline": 300,
     "pipelines.rawpages.RawPagePipeline": 400,
     "pipelines.parquet.ParquetWriterPipeline": 500,
 }
@@ -90,7 +90,7 @@ NEWSCRAWL_KEEP_ALL_TEXTS = False
 NEWSCRAWL_MAX_QUEUED_PER_SITE = 0  # 0 = 10 x the page cap (at least 1000)
 NEWSCRAWL_TRAP_RUN = 10  # links in a row to same-shaped URLs before it is a trap
 NEWSCRAWL_RETRY_AFTER_MAX = 120.0
-NEWSCRAWL_SITELEVEL = True
+NEWSCRAWL_SITELEVEL = True  # the site pass: SiteLevel, then each site's template out of its text
 NEWSCRAWL_SITELEVEL_MAX_BYTES = 256 * 1024 * 1024
 NEWSCRAWL_GEOMETRY = "static"
 NEWSCRAWL_PARQUET_ROW_GROUP_ROWS = 256

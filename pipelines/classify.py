@@ -25,8 +25,13 @@ class ArticleClassifierPipeline:
         return cls(crawler)
 
     def process_item(self, item: Any) -> Any:
-        if not isinstance(item, PageItem) or item.dom is None or item.stored:
+        if not isinstance(item, PageItem) or item.dom is None or item.stored or item.deferred:
             return item
+        return self.classify(item)
+
+    def classify(self, item: PageItem) -> PageItem:
+        """Flag `item` (which has its DOM and its page-level extraction)."""
+        assert item.dom is not None
         signals = page_signals(
             item.dom,
             item.final_url,

@@ -83,8 +83,14 @@ class ExtractionPipeline:
         return cls(crawler, extractors, primary, settings.getbool("NEWSCRAWL_KEEP_ALL_TEXTS"))
 
     def process_item(self, item: Any) -> Any:
-        if not isinstance(item, PageItem) or item.stored:
-            return item  # a stored page replayed on resume is there for its links and DOM
+        if not isinstance(item, PageItem) or item.stored or item.deferred:
+            # a stored page replayed on resume is there for its links and DOM; a deferred one
+            # is extracted by its site's site pass
+            return item
+        return self.fill(item)
+
+    def fill(self, item: PageItem) -> PageItem:
+        """The page-level extraction and metadata of `item` (parsed here if it has no DOM)."""
         dom = item.dom
         if dom is None:
             try:
@@ -92,6 +98,7 @@ class ExtractionPipeline:
             except PageError as err:
                 item.error = f"parse: {err}"
                 return item
+        item.stage = "page"
         item.encoding, item.encoding_source = dom.encoding, dom.encoding_source
         results, errors = self._extract(dom)
         chosen = next((results[n] for n in self.order if results.get(n)), None)

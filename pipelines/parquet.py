@@ -139,6 +139,7 @@ class ParquetWriterPipeline(DatasetPipeline):
             "title": item.title,
             "text": item.text,
             "extractor": item.extractor,
+            "stage": item.stage or None,
             "texts": item.texts or None,
             "language": item.language,
             "encoding": item.encoding or None,
@@ -157,6 +158,9 @@ class ParquetWriterPipeline(DatasetPipeline):
             stats.inc_value(f"newscrawl/site/{item.site}/articles")
 
     def process_item(self, item: Any) -> Any:
+        if isinstance(item, PageItem) and item.deferred:
+            item.release()  # its row is written by the site pass, once its site is complete
+            return item
         item = super().process_item(item)
         if isinstance(item, PageItem):
             item.release()  # the last pipeline: drop the bytes and the tree

@@ -1,12 +1,13 @@
-"""Crawl throughput on the demo web: pages/s and peak memory, with extraction inline and without.
+"""Crawl throughput on the demo web: pages/s and peak memory, with the site pass and without.
 
 The demo web is served from this process on 127.0.0.x (with --copies K, K renamed copies of each
 of its sites, for a bigger crawl); each variant is a real `newscrawl crawl` in a child process,
 no politeness delays, writing Parquet to a temporary folder. Variants:
 
-  inline        every pipeline: extraction (all configured extractors), article flag, SiteLevel
-                buffer and labels, raw pages, articles
-  no-sitelevel  the same without the SiteLevel stage
+  site-pass     every stage: raw pages as they arrive; per complete site, the site pass
+                (SiteLevel node records and labels, extraction with every configured
+                extractor, article flag, the site's template out of the text) and its articles
+  no-sitelevel  no site pass: extraction and article flag inline, page by page
   no-extraction fetch, parse (the spider needs links), write raw pages and bare article rows
 
 pages/s is HTML pages written per second of crawl (spider open to close); peak memory is the
@@ -28,7 +29,7 @@ from typing import Any
 
 __all__ = ["HELP", "add_arguments", "run"]
 
-HELP = "crawl pages/s and peak memory on the demo web, extraction inline vs without"
+HELP = "crawl pages/s and peak memory on the demo web, with the site pass and without"
 
 _NO_EXTRACTION = {
     "pipelines.rawpages.RawPagePipeline": 400,
@@ -40,7 +41,7 @@ _NO_SITELEVEL = {
     **_NO_EXTRACTION,
 }
 VARIANTS: dict[str, dict[str, Any]] = {
-    "inline": {},
+    "site-pass": {},
     "no-sitelevel": {"ITEM_PIPELINES": _NO_SITELEVEL},
     "no-extraction": {"ITEM_PIPELINES": _NO_EXTRACTION},
 }

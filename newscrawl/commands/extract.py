@@ -11,7 +11,10 @@ non-zero only when a PATH does not exist or no page at all could be extracted.
 Pages are grouped into sites (--site-from; default url), and the site reaches the extractors, so
 the template filter (--model) learns each site's own template even from pages saved without their
 URL. All pages of one site are extracted by one worker, in input order, so the output is the same
-for every --jobs. A meta.jsonl beside the pages, or above a folder named html (the layout of
+for every --jobs. With a page-level extractor, a site of at least five pages goes through the
+crawl's site pass (`newscrawl.template.sitepass`): its pages are extracted, then the site's
+template is cut out of each page's text - what a crawl writes for the same pages (--no-site-pass:
+page by page). A meta.jsonl beside the pages, or above a folder named html (the layout of
 `newscrawl evaluate` datasets), gives each page (by file stem) its url and, with --site-from meta,
 its site.
 """
@@ -66,12 +69,14 @@ DEFAULT_SITE_FROM = "url"
 
 class Item(NamedTuple):
     """One input: its label (path, or "-"), its bytes when already read (stdin) else None, the
-    URL a meta.jsonl gives it, and its site ("" for none)."""
+    URL a meta.jsonl gives it, its site ("" for none) and the Content-Type a meta.jsonl gives
+    it (its charset decides the decoding, as the response header did in a crawl)."""
 
     label: str
     data: bytes | None
     url: str | None = None
     site: str = ""
+    content_type: str | None = None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -118,6 +123,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "url: host of the page's URL (meta.jsonl url, og:url or canonical link); dir: the "
         "page's folder name; meta: meta.jsonl 'site' (falls back to url); none: no sites "
         f"(default: {DEFAULT_SITE_FROM})",
+    )
+    parser.add_argument(
+        "--no-site-pass",
+        dest="site_pass",
+        action="store_false",
+        help="extract every page on its own (default: a site of at least five pages goes "
+        "through the crawl's site pass: its template is cut out of each page's text)",
     )
 
 
@@ -184,6 +196,7 @@ def extract_page(
     data: bytes | None,
     url: str | None = None,
     site: str | None = None,
+    content_type: str | None = None,
 ) -> dict[str, Any]:
     """One output record: path, title, text, extractor, and "error" if the page failed.
 
@@ -196,7 +209,8 @@ def extract_page(
             data = read_page(label)
         elif len(data) > MAX_PAGE_BYTES:
             raise size_error(MAX_PAGE_BYTES)  # standard input, cut at the limit when read
-        extraction = extractor.extract(parse_html(data, url=url, site=site))
+        dom = parse_html(data, url=url, content_type=content_type, site=site)
+        extraction = extractor.extract(dom)
     except PageError as err:
         record["error"] = str(err)
     except OSError as err:
@@ -229,25 +243,69 @@ def read_stdin(limit: int = MAX_PAGE_BYTES) -> bytes:
 
 
 # Set in each process before tasks run: the extractor and the pages (shared by fork or pickled
-# once per worker, so a task is only a list of page indexes).
+# once per worker, so a task is only a list of page indexes), and whether sites get a site pass.
 _worker_extractor: Extractor | None = None
 _worker_items: list[Item] = []
+_worker_site_pass = False
 
 
-def _init_worker(name: str, model_path: str | None, items: list[Item]) -> None:
-    global _worker_extractor, _worker_items
+def _init_worker(name: str, model_path: str | None, items: list[Item], site_pass: bool) -> None:
+    global _worker_extractor, _worker_items, _worker_site_pass
     _worker_extractor = build_extractor(name, model_path)
     _worker_items = items
+    _worker_site_pass = site_pass
 
 
 def _work(task: list[int]) -> list[tuple[int, dict[str, Any]]]:
     """Extract the pages of one task (one site's pages, in input order)."""
     assert _worker_extractor is not None, "worker used before _init_worker"
+    if _worker_site_pass and _worker_items[task[0]].site:
+        return site_pass_records(_worker_extractor, [(i, _worker_items[i]) for i in task])
     out = []
     for index in task:
         item = _worker_items[index]
         out.append((index, extract_page(_worker_extractor, *item)))
     return out
+
+
+def site_pass_records(
+    extractor: Extractor, items: list[tuple[int, Item]]
+) -> list[tuple[int, dict[str, Any]]]:
+    """The records of one site's pages after the site pass (`newscrawl.template.sitepass`):
+    page-level for a site under its minimum of pages, and for a page that cannot be read or
+    parsed (whose record says why)."""
+    from newscrawl.template.sitelevel import RawPage
+    from newscrawl.template.sitepass import SitePassConfig, site_pass
+
+    by_raw: dict[int, int] = {}
+    raws = []
+    for index, item in items:
+        try:
+            data = item.data if item.data is not None else read_page(item.label)
+        except (OSError, ValueError):
+            continue  # reported by extract_page below
+        raw = RawPage(item.url or "", data, item.content_type)
+        by_raw[id(raw)] = index
+        raws.append(raw)
+    if len(raws) < SitePassConfig().min_pages:
+        return [(index, extract_page(extractor, *item)) for index, item in items]
+    site = items[0][1].site
+    run = site_pass(site, raws, lambda raw, dom: extractor.extract(dom), geometry="flow")
+    labels = {index: item.label for index, item in items}
+    records: dict[int, dict[str, Any]] = {}
+    for outcome in run.outcomes:
+        index = by_raw[id(outcome.raw)]
+        extraction = outcome.extraction
+        records[index] = {
+            "path": labels[index],
+            "title": extraction.title,
+            "text": extraction.text,
+            "extractor": extraction.extractor or extractor.name,
+        }
+    return [
+        (index, records[index] if index in records else extract_page(extractor, *item))
+        for index, item in items
+    ]
 
 
 def default_jobs(pages: int) -> int:
@@ -258,20 +316,27 @@ def default_jobs(pages: int) -> int:
 
 
 def extract_all(
-    items: list[Item], extractor: Extractor, name: str, model_path: str | None, jobs: int
+    items: list[Item],
+    extractor: Extractor,
+    name: str,
+    model_path: str | None,
+    jobs: int,
+    site_pass: bool = False,
 ) -> Iterator[dict[str, Any]]:
     """Records in input order. Pages are extracted site by site (`site_tasks`): in this process
-    with jobs <= 1, else in a pool whose workers each build the extractor and take whole sites."""
-    global _worker_extractor, _worker_items
-    grouped = keeps_site_state([extractor])
+    with jobs <= 1, else in a pool whose workers each build the extractor and take whole sites.
+    `site_pass`: each site's pages go through the site pass (`site_pass_records`)."""
+    global _worker_extractor, _worker_items, _worker_site_pass
+    grouped = site_pass or keeps_site_state([extractor])
     tasks = site_tasks([item.site if grouped else "" for item in items], jobs)
     if jobs <= 1 or len(tasks) <= 1:
-        _worker_extractor, _worker_items = extractor, items
+        _worker_extractor, _worker_items, _worker_site_pass = extractor, items, site_pass
     try:
-        pairs = run_tasks(tasks, _work, jobs, _init_worker, (name, model_path, items))
+        initargs = (name, model_path, items, site_pass)
+        pairs = run_tasks(tasks, _work, jobs, _init_worker, initargs)
         yield from in_order(pairs, len(items))
     finally:
-        _worker_extractor, _worker_items = None, []
+        _worker_extractor, _worker_items, _worker_site_pass = None, [], False
 
 
 # -- sites ----------------------------------------------------------------------------------------
@@ -322,15 +387,17 @@ def page_items(paths: list[str], site_from: str, stdin: bytes | None = None) -> 
             items.append(Item(label, data, None, site))
             continue
         path = Path(os.path.abspath(label))
-        meta = metas.of(path)
-        url = meta.get("url") if meta else None
+        meta = metas.of(path) or {}
+        url, content_type = meta.get("url"), meta.get("content_type")
         site = site_for(
             site_from,
             meta=meta,
             folder=path.parent.name,
             head=lambda label=label: _read_head(label),
         )
-        items.append(Item(label, None, url if isinstance(url, str) and url else None, site))
+        url = url if isinstance(url, str) and url else None
+        content_type = content_type if isinstance(content_type, str) and content_type else None
+        items.append(Item(label, None, url, site, content_type))
     if site_from == "meta" and not metas.found:
         raise SiteError(
             f"--site-from meta: no {META_FILE} beside the pages (looked in each page's folder, "
@@ -378,7 +445,10 @@ def run(args: argparse.Namespace) -> int:
     jobs = args.jobs if args.jobs is not None else default_jobs(len(items))
     header = len(items) > 1
     done = 0
-    for record in extract_all(items, extractor, args.extractor, model_path, jobs):
+    site_pass = getattr(args, "site_pass", True) and model_path is None
+    site_pass = site_pass and args.extractor != TEMPLATE
+    records = extract_all(items, extractor, args.extractor, model_path, jobs, site_pass)
+    for record in records:
         if "error" in record:
             print(f"newscrawl extract: {record['path']}: {record['error']}", file=sys.stderr)
         elif record["extractor"] == getattr(extractor, "fallback", None) and args.format != "jsonl":

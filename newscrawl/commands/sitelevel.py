@@ -118,14 +118,11 @@ def _run_here(args: argparse.Namespace, config: SiteLevelConfig) -> int:
     """Label site after site in this process, streaming the pages."""
     from tqdm import tqdm
 
-    from newscrawl.template.sitelevel import SiteLevel, nodes_writer
+    from newscrawl.template.sitelevel import nodes_writer, run_sitelevel
     from newscrawl.template.sources import SourceError, read_sources
 
-    labeller = SiteLevel(config)
     try:
-        sites = read_sources(
-            args.pages, min_pages=config.min_pages, max_pages=args.max_pages, geometry=args.geometry
-        )
+        sites = read_sources(args.pages, min_pages=config.min_pages, max_pages=args.max_pages)
     except SourceError as err:
         print(f"newscrawl sitelevel: {err}", file=sys.stderr)
         return 2
@@ -133,24 +130,25 @@ def _run_here(args: argparse.Namespace, config: SiteLevelConfig) -> int:
     if not _clear(out, args.overwrite):
         return 2
     crawl = args.crawl or "offline"
-    written = nodes = 0
+    written = nodes = errors = 0
     with (
         nodes_writer(out) as writer,
         tqdm(total=sites.pages, unit="page", desc="sitelevel", disable=args.quiet) as bar,
     ):
         for site, pages in sites:
-            table = labeller.table(pages, crawl=crawl, site=site, kind=args.kind)
+            run = run_sitelevel(site, pages, config=config, geometry=args.geometry)
             bar.update(len(pages))
-            if table is None:  # pages lost to parse errors can leave a site short
+            errors += run.errors
+            rows = run.write(writer, crawl, kind=args.kind)
+            if not rows:  # pages lost to parse errors can leave a site short
                 sites.skipped_sites += 1
                 continue
-            writer.write_table(table, {"crawl": crawl, "site": site})
             written += 1
-            nodes += table.num_rows
+            nodes += rows
     print(
         f"{written} sites, {nodes:,} nodes -> {out}; skipped {sites.skipped_sites} sites with "
         f"fewer than {config.min_pages} pages ({sites.skipped_pages} pages)"
-        + (f"; {sites.errors} pages could not be parsed" if sites.errors else ""),
+        + (f"; {errors} pages could not be parsed" if errors else ""),
         file=sys.stderr,
     )
     return 0 if written else 1

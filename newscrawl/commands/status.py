@@ -1,4 +1,8 @@
-"""Show a crawl run on Redis: how many sites are queued, leased, done and failed, and which."""
+"""Show a crawl run on Redis: how many sites are queued, leased, done and failed, and which.
+
+Each site is counted once, in the furthest state it reached; a worker whose last heartbeat is
+older than its lease is shown as dead (a worker that stops cleanly leaves the list).
+"""
 
 from __future__ import annotations
 
@@ -50,6 +54,7 @@ def as_dict(status: Any) -> dict[str, Any]:
         "done": status.done,
         "failed": status.failed,
         "workers": {w: round(ago, 1) for w, ago in status.workers.items()},
+        "dead_workers": list(status.dead),
     }
 
 
@@ -78,5 +83,10 @@ def render(status: Any, *, counts_only: bool = False) -> str:
         lines.extend(f"  {site}  {reason}" for site, reason in sorted(status.failed.items()))
     if status.workers:
         lines.append("workers (last heartbeat):")
-        lines.extend(f"  {w}  {ago:.0f}s ago" for w, ago in sorted(status.workers.items()))
+        for worker, ago in sorted(status.workers.items()):
+            lines.append(_worker_line(worker, ago, worker in status.dead))
     return "\n".join(lines)
+
+
+def _worker_line(worker: str, ago: float, dead: bool) -> str:
+    return f"  {worker}  {ago:.0f}s ago" + ("  DEAD (silent longer than its lease)" if dead else "")

@@ -7,9 +7,10 @@ MODEL as one file that `--model MODEL` of `newscrawl extract` and `newscrawl eva
 is. The report gives each bucket's size, template share and accuracy, and the score on sites
 held out of training (then the model is refitted on every site).
 
-With --cluster (or --max-site-nodes), the training set is first assembled site by site as Dask
-tasks (the nodes of the requested kind and area, at most --max-site-nodes per site, sampled with
-a seed of the site) into a temporary folder beside MODEL; the fit then runs in this process.
+The training set is first assembled site by site (`TrainingSet`, the one builder: the nodes of
+the requested kind and area, at most --max-site-nodes per site, sampled with a seed of the site)
+into a temporary folder beside MODEL - as Dask tasks with --cluster, else in this process; the
+fit then runs in this process.
 """
 
 from __future__ import annotations
@@ -82,8 +83,6 @@ def run(args: argparse.Namespace) -> int:
     if args.max_site_nodes is not None and args.max_site_nodes < 1:
         print("newscrawl train: --max-site-nodes must be at least 1", file=sys.stderr)
         return 2
-    if args.cluster is None and args.max_site_nodes is None:
-        return _fit(args, args.nodes)
     # beside the model file: Dask workers elsewhere must see it, as they see NODES and --out
     beside = Path(args.out).resolve().parent
     beside.mkdir(parents=True, exist_ok=True)

@@ -50,11 +50,13 @@ class PageItem:
     replayed: bool = False  # served from a resumed crawl's own `pages` files, not fetched
     stored: bool = False  # and its `articles` row is stored too: nothing to extract or write
     max_pages: int = 0  # the site's page cap (0: none)
+    deferred: bool = False  # extracted and written by the site pass (pipelines.sitepass)
     warc: WarcOrigin | None = None  # provenance in a web archive, when there is one
     # filled in by the pipelines
     title: str = ""
     text: str = field(default="", repr=False)
     extractor: str = ""
+    stage: str = ""  # what produced `text`: "site" (the site pass) or "page" (page-level)
     texts: dict[str, str] = field(default_factory=dict, repr=False)
     node_ids: tuple[int, ...] = field(default=(), repr=False)
     is_article: bool = False

@@ -20,7 +20,9 @@ __all__ = [
     "SiteScope",
     "canonical_url",
     "has_ignored_extension",
+    "host_site",
     "is_far_date_url",
+    "site_of",
     "url_shape",
 ]
 
@@ -174,6 +176,24 @@ def is_far_date_url(
     return False
 
 
+def host_site(host: str | None) -> str:
+    """A host name as a site: lower-cased, without "www." (what `site_of` gives for a URL)."""
+    return (host or "").lower().removeprefix("www.")
+
+
+def site_of(url: str | None) -> str:
+    """The site a URL belongs to: its host without "www.", lower-cased ("" when there is none).
+
+    newscrawl's one site identity: the crawl's site scope, SiteLevel's intra-site links and
+    the site of a saved page (`--site-from url`) all read a site through it."""
+    if not url:
+        return ""
+    try:
+        return host_site(urlsplit(url).hostname)
+    except ValueError:  # a malformed address (e.g. a bad IPv6 literal)
+        return ""
+
+
 @dataclass(frozen=True, slots=True)
 class SiteScope:
     """Which URLs belong to one site: its host without "www." and its subdomains, on the same
@@ -185,7 +205,7 @@ class SiteScope:
     @classmethod
     def of(cls, url: str) -> SiteScope:
         parts = urlsplit(url)
-        host = (parts.hostname or "").lower().removeprefix("www.")
+        host = host_site(parts.hostname)
         port = parts.port if parts.port != _DEFAULT_PORTS.get(parts.scheme.lower()) else None
         return cls(host=host, port=port)
 
@@ -199,7 +219,7 @@ class SiteScope:
             return False
         if port == _DEFAULT_PORTS[parts.scheme.lower()]:
             port = None
-        host = (parts.hostname or "").lower().removeprefix("www.")
+        host = host_site(parts.hostname)
         return port == self.port and (host == self.host or host.endswith("." + self.host))
 
     @property

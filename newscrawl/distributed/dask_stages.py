@@ -459,10 +459,10 @@ def _cached_extractor(
 class SiteLevelStage:
     """Stage: SiteLevel labels for one site's stored pages -> its rows of the `nodes` dataset.
 
-    The same work as `newscrawl sitelevel` (`newscrawl.template.sources` + `SiteLevel.table`),
-    one site per task: successful pages only, at most `max_pages` of them (in URL order, so
-    every run takes the same ones), parsed once each into compact node records. Rows are
-    written to NODES/crawl=<crawl>/site=<site>/ as the command and the crawl write them.
+    `newscrawl.template.sitelevel.run_sitelevel` - the stage `newscrawl sitelevel` and the
+    crawl's site pass run - one site per task: successful pages only, at most `max_pages` of
+    them (in URL order, so every run takes the same ones). Rows are written to
+    NODES/crawl=<crawl>/site=<site>/ as the command and the crawl write them.
     """
 
     p: float = 0.10
@@ -487,31 +487,16 @@ class SiteLevelStage:
         import newscrawl.template.sitelevel  # noqa: F401
 
     def __call__(self, site: str, table: pa.Table) -> pa.Table | None:
-        from newscrawl.dom import PageError, parse_html
-        from newscrawl.template.records import PageNodes
-        from newscrawl.template.sitelevel import SiteLevel, SiteLevelConfig
+        from newscrawl.template.sitelevel import SiteLevelConfig, raw_page, run_sitelevel
 
-        rows = [
-            row
-            for row in table.to_pylist()
-            if row.get("html") is not None and row.get("status", 200) == 200
-        ]
-        rows.sort(key=lambda row: row.get("final_url") or row.get("url") or "")
-        if self.max_pages:
-            rows = rows[: self.max_pages]
+        raws = [raw for raw in map(raw_page, table.to_pylist()) if raw is not None]
         config = SiteLevelConfig(
             p=self.p, html_share=self.html_share, share_of=self.share_of, min_pages=self.min_pages
         )
-        pages = []
-        for row in rows:
-            url = row.get("final_url") or row.get("url") or ""
-            html = row["html"]
-            try:
-                dom = parse_html(html, url=url or None, content_type=row.get("content_type"))
-            except PageError:
-                continue
-            pages.append(PageNodes.from_dom(dom, url, site=site, geometry=self.geometry, html=html))
-        return SiteLevel(config).table(pages, crawl=self.crawl, site=site, kind=self.kind)
+        run = run_sitelevel(
+            site, raws, config=config, geometry=self.geometry, max_pages=self.max_pages
+        )
+        return run.table(crawl=self.crawl, kind=self.kind)
 
 
 @dataclass(frozen=True, slots=True)
@@ -519,9 +504,10 @@ class TrainingSet:
     """Stage: one site's share of a training set, from its `nodes` rows.
 
     Keeps the columns `newscrawl train` reads (site, kind, area, the features, label), only
-    nodes of the requested kind ("all", "news", "blogs") with an area of at least `min_area`,
-    and at most `max_nodes` per site, sampled with a seed derived from the site, so the set
-    does not depend on how sites were spread over workers.
+    the nodes `newscrawl.template.train.training_rows` keeps (the requested kind, an area of
+    at least `min_area`, finite features), and at most `max_nodes` per site, sampled with a
+    seed derived from the site, so the set does not depend on how sites were spread over
+    workers.
     """
 
     kind: str = "all"
@@ -539,19 +525,22 @@ class TrainingSet:
 
     def __call__(self, site: str, table: pa.Table) -> pa.Table | None:
         import numpy as np
-        import pyarrow.compute as pc
 
         from newscrawl.template.buckets import MIN_AREA
-        from newscrawl.template.train import KINDS
+        from newscrawl.template.features import FEATURES
+        from newscrawl.template.train import training_rows
 
-        if self.kind not in KINDS:
-            raise ValueError(f"unknown kind {self.kind!r} (known: {', '.join(KINDS)})")
-        wanted = KINDS[self.kind]
-        min_area = self.min_area if self.min_area is not None else MIN_AREA
-        keep = pc.greater_equal(table.column("area"), min_area)
-        if wanted is not None:
-            keep = pc.and_(keep, pc.equal(table.column("kind"), wanted))
-        table = table.filter(keep)
+        features = np.column_stack(
+            [table.column(name).to_numpy(zero_copy_only=False) for name in FEATURES]
+        ).reshape(table.num_rows, len(FEATURES))
+        keep = training_rows(
+            np.asarray(table.column("kind").to_pylist(), dtype=object),
+            table.column("area").to_numpy(zero_copy_only=False),
+            features.astype(np.float64),
+            self.kind,
+            self.min_area if self.min_area is not None else MIN_AREA,
+        )
+        table = table.take(np.flatnonzero(keep))
         if self.max_nodes is not None and table.num_rows > self.max_nodes:
             digest = hashlib.blake2b(f"{self.seed}:{site}".encode(), digest_size=8).digest()
             rng = np.random.default_rng(int.from_bytes(digest, "big"))

@@ -85,10 +85,11 @@ class LeaseKeeper:
             logger.warning("Redis is back: leases renewed for %s", ", ".join(sites) or "no site")
             self.redis_down = False
         for site in lost:
-            logger.error(
-                "lease of %s was taken back (this worker was out of touch longer than the lease);"
-                " another worker may crawl it too, and only one copy is kept",
+            logger.warning(
+                "lease of %s is gone (this worker was out of touch longer than the lease, or "
+                "another worker finished the site); %s",
                 site,
+                "stopping it" if self.on_lost else "another worker may crawl it too",
             )
             if self.on_lost is not None:
                 self.on_lost(site)

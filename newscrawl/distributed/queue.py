@@ -14,7 +14,8 @@ worker needs to crawl it (start URL, page cap) is its payload, a JSON text.
 - ``attempts`` HASH site -> how many times it was leased;
 - ``done``     HASH site -> JSON record of the worker that finished it;
 - ``failed``   HASH site -> reason;
-- ``workers``  HASH worker -> server time of its last heartbeat (for `newscrawl status`).
+- ``workers``  HASH worker -> server time of its last heartbeat (for `newscrawl status`);
+- ``worker_leases`` HASH worker -> the lease it runs with: a worker silent longer is dead.
 
 Every state change is one Lua script, so two workers can never lease the same site and a lease is
 either renewed by its owner or reclaimed, never both. Deadlines use the Redis server's clock
@@ -27,7 +28,7 @@ import json
 import logging
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 import redis
@@ -65,6 +66,7 @@ UNAVAILABLE_ERRORS: tuple[type[Exception], ...] = (
 
 KEY_NAMES = (
     "queue", "seen", "specs", "leased", "owner", "attempts", "done", "failed", "workers",
+    "worker_leases",
 )  # fmt: skip
 
 _NOW = """
@@ -89,13 +91,14 @@ for _, site in ipairs(expired) do
 end
 """
 
-# KEYS: queue leased owner attempts failed workers done specs
+# KEYS: queue leased owner attempts failed workers done specs worker_leases
 # ARGV: max_attempts, worker, lease_seconds
 LEASE_SCRIPT = (
     _NOW
     + _RECLAIM
     + """
 redis.call('HSET', KEYS[6], ARGV[2], now)
+redis.call('HSET', KEYS[9], ARGV[2], ARGV[3])
 local site = redis.call('LPOP', KEYS[1])
 -- a site finished late by a worker whose lease had expired is not crawled again
 while site and redis.call('HEXISTS', KEYS[7], site) == 1 do
@@ -112,12 +115,14 @@ return {site, attempt, redis.call('HGET', KEYS[8], site) or ''}
 # KEYS: queue leased owner attempts failed; ARGV: max_attempts
 RECLAIM_SCRIPT = _NOW + _RECLAIM + "return #expired\n"
 
-# KEYS: leased owner workers; ARGV: worker, lease_seconds, site...
-# Returns the sites this worker no longer owns (its lease was reclaimed while it was away).
+# KEYS: leased owner workers worker_leases; ARGV: worker, lease_seconds, site...
+# Returns the sites this worker no longer owns (its lease was reclaimed while it was away, or
+# another worker finished the site).
 RENEW_SCRIPT = (
     _NOW
     + """
 redis.call('HSET', KEYS[3], ARGV[1], now)
+redis.call('HSET', KEYS[4], ARGV[1], ARGV[2])
 local lost = {}
 for i = 3, #ARGV do
   local site = ARGV[i]
@@ -132,16 +137,23 @@ return lost
 )
 
 # KEYS: leased owner done failed; ARGV: worker, site, status ('done'|'failed'), detail
-# Returns 1 when recorded, 0 when the site was already finished (by another lease holder).
-FINISH_SCRIPT = (
-    _NOW
-    + """
+# Returns 1 when recorded, 0 when the site was already finished (by another lease holder), or
+# when a worker that lost its lease reports a failure while another worker holds the site.
+# A site recorded done is no longer leased to anyone: a worker still crawling it learns at its
+# next renewal that the lease is gone, and stops.
+FINISH_SCRIPT = """
 local worker, site = ARGV[1], ARGV[2]
-if redis.call('HGET', KEYS[2], site) == worker then
-  redis.call('ZREM', KEYS[1], site)
-  redis.call('HDEL', KEYS[2], site)
+local owner = redis.call('HGET', KEYS[2], site)
+if redis.call('HEXISTS', KEYS[3], site) == 1 then
+  if owner == worker then
+    redis.call('ZREM', KEYS[1], site)
+    redis.call('HDEL', KEYS[2], site)
+  end
+  return 0
 end
-if redis.call('HEXISTS', KEYS[3], site) == 1 then return 0 end
+if ARGV[3] ~= 'done' and owner and owner ~= worker then return 0 end
+redis.call('ZREM', KEYS[1], site)
+redis.call('HDEL', KEYS[2], site)
 if ARGV[3] == 'done' then
   redis.call('HDEL', KEYS[4], site)
   redis.call('HSET', KEYS[3], site, ARGV[4])
@@ -150,7 +162,6 @@ else
 end
 return 1
 """
-)
 
 # KEYS: queue leased owner attempts; ARGV: worker, site
 # A worker that stops cleanly hands its site straight back (not counted as an attempt).
@@ -199,7 +210,12 @@ class Lease:
 
 @dataclass(frozen=True, slots=True)
 class QueueStatus:
-    """A snapshot of a run: sites per state, with who holds the leases and why sites failed."""
+    """A snapshot of a run: sites per state, with who holds the leases and why sites failed.
+
+    Each site is in one state only, the furthest it got: done, else failed, else leased, else
+    queued (a site finished late by a worker whose lease had lapsed may still sit in the queue
+    list or hold a lease until then). `dead` are the workers silent longer than their lease.
+    """
 
     run: str
     queued: list[str]
@@ -207,6 +223,7 @@ class QueueStatus:
     done: dict[str, dict[str, Any]]
     failed: dict[str, str]
     workers: dict[str, float]  # worker -> seconds since its last heartbeat
+    dead: list[str] = field(default_factory=list)
 
     @property
     def counts(self) -> dict[str, int]:
@@ -321,7 +338,10 @@ class SiteQueue:
 
     def lease(self, worker: str) -> Lease | None:
         """Reclaim expired leases, then pop the next site and lease it to `worker` (None: empty)."""
-        keys = self._k("queue", "leased", "owner", "attempts", "failed", "workers", "done", "specs")
+        keys = self._k(
+            "queue", "leased", "owner", "attempts", "failed", "workers", "done", "specs",
+            "worker_leases",
+        )  # fmt: skip
         got = self._lease(keys=keys, args=[self.max_attempts, worker, self.lease_seconds])
         if not got:
             return None
@@ -336,7 +356,8 @@ class SiteQueue:
     def renew(self, worker: str, sites: Iterable[str]) -> list[str]:
         """Push back the deadlines of `worker`'s leases; returns the sites it no longer holds."""
         args = [worker, self.lease_seconds, *sites]
-        return [str(s) for s in self._renew(keys=self._k("leased", "owner", "workers"), args=args)]
+        keys = self._k("leased", "owner", "workers", "worker_leases")
+        return [str(s) for s in self._renew(keys=keys, args=args)]
 
     def complete(self, worker: str, site: str, **record: Any) -> bool:
         """Record `site` as done; False if it had already been finished by another lease holder."""
@@ -354,25 +375,40 @@ class SiteQueue:
         keys = self._k("queue", "leased", "owner", "attempts")
         return bool(self._give_back(keys=keys, args=[worker, site]))
 
+    def retire(self, worker: str) -> None:
+        """Take a worker that stops cleanly off the list of workers."""
+        with self.client.pipeline(transaction=True) as pipe:
+            pipe.hdel(self.keys["workers"], worker)
+            pipe.hdel(self.keys["worker_leases"], worker)
+            pipe.execute()
+
     def status(self) -> QueueStatus:
         """A consistent snapshot of the run (one MULTI/EXEC transaction)."""
         with self.client.pipeline(transaction=True) as pipe:
             pipe.time()
             pipe.lrange(self.keys["queue"], 0, -1)
             pipe.zrange(self.keys["leased"], 0, -1, withscores=True)
-            pipe.hgetall(self.keys["owner"])
-            pipe.hgetall(self.keys["done"])
-            pipe.hgetall(self.keys["failed"])
-            pipe.hgetall(self.keys["workers"])
-            (secs, micros), queued, leased, owner, done, failed, workers = pipe.execute()
+            for name in ("owner", "done", "failed", "workers", "worker_leases"):
+                pipe.hgetall(self.keys[name])
+            (secs, micros), queued, leased, owner, done, failed, seen, leases = pipe.execute()
         now = secs + micros / 1e6
+        done = {site: _json_or_text(value) for site, value in done.items()}
+        failed = {site: reason for site, reason in failed.items() if site not in done}
+        finished = done.keys() | failed.keys()
+        held = {
+            site: (owner.get(site, "?"), deadline - now)
+            for site, deadline in leased
+            if site not in finished
+        }
+        ago = {worker: now - float(beat) for worker, beat in seen.items()}
         return QueueStatus(
             run=self.run,
-            queued=list(queued),
-            leased={site: (owner.get(site, "?"), deadline - now) for site, deadline in leased},
-            done={site: _json_or_text(value) for site, value in done.items()},
-            failed=dict(failed),
-            workers={worker: now - float(seen) for worker, seen in workers.items()},
+            queued=list(dict.fromkeys(s for s in queued if s not in finished and s not in held)),
+            leased=held,
+            done=done,
+            failed=failed,
+            workers=ago,
+            dead=sorted(w for w, t in ago.items() if t > float(leases.get(w, self.lease_seconds))),
         )
 
     def is_drained(self) -> bool:

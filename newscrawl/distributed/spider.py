@@ -16,6 +16,13 @@ link following, the PageItems the pipelines turn into Parquet rows). What change
   returns and the spider closes normally.
 - while a site is crawled, a `LeaseKeeper` thread renews its lease, so a long site is not given to
   another worker; a killed worker stops renewing and its site is leased again after the deadline.
+- a worker that learns its lease is gone (it was out of touch longer than the lease and another
+  worker has the site, or another worker finished it) stops crawling the site at once: its
+  scheduled and queued requests are dropped, responses still on the wire are ignored, its
+  staged rows are discarded, and it leases the next site.
+- SIGTERM or Ctrl-C: the site is handed back to the queue in the signal handler itself, before
+  Scrapy's graceful stop (which waits for downloads in flight and the pipelines), so another
+  worker can take it at once instead of after the lease runs out.
 - Redis outages: every Redis call is retried with backoff and a clear warning, off the reactor
   thread; the crawl itself goes on, and pages already written stay on disk.
 
@@ -31,10 +38,13 @@ import inspect
 import json
 import logging
 import os
+import signal
 import socket
+import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -45,6 +55,7 @@ from scrapy_redis.spiders import RedisSpider
 from newscrawl.crawl.sitecap import pages_stat
 from newscrawl.crawl.sites import SiteSpec
 from newscrawl.distributed import shards
+from newscrawl.distributed.dropping import drop_queued_downloads, drop_scheduled
 from newscrawl.distributed.heartbeat import LeaseKeeper
 from newscrawl.distributed.queue import (
     DEFAULT_LEASE_SECONDS,
@@ -65,6 +76,9 @@ __all__ = ["RedisSiteSpider", "SiteDupeFilter", "worker_id"]
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
+# How long a signal handler waits for Redis to take the site back before Scrapy's stop begins
+# (the hand-back goes on in its thread; the spider's close tries again).
+HAND_BACK_WAIT = 3.0
 
 
 def worker_id() -> str:
@@ -132,15 +146,21 @@ class RedisSiteSpider(RedisSpider, SiteSpider):
         crawler = crawler or self.crawler
         settings = crawler.settings
         self.run_id = settings.get("NEWSCRAWL_RUN") or DEFAULT_RUN
-        self.queue = SiteQueue(
+        self.queue = self._site_queue(settings)
+        # its own connection: a signal handler must not wait on a connection the code it
+        # interrupted holds
+        self.signal_queue = self._site_queue(settings)
+        self.redis_key = self.queue.keys["queue"]
+        super().setup_redis(crawler)
+        self.server = self.queue.client
+
+    def _site_queue(self, settings: Any) -> SiteQueue:
+        return SiteQueue(
             connect(settings.get("REDIS_URL")),
             self.run_id,
             lease_seconds=settings.getfloat("NEWSCRAWL_LEASE_SECONDS", DEFAULT_LEASE_SECONDS),
             max_attempts=settings.getint("NEWSCRAWL_MAX_ATTEMPTS", DEFAULT_MAX_ATTEMPTS),
         )
-        self.redis_key = self.queue.keys["queue"]
-        super().setup_redis(crawler)
-        self.server = self.queue.client
 
     def _setup_worker(self, crawler: Crawler) -> None:
         settings = crawler.settings
@@ -150,9 +170,11 @@ class RedisSiteSpider(RedisSpider, SiteSpider):
         self.forever = settings.getbool("NEWSCRAWL_WORKER_FOREVER")
         self.max_backoff = settings.getfloat("NEWSCRAWL_REDIS_MAX_BACKOFF", 30.0)
         self.staging = Path(settings.get("NEWSCRAWL_OUT"))
-        self.keeper = LeaseKeeper(self.queue, self.worker)
+        self.keeper = LeaseKeeper(self.queue, self.worker, on_lost=self._lease_lost)
         self.sites_done = 0
         self._closing = False
+        self._lost: set[str] = set()  # sites whose lease the keeper found gone
+        self._finishing: str | None = None  # the site being published and recorded
         # A worker never resumes: what an earlier process of this id staged belongs to sites
         # that went back to the queue, and the pipelines (opened after this) must not take its
         # rows for pages already written.
@@ -173,6 +195,7 @@ class RedisSiteSpider(RedisSpider, SiteSpider):
 
     async def start(self) -> AsyncIterator[Any]:
         self.keeper.start()
+        self._install_signal_hand_back()
         logger.info("worker %s on run %r, writing to %s", self.worker, self.run_id, self.out_root)
         while not self._closing:
             lease = await self._next_lease()
@@ -183,10 +206,13 @@ class RedisSiteSpider(RedisSpider, SiteSpider):
                 continue
             async for request in SiteSpider.start(self):
                 yield request
-            await self._site_drained()
+            await self._site_drained(lease.site)
             if self._closing:
                 break
-            await self._finish_site(lease, run)
+            if lease.site in self._lost:
+                await self._abandon_site(lease, run)
+            else:
+                await self._finish_site(lease, run)
         logger.info(
             "worker %s: run %r drained, %d site(s) crawled here",
             self.worker,
@@ -214,6 +240,7 @@ class RedisSiteSpider(RedisSpider, SiteSpider):
             self._call_blocking(lambda: self.queue.fail(self.worker, lease.site, reason))
             return None
         self.keeper.hold(lease.site)
+        self._lost.discard(lease.site)
         self.sites.clear()  # one site at a time: callbacks look sites up by name
         run = self.add_site(spec)
         self.crawler.stats.set_value(pages_stat(spec.name), 0)
@@ -229,32 +256,89 @@ class RedisSiteSpider(RedisSpider, SiteSpider):
         )
         return run
 
-    async def _site_drained(self) -> None:
-        """Wait until the site has nothing scheduled, downloading or in the pipelines.
+    async def _site_drained(self, site: str) -> None:
+        """Wait until the site has nothing scheduled, downloading or in the pipelines, or its
+        lease is found gone.
 
         The engine's own idle test cannot be used: it also waits for `start()` to end, and
         `start()` is suspended right here.
         """
-        engine = self.crawler.engine
-        while not self._closing:
-            scraper_idle = engine.scraper.slot is None or engine.scraper.slot.is_idle()
-            if (
-                scraper_idle
-                and not engine.downloader.active
-                and not engine.scheduler.has_pending_requests()
-            ):
-                return
+        while not self._closing and site not in self._lost and not self._engine_idle():
             await _sleep(0.1)
+
+    def _engine_idle(self) -> bool:
+        engine = self.crawler.engine
+        scraper_idle = engine.scraper.slot is None or engine.scraper.slot.is_idle()
+        return (
+            scraper_idle
+            and not engine.downloader.active
+            and not engine.scheduler.has_pending_requests()
+        )
+
+    # -- a lease found gone: stop the site, keep nothing of it ---------------------------------
+
+    def _lease_lost(self, site: str) -> None:
+        """LeaseKeeper.on_lost (its thread): the crawl loop notices within 0.1 s."""
+        self._lost.add(site)
+
+    async def _abandon_site(self, lease: Lease, run: SiteRun) -> None:
+        """Stop crawling a site whose lease is gone: drop its requests, ignore its responses
+        still on the wire, discard what the pipelines staged of it, then move on."""
+        name = run.spec.name
+        self.keeper.release(lease.site)
+        self.sites = {}  # callbacks of its responses find no site: nothing more comes of them
+        engine = self.crawler.engine
+        dropped = drop_scheduled(engine.scheduler, name)
+        dropped += drop_queued_downloads(engine.downloader, name)
+        while not self._closing and not self._engine_idle():
+            await _sleep(0.1)
+        await self._close_site_outputs(name, discard=True)
+        for _, folder in self._staged_partitions(name):
+            shards.discard_attempt(folder)
+        self._lost.discard(lease.site)
+        self.crawler.stats.inc_value("newscrawl/worker/lease_lost")
+        logger.warning(
+            "worker %s: lease of %s lost; stopped crawling it (%d requests dropped, staged rows"
+            " discarded)",
+            self.worker,
+            name,
+            dropped,
+        )
+
+    def _live(self, response: Any) -> bool:
+        return response.meta.get("site") in self.sites
+
+    def parse_page(self, response: Any) -> Any:
+        return super().parse_page(response) if self._live(response) else ()
+
+    def parse_robots(self, response: Any) -> Any:
+        return super().parse_robots(response) if self._live(response) else ()
+
+    def parse_sitemap(self, response: Any) -> Any:
+        return super().parse_sitemap(response) if self._live(response) else ()
+
+    def parse_feed(self, response: Any) -> Any:
+        return super().parse_feed(response) if self._live(response) else ()
+
+    def page_failed(self, failure: Any) -> None:
+        if failure.request.meta.get("site") in self.sites:
+            super().page_failed(failure)
+
+    def discovery_failed(self, failure: Any) -> Any:
+        live = failure.request.meta.get("site") in self.sites
+        return super().discovery_failed(failure) if live else ()
 
     async def _finish_site(self, lease: Lease, run: SiteRun) -> None:
         """Flush the site's rows, publish its partitions, then record it in Redis: done, or
         failed when not one HTML page could be fetched (the reasons are in the log)."""
         name = run.spec.name
+        self._finishing = lease.site
         await self._close_site_outputs(name)
         pages = int(self.crawler.stats.get_value(pages_stat(name), 0))
         published = self._publish(name)
         recorded = await self._record(lease, run, pages)
         self.keeper.release(lease.site)
+        self._finishing = None
         self.sites = {}
         if not recorded:
             logger.warning("site %s was also finished by another worker; one copy is kept", name)
@@ -281,11 +365,14 @@ class RedisSiteSpider(RedisSpider, SiteSpider):
             lambda: self.queue.fail(self.worker, lease.site, reason), "record a site"
         )
 
-    async def _close_site_outputs(self, name: str) -> None:
+    async def _close_site_outputs(self, name: str, *, discard: bool = False) -> None:
         """Have the item pipelines write out everything of `name`, close its files and forget
-        it (their `close_site` hook, a plain method or a coroutine)."""
+        it (their `close_site` hook, a plain method or a coroutine). With `discard`, a
+        pipeline's `discard_site` hook is preferred: the rows are not wanted (the caller
+        deletes what was staged)."""
         for pipe in _item_pipelines(self.crawler):
-            close = getattr(pipe, "close_site", None)
+            close = getattr(pipe, "discard_site", None) if discard else None
+            close = close or getattr(pipe, "close_site", None)
             if close is not None:
                 result = close(name)
                 if inspect.isawaitable(result):
@@ -345,16 +432,81 @@ class RedisSiteSpider(RedisSpider, SiteSpider):
         except UNAVAILABLE_ERRORS as exc:
             logger.warning("worker %s: Redis unavailable (%s)", self.worker, exc)
 
+    # -- stopping: the site goes back to the queue first ----------------------------------------
+
+    def _install_signal_hand_back(self, tries: int = 100) -> None:
+        """Run `_on_signal` before Scrapy's own SIGTERM/SIGINT handlers, once Scrapy has put
+        them in place (after the reactor's start-up)."""
+        if threading.current_thread() is not threading.main_thread():
+            return
+        if not callable(signal.getsignal(signal.SIGTERM)):
+            if tries:
+                from twisted.internet import reactor
+
+                reactor.callLater(0.1, self._install_signal_hand_back, tries - 1)
+            return
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            previous = signal.getsignal(signum)
+            if callable(previous):
+                signal.signal(signum, partial(self._on_signal, previous))
+
+    def _on_signal(self, previous: Callable[[int, Any], Any], signum: int, frame: Any) -> None:
+        """Stop taking sites and hand the one being crawled back now, then let Scrapy stop.
+        No logging here (the interrupted code may hold the log stream): the hand-back thread
+        logs through the reactor."""
+        self._closing = True
+        hand_back = threading.Thread(
+            target=self._hand_back, args=(self.signal_queue, "signal", _in_reactor), daemon=True
+        )
+        hand_back.start()
+        hand_back.join(HAND_BACK_WAIT)
+        previous(signum, frame)
+
+    def _hand_back(self, queue: SiteQueue, reason: str, call: Callable[..., Any]) -> None:
+        """Give every held site back to the queue (not one being recorded as finished); `call`
+        runs the log calls (in the reactor, from a thread)."""
+        for site in self.keeper.sites:
+            if site == self._finishing:
+                continue
+            try:
+                queue.give_back(self.worker, site)
+            except UNAVAILABLE_ERRORS as exc:
+                call(_log_hand_back_failed, self.worker, site, exc)
+                continue
+            self.keeper.release(site)
+            call(_log_handed_back, self.worker, reason, site)
+
     def _spider_closed(self, spider: Any, reason: str) -> None:
-        """On a clean stop (Ctrl-C, SIGTERM) hand the unfinished site back at once instead of
-        letting its lease run out; its staged files are left for nobody."""
+        """On a clean stop hand back what the signal handler did not (the site's staged files
+        are left for nobody) and leave the list of workers."""
         self._closing = True
         self.keeper.stop()
-        for site in self.keeper.sites:
-            self._call_blocking(lambda site=site: self.queue.give_back(self.worker, site))
-            logger.info(
-                "worker %s stopped (%s): %s handed back to the queue", self.worker, reason, site
-            )
+        self._hand_back(self.queue, reason, _now)
+        self._call_blocking(lambda: self.queue.retire(self.worker))
+
+
+def _in_reactor(function: Callable[..., Any], *args: Any) -> None:
+    from twisted.internet import reactor
+
+    reactor.callFromThread(function, *args)
+
+
+def _now(function: Callable[..., Any], *args: Any) -> None:
+    function(*args)
+
+
+def _log_handed_back(worker: str, reason: str, site: str) -> None:
+    logger.info("worker %s stopped (%s): %s handed back to the queue", worker, reason, site)
+
+
+def _log_hand_back_failed(worker: str, site: str, exc: BaseException) -> None:
+    logger.warning(
+        "worker %s: could not hand %s back (Redis unavailable: %s); it returns to the queue "
+        "when its lease runs out",
+        worker,
+        site,
+        exc,
+    )
 
 
 def _spec_of(lease: Lease) -> SiteSpec:

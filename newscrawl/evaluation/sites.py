@@ -32,6 +32,8 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
+from newscrawl.crawl.urls import site_of
+
 __all__ = [
     "HEAD_BYTES",
     "SITE_FROM",
@@ -60,12 +62,6 @@ R = TypeVar("R")
 
 class SiteError(ValueError):
     """A --site-from mode that cannot work on these inputs (e.g. meta without meta.jsonl)."""
-
-
-def _site_of(url: str) -> str:
-    from newscrawl.template.records import site_of
-
-    return site_of(url)
 
 
 def _attributes(raw: str) -> dict[str, str]:
@@ -100,9 +96,9 @@ def head_site(data: bytes) -> str:
             canonical = attrs.get("href", "")
     for key in _URL_META_KEYS:
         if metas.get(key, "").startswith(("http://", "https://")):
-            return _site_of(metas[key])
+            return site_of(metas[key])
     if canonical and canonical.startswith(("http://", "https://", "//")):
-        return _site_of(canonical)
+        return site_of(canonical)
     return ""
 
 
@@ -131,7 +127,7 @@ def site_for(
             return site.strip()
     url = meta.get("url")
     if isinstance(url, str) and url.startswith(("http://", "https://")):
-        site = _site_of(url)
+        site = site_of(url)
         if site:
             return site
     if head is None:

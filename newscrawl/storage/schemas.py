@@ -71,6 +71,12 @@ ARTICLES_SCHEMA = pa.schema(
         _field("text", pa.string(), "main text, one paragraph a line"),
         _field("extractor", pa.string(), "extractor that produced `text`"),
         _field(
+            "stage",
+            pa.string(),
+            "site: text cut by the site pass (the site's template removed); page: page-level "
+            "text (the site had too few pages, or the site pass was off)",
+        ),
+        _field(
             "texts",
             pa.map_(pa.string(), pa.string()),
             "text of every configured extractor (NEWSCRAWL_KEEP_ALL_TEXTS)",

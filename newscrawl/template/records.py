@@ -15,6 +15,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from newscrawl.crawl.urls import site_of
 from newscrawl.dom import Dom
 
 __all__ = ["TAGS", "PageNodes", "is_intra_site", "node_hashes", "page_kind", "site_of"]
@@ -30,14 +31,6 @@ TAGS: tuple[str, ...] = ("", *_TAG_NAMES.split())
 _TAG_ID = {tag: i for i, tag in enumerate(TAGS)}
 _BLOG_HOSTS = ("wordpress.com", "typepad.com", "tumblr.com", "livejournal.com", "substack.com")
 _BLOG_ENGINES = ("wordpress", "blogger", "typepad", "movable type", "tumblr", "ghost")
-
-
-def site_of(url: str | None) -> str:
-    """The host of `url` without "www.", lower-cased ("" when there is none)."""
-    if not url:
-        return ""
-    host = (urlsplit(url).hostname or "").lower()
-    return host.removeprefix("www.")
 
 
 def page_kind(url: str | None, generator: str = "") -> str:

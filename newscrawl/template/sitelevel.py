@@ -23,25 +23,28 @@ Readings taken:
 - the 85% share is computed bottom-up, so a node whose children became template by the share
   rule counts their HTML as template too.
 
-Use: the crawl's per-domain buffer keeps `PageNodes` records and, when the domain is done,
-calls `SiteLevel().table(pages, crawl=...)`, which returns the rows for the `nodes` dataset
-(or None when the site has too few pages), and writes them with `nodes_writer(root)`:
-``writer.write_table(table, {"crawl": crawl, "site": site})``.
+Use: `run_sitelevel(site, raw_pages)` is the one SiteLevel stage - the crawl's site pass,
+`newscrawl sitelevel` and the Dask stage all call it: each page is parsed once into its node
+records (`PageNodes`: content hashes, counts, boxes), a `visit` callback sees each parsed page
+(the site pass extracts it there), the site is labelled, and `SiteLevelRun.write(writer, ...)`
+writes its rows to the `nodes` dataset (`nodes_writer(root)`), or nothing when the site has too
+few pages.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from newscrawl.dom import Dom, PageError, parse_html
 from newscrawl.template.buckets import DEFAULT_BOUNDARIES, bucket_of
 from newscrawl.template.features import FEATURES, node_features
-from newscrawl.template.records import TAGS, PageNodes
+from newscrawl.template.records import TAGS, PageNodes, site_of
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -51,14 +54,18 @@ if TYPE_CHECKING:
 __all__ = [
     "NODES_PARTITION_BY",
     "NODE_COLUMNS",
+    "RawPage",
     "SiteLevel",
     "SiteLevelConfig",
+    "SiteLevelRun",
     "SiteTemplates",
     "label_page",
     "label_site",
     "nodes_schema",
     "nodes_table",
     "nodes_writer",
+    "raw_page",
+    "run_sitelevel",
     "site_kind",
     "template_hashes",
 ]
@@ -314,3 +321,91 @@ def nodes_writer(root: str | Path, **options: Any) -> ParquetDatasetWriter:
     options.setdefault("row_group_rows", 65_536)
     options.setdefault("file_rows", 1_000_000)
     return ParquetDatasetWriter(root, nodes_schema(), NODES_PARTITION_BY, **options)
+
+
+@dataclass(frozen=True, slots=True)
+class RawPage:
+    """One stored page as the SiteLevel stage reads it: its (final) URL and raw bytes."""
+
+    url: str
+    html: bytes | str
+    content_type: str | None = None
+
+
+def raw_page(row: Mapping[str, object]) -> RawPage | None:
+    """The `RawPage` of a `pages` dataset row (final_url, else url; html; content_type), or
+    None for a row the stage does not read (no HTML, or a status other than 200)."""
+    html = row.get("html")
+    status = row.get("status")
+    if not isinstance(html, bytes | str) or (status is not None and status != 200):
+        return None
+    url = str(row.get("final_url") or row.get("url") or "")
+    content_type = row.get("content_type")
+    return RawPage(url, html, content_type if isinstance(content_type, str) else None)
+
+
+PageVisitor = Callable[[int, RawPage, Dom, PageNodes], None]
+
+
+@dataclass(slots=True)
+class SiteLevelRun:
+    """One site through the SiteLevel stage: its pages' node records (in URL order), their
+    labels (None when the site has fewer than `min_pages` pages) and pages that did not parse."""
+
+    site: str
+    pages: list[PageNodes] = field(default_factory=list)
+    labels: list[np.ndarray] | None = None
+    errors: int = 0
+
+    def table(self, crawl: str = "", kind: str | None = None) -> pa.Table | None:
+        """The site's `nodes` rows, or None when it was not labelled."""
+        if self.labels is None:
+            return None
+        return nodes_table(self.pages, self.labels, crawl=crawl, site=self.site, kind=kind)
+
+    def write(self, writer: ParquetDatasetWriter, crawl: str, kind: str | None = None) -> int:
+        """Write the site's rows to NODES/crawl=<crawl>/site=<site>/; the rows written."""
+        table = self.table(crawl, kind)
+        if table is None:
+            return 0
+        partition = {"crawl": crawl, "site": self.site}
+        writer.write_table(table, partition)
+        writer.close_partition(partition)
+        return table.num_rows
+
+
+def run_sitelevel(
+    site: str,
+    raws: Iterable[RawPage],
+    *,
+    config: SiteLevelConfig | None = None,
+    geometry: str = "static",
+    max_pages: int | None = None,
+    visit: PageVisitor | None = None,
+) -> SiteLevelRun:
+    """The SiteLevel stage of one site (the only implementation: crawl, command and Dask).
+
+    Pages are taken in URL order (the first `max_pages` of them), each parsed once into its
+    node records; links count as intra-site by the host of the page's own URL (`site_of`).
+    `visit(index, raw, dom, records)` sees each parsed page before its tree is let go. Pages
+    that do not parse are counted and left out. Labels follow when there are enough pages.
+    """
+    config = config or SiteLevelConfig()
+    ordered = sorted(raws, key=lambda raw: raw.url)
+    if max_pages:
+        ordered = ordered[:max_pages]
+    run = SiteLevelRun(site)
+    for raw in ordered:
+        try:
+            dom = parse_html(raw.html, raw.url or None, raw.content_type, site=site or None)
+        except PageError:
+            run.errors += 1
+            continue
+        host = site_of(raw.url)
+        page = PageNodes.from_dom(dom, raw.url, site=host, geometry=geometry, html=raw.html)
+        if visit is not None:
+            visit(len(run.pages), raw, dom, page)
+        run.pages.append(page)
+    if len(run.pages) >= config.min_pages:
+        run.labels = label_site(run.pages, config)
+    return run

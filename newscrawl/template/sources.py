@@ -3,14 +3,12 @@
 Two kinds of source: a crawl's `pages` Parquet dataset (columns url, final_url, site, status,
 content_type, html, ...) and a dataset folder in the development-data layout (html/ID.html and
 meta.jsonl giving each page's url and site). A first, cheap pass counts the pages of each site
-(only the site column is read) so small sites are never parsed; the second pass streams the
-pages, turns each into compact `PageNodes` at once and hands a site over as soon as all its
-pages are in - memory holds node records, never HTML or lxml trees of more than one page.
-
-A site's pages are taken and numbered in URL order (final URL, else URL): with more than
-`max_pages` pages, the first pass keeps the `max_pages` smallest URLs, so the pages used do not
-depend on how the dataset happens to be split into files - the same pages, in the same order,
-that the Dask stage (`newscrawl.distributed.dask_stages.SiteLevelStage`) takes.
+(only the site column is read) so small sites are never read; the second pass streams the
+pages and hands a site's raw pages (`RawPage`) over as soon as all of them are in, for
+`newscrawl.template.sitelevel.run_sitelevel` - the one SiteLevel stage, which the crawl's site
+pass and the Dask stage run too, and which takes a site's pages in URL order (final URL, else
+URL; with more than `max_pages` pages, the first pass keeps the `max_pages` smallest URLs, so
+the pages used do not depend on how the dataset happens to be split into files).
 """
 
 from __future__ import annotations
@@ -22,8 +20,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from newscrawl.dom import PageError, parse_html
-from newscrawl.template.records import PageNodes, site_of
+from newscrawl.crawl.urls import site_of
+from newscrawl.template.sitelevel import RawPage
 
 __all__ = ["SitePages", "SourceError", "open_parquet", "read_sources"]
 
@@ -160,20 +158,18 @@ def _open(path: str | Path) -> _Folder | _Parquet:
 
 @dataclass(slots=True)
 class SitePages:
-    """Iterate (site, [PageNodes, ...]) over the sites with enough pages; counts what it skips."""
+    """Iterate (site, [RawPage, ...]) over the sites with enough pages; counts what it skips."""
 
     sources: list[_Folder | _Parquet]
     expected: dict[str, int]
-    pages: int  # pages that will be parsed
+    pages: int  # pages that will be read
     min_pages: int
-    geometry: str = "static"
     skipped_sites: int = 0
     skipped_pages: int = 0
-    errors: int = 0
     chosen: dict[str, Counter[str]] = field(default_factory=dict)  # URLs of capped sites
-    buffers: dict[str, list[PageNodes]] = field(default_factory=dict)
+    buffers: dict[str, list[RawPage]] = field(default_factory=dict)
 
-    def __iter__(self) -> Iterator[tuple[str, list[PageNodes]]]:
+    def __iter__(self) -> Iterator[tuple[str, list[RawPage]]]:
         expected = dict(self.expected)
         chosen = {site: Counter(urls) for site, urls in self.chosen.items()}
         for source in self.sources:
@@ -185,33 +181,20 @@ class SitePages:
                     if wanted[raw.url] <= 0:
                         continue  # past the site's `max_pages` smallest URLs
                     wanted[raw.url] -= 1
-                buffer = self.buffers.setdefault(raw.site, [])
-                try:
-                    dom = parse_html(raw.html, url=raw.url or None, content_type=raw.content_type)
-                    buffer.append(
-                        PageNodes.from_dom(
-                            dom, raw.url, site=raw.site, geometry=self.geometry, html=raw.html
-                        )
-                    )
-                except PageError:
-                    self.errors += 1
+                page = RawPage(raw.url, raw.html, raw.content_type)
+                self.buffers.setdefault(raw.site, []).append(page)
                 expected[raw.site] -= 1
                 if expected[raw.site] == 0:
-                    yield raw.site, _in_url_order(self.buffers.pop(raw.site))
+                    yield raw.site, self.buffers.pop(raw.site)
         # pages counted in the first pass but without HTML leave a site short of its count
         for site in list(self.buffers):
-            yield site, _in_url_order(self.buffers.pop(site))
-
-
-def _in_url_order(pages: list[PageNodes]) -> list[PageNodes]:
-    return sorted(pages, key=lambda page: page.url)
+            yield site, self.buffers.pop(site)
 
 
 def read_sources(
     paths: Sequence[str | Path],
     min_pages: int = 5,
     max_pages: int | None = 200,
-    geometry: str = "static",
 ) -> SitePages:
     """Open every PAGES source and count pages per site; iterate the result to parse them."""
     if not paths:
@@ -231,7 +214,6 @@ def read_sources(
         expected=expected,
         pages=sum(expected.values()),
         min_pages=min_pages,
-        geometry=geometry,
         skipped_sites=len(small),
         skipped_pages=sum(small.values()),
         chosen={site: Counter(site_urls) for site, site_urls in chosen.items()},

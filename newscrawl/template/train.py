@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from models.template_model import VERSION, BucketModel, TemplateModel
-from newscrawl.template.buckets import MIN_AREA, fit_boundaries
+from newscrawl.template.buckets import MIN_AREA, bucket_of, fit_boundaries
 from newscrawl.template.features import FEATURES, node_features
 from newscrawl.template.records import PageNodes
 
@@ -33,6 +33,7 @@ __all__ = [
     "pages_data",
     "read_nodes",
     "train",
+    "training_rows",
 ]
 
 # --kind value -> the `kind` column values it keeps (None: all).
@@ -122,6 +123,20 @@ class TrainReport:
         else:
             out.append("held-out sites: none (need at least 2 sites)")
         return out
+
+
+def training_rows(
+    kind: np.ndarray, area: np.ndarray, features: np.ndarray, wanted: str, min_area: float
+) -> np.ndarray:
+    """bool per node: in the training set - of the `wanted` kind ("all", "news", "blogs"), an
+    area of at least `min_area` and finite features. The one rule `train` and the Dask
+    `TrainingSet` stage (what `newscrawl train` assembles its set with) apply."""
+    if wanted not in KINDS:
+        raise TrainError(f"unknown kind {wanted!r} (known: {', '.join(KINDS)})")
+    rows = np.isfinite(features).all(axis=1) & (np.asarray(area, dtype=np.float64) >= min_area)
+    if KINDS[wanted] is not None:
+        rows &= np.asarray(kind, dtype=object) == KINDS[wanted]
+    return rows
 
 
 def read_nodes(paths: Sequence[str | Path]) -> NodeData:
@@ -218,8 +233,7 @@ def _fit(
     config: TrainConfig,
     step: Callable[[], None],
 ) -> tuple[BucketModel | None, ...]:
-    edges = np.asarray(boundaries)
-    bucket = np.searchsorted(edges, data.area, side="right") - 1
+    bucket = bucket_of(data.area, boundaries)
     rng = np.random.default_rng(config.seed)
     models: list[BucketModel | None] = []
     for index in range(len(boundaries)):
@@ -290,10 +304,7 @@ def train(
     config = config or TrainConfig()
     if config.kind not in KINDS:
         raise TrainError(f"unknown kind {config.kind!r} (known: {', '.join(KINDS)})")
-    wanted = KINDS[config.kind]
-    rows = np.isfinite(data.features).all(axis=1) & (data.area >= config.min_area)
-    if wanted is not None:
-        rows &= data.kind == wanted
+    rows = training_rows(data.kind, data.area, data.features, config.kind, config.min_area)
     data = data.subset(np.flatnonzero(rows))
     if not len(data):
         raise TrainError(f"no nodes of at least {config.min_area:g} px² for kind {config.kind!r}")

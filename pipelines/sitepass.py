@@ -1,0 +1,257 @@
+"""The site pass: each site's articles are written once the site is complete, its template cut out.
+
+The first pipeline. It marks each page `deferred` and keeps its raw bytes in its site's buffer
+(the next pipelines skip extraction and the article row of a deferred page, and store its raw
+page as it arrives). When the site is complete - it reached its page cap, `close_site` says it is
+finished (a crawl worker, once its frontier is exhausted), or the crawl ends - the site pass
+(`newscrawl.template.sitepass.site_pass`) runs over the site's pages in a worker thread: one
+parse per page, the SiteLevel stage (node records and labels, written to `nodes`), the
+page-level extraction, metadata and article flag, and the site's template out of each page's
+text. Then the site's `articles` rows are written together, each with the `stage` that
+produced its text ("site", or "page" when the site had too few pages for SiteLevel).
+
+A killed crawl loses no page: pages are stored as they arrive, and a resumed crawl rebuilds
+each pending site (stored pages, no articles yet) from its stored pages plus what it fetches
+anew. A site whose articles are written is done: its pages replayed on resume are skipped. A
+page that would take its site's buffer past NEWSCRAWL_SITELEVEL_MAX_BYTES is extracted page by
+page instead, as is every page with NEWSCRAWL_SITELEVEL off (then this pipeline is not used).
+
+Settings: NEWSCRAWL_SITELEVEL (on/off), NEWSCRAWL_SITELEVEL_MAX_BYTES, NEWSCRAWL_GEOMETRY.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections import defaultdict
+from typing import TYPE_CHECKING, Any
+
+from scrapy.exceptions import NotConfigured
+from scrapy.utils.defer import maybe_deferred_to_future
+from twisted.internet import defer, threads
+
+from newscrawl.crawl.items import PageItem, WarcOrigin
+from newscrawl.crawl.sitecap import page_count
+from newscrawl.crawl.state import crawl_state
+from newscrawl.dom import Dom
+from newscrawl.extractors.base import Extraction
+from newscrawl.storage.writer import closed_files, partition_values
+from newscrawl.template.sitelevel import RawPage, SiteLevelRun, nodes_writer, run_sitelevel
+from newscrawl.template.sitepass import PAGE_STAGE, SitePassRun, site_pass
+from pipelines.classify import ArticleClassifierPipeline
+from pipelines.extraction import ExtractionPipeline, content_hash
+from pipelines.parquet import ParquetWriterPipeline, writer_options
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+__all__ = ["SitePassPipeline", "stored_items"]
+
+logger = logging.getLogger(__name__)
+_PAGE_COLUMNS = ("url", "final_url", "fetched_at", "status", "content_type", "headers", "html")
+_WARC_COLUMNS = ("warc_file", "warc_offset", "warc_record_id", "warc_date")
+
+
+class SitePassPipeline:
+    """Per-site buffers of raw pages; the site pass writes `nodes` and `articles` rows."""
+
+    def __init__(self, crawler: Crawler, max_bytes: int, geometry: str) -> None:
+        self.crawler = crawler
+        self.state = crawl_state(crawler)
+        self.max_bytes = max_bytes
+        self.geometry = geometry
+        self.extraction = ExtractionPipeline.from_crawler(crawler)
+        self.classifier = ArticleClassifierPipeline(crawler)
+        self.articles = ParquetWriterPipeline(crawler)
+        options = {**writer_options(crawler.settings), "row_group_rows": 65_536}
+        self.nodes = nodes_writer(self.state.dataset_root("nodes"), **options)
+        self.buffers: defaultdict[str, list[PageItem]] = defaultdict(list)
+        self.sizes: defaultdict[str, int] = defaultdict(int)
+        self.done: set[str] = set()  # sites whose articles are written
+        self.labelled: set[str] = set()  # sites whose nodes are written
+        self.pending: set[str] = set()  # resumed: sites with stored pages and no articles
+        self.lock = defer.DeferredLock()  # one site pass at a time
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> SitePassPipeline:
+        settings = crawler.settings
+        if not settings.getbool("NEWSCRAWL_SITELEVEL", True):
+            raise NotConfigured("NEWSCRAWL_SITELEVEL is off: pages are extracted one by one")
+        return cls(
+            crawler,
+            settings.getint("NEWSCRAWL_SITELEVEL_MAX_BYTES", 256 << 20),
+            settings.get("NEWSCRAWL_GEOMETRY", "static"),
+        )
+
+    def open_spider(self) -> None:
+        self.articles.open_spider()
+        self.done = self._written_sites("articles")
+        self.labelled = self._written_sites("nodes")
+        self.pending = set(self.state.site_pages) - self.done
+
+    def _written_sites(self, dataset: str) -> set[str]:
+        """Sites with a complete file of `dataset` in this crawl (a resumed crawl)."""
+        root = self.state.dataset_root(dataset)
+        files = closed_files(root, {"crawl": self.state.crawl_id})
+        return {partition_values(path, root).get("site", "") for path in files}
+
+    async def process_item(self, item: Any) -> Any:
+        if not isinstance(item, PageItem) or item.stored or item.site in self.done:
+            return item
+        if not item.replayed and not self._buffer(item):
+            return item  # over the byte budget: extracted page by page
+        item.deferred = True
+        if item.max_pages and page_count(self.crawler, item.site) >= item.max_pages:
+            await self.finish(item.site)
+        return item
+
+    def _buffer(self, item: PageItem) -> bool:
+        """Keep the page's bytes for its site pass; False when the site's buffer is full."""
+        if self.sizes[item.site] + len(item.html) > self.max_bytes:
+            self.crawler.stats.inc_value("newscrawl/sitepass/over_budget")
+            return False
+        self.buffers[item.site].append(dataclasses.replace(item, dom=None))
+        self.sizes[item.site] += len(item.html)
+        return True
+
+    async def finish(self, site: str) -> None:
+        """Run the site pass of `site` and write its nodes and articles (once per site)."""
+        await maybe_deferred_to_future(self.lock.acquire())
+        try:
+            if site in self.done:
+                return
+            self.done.add(site)
+            buffered = self.buffers.pop(site, [])
+            self.sizes.pop(site, None)
+            items = await maybe_deferred_to_future(
+                threads.deferToThread(self._site_items, site, buffered)
+            )
+            run = await maybe_deferred_to_future(threads.deferToThread(self._pass, site, items))
+            self._write(site, items, run)
+        finally:
+            self.lock.release()
+
+    def _site_items(self, site: str, buffered: list[PageItem]) -> list[PageItem]:
+        """The site's pages: stored by an earlier run of this crawl, then buffered here."""
+        fresh = {item.final_url for item in buffered}
+        stored = [i for i in stored_items(self.state, site) if i.final_url not in fresh]
+        return stored + buffered
+
+    def _pass(self, site: str, items: list[PageItem]) -> SitePassRun | None:
+        """The site pass (in a worker thread); None when it failed (pages go page-level)."""
+        by_raw: dict[int, PageItem] = {}
+        raws = []
+        for item in items:
+            raw = RawPage(item.final_url, item.html, item.content_type or None)
+            by_raw[id(raw)] = item
+            raws.append(raw)
+
+        def extract(raw: RawPage, dom: Dom) -> Extraction:
+            item = by_raw[id(raw)]
+            item.dom = dom
+            try:
+                self.extraction.fill(item)
+                self.classifier.classify(item)
+            finally:
+                item.dom = None
+            return Extraction(item.title, item.text, item.node_ids, item.extractor)
+
+        try:
+            run = site_pass(site, raws, extract, geometry=self.geometry)
+        except Exception as err:  # the site's pages are still written, page by page
+            logger.warning("site pass of %s failed: %s", site, err)
+            self.crawler.stats.inc_value("newscrawl/sitepass/site_errors")
+            return None
+        for outcome in run.outcomes:
+            item = by_raw[id(outcome.raw)]
+            item.text, item.node_ids = outcome.extraction.text, outcome.extraction.node_ids
+            item.stage = outcome.stage
+            item.content_hash = content_hash(item.text)
+        return run
+
+    def _write(self, site: str, items: list[PageItem], run: SitePassRun | None) -> None:
+        """The site's articles rows (in URL order, closed together), then its nodes."""
+        for item in sorted(items, key=lambda item: item.final_url):
+            if not item.stage:  # the pass did not reach it: page by page
+                self.extraction.fill(item)
+                if item.dom is not None:
+                    self.classifier.classify(item)
+                item.stage = item.stage or PAGE_STAGE
+            self.articles.process_item(item)
+        assert self.articles.writer is not None
+        self.articles.writer.close_partition(self.state.partition(site))
+        logger.info("site pass: %s, %d pages written", site, len(items))
+        if run is not None:
+            stage = "site" if run.template else "page"
+            self.crawler.stats.inc_value(f"newscrawl/sitepass/{stage}_sites")
+            self._write_nodes(site, run.sitelevel)
+
+    def _write_nodes(self, site: str, sitelevel: SiteLevelRun) -> None:
+        if site in self.labelled:
+            return  # written before a stop that came before the articles
+        self.labelled.add(site)
+        rows = sitelevel.write(self.nodes, self.state.crawl_id)
+        self.crawler.stats.inc_value("newscrawl/written/nodes", rows)
+
+    async def _label_stored(self, site: str) -> None:
+        """SiteLevel alone for a site whose articles were written but whose nodes were not
+        (a stop between the two): from its stored pages, none of which is fetched again."""
+        read = threads.deferToThread(stored_items, self.state, site)
+        items = await maybe_deferred_to_future(read)
+        raws = [RawPage(item.final_url, item.html, item.content_type or None) for item in items]
+        run = await maybe_deferred_to_future(
+            threads.deferToThread(run_sitelevel, site, raws, geometry=self.geometry)
+        )
+        self._write_nodes(site, run)
+
+    async def close_site(self, site: str) -> None:
+        """The site is finished (a crawl worker, an ingest's file): write it now, then forget
+        it, so the same site given to this process again is written whole again."""
+        await self.finish(site)
+        self.done.discard(site)
+        self.labelled.discard(site)
+        self.articles.close_site(site)
+
+    async def close_spider(self) -> None:
+        for site in sorted(set(self.buffers) | (self.pending - self.done)):
+            await self.finish(site)
+        for site in sorted(set(self.state.site_pages) - self.labelled):
+            await self._label_stored(site)
+        self.articles.close_spider()
+        self.nodes.close()
+
+
+def stored_items(state: Any, site: str) -> list[PageItem]:
+    """PageItems of the site's pages in this crawl's complete `pages` files (with the WARC
+    record each came from, when the files say)."""
+    import pyarrow.parquet as pq
+
+    items: list[PageItem] = []
+    for path in closed_files(state.dataset_root("pages"), state.partition(site)):
+        names = set(pq.read_schema(path).names)
+        columns = [c for c in (*_PAGE_COLUMNS, *_WARC_COLUMNS) if c in names]
+        for row in pq.read_table(path, columns=columns).to_pylist():
+            if row["html"] is not None:
+                items.append(_stored_item(row, site, state.crawl_id))
+    return items
+
+
+def _stored_item(row: dict[str, Any], site: str, crawl: str) -> PageItem:
+    warc = None
+    if row.get("warc_file"):
+        warc = WarcOrigin(
+            row["warc_file"], row["warc_offset"], row["warc_record_id"], row["warc_date"]
+        )
+    return PageItem(
+        url=row["url"],
+        final_url=row["final_url"],
+        site=site,
+        crawl=crawl,
+        fetched_at=row["fetched_at"],
+        status=row["status"],
+        content_type=row["content_type"] or "",
+        headers=dict(row["headers"] or ()),
+        html=row["html"],
+        replayed=True,
+        warc=warc,
+    )
