@@ -92,6 +92,8 @@ NEWSCRAWL_TRAP_RUN = 10  # links in a row to same-shaped URLs before it is a tra
 NEWSCRAWL_RETRY_AFTER_MAX = 120.0
 NEWSCRAWL_SITELEVEL = True  # the site pass: SiteLevel, then each site's template out of its text
 NEWSCRAWL_SITELEVEL_MAX_BYTES = 256 * 1024 * 1024
+# what labels each site's template nodes in the site pass: sitelevel, sst, pagelets or entropy
+NEWSCRAWL_SITE_METHOD = "sitelevel"
 NEWSCRAWL_GEOMETRY = "static"
 NEWSCRAWL_PARQUET_ROW_GROUP_ROWS = 256
 NEWSCRAWL_PARQUET_ROW_GROUP_BYTES = 32 * 1024 * 1024

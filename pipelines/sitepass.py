@@ -16,7 +16,8 @@ anew. A site whose articles are written is done: its pages replayed on resume ar
 page that would take its site's buffer past NEWSCRAWL_SITELEVEL_MAX_BYTES is extracted page by
 page instead, as is every page with NEWSCRAWL_SITELEVEL off (then this pipeline is not used).
 
-Settings: NEWSCRAWL_SITELEVEL (on/off), NEWSCRAWL_SITELEVEL_MAX_BYTES, NEWSCRAWL_GEOMETRY.
+Settings: NEWSCRAWL_SITELEVEL (on/off), NEWSCRAWL_SITELEVEL_MAX_BYTES, NEWSCRAWL_GEOMETRY,
+NEWSCRAWL_SITE_METHOD (what labels the site's template nodes: sitelevel, sst, pagelets, entropy).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from newscrawl.dom import Dom
 from newscrawl.extractors.base import Extraction
 from newscrawl.storage.writer import closed_files, partition_values
 from newscrawl.template.sitelevel import RawPage, SiteLevelRun, nodes_writer, run_sitelevel
+from newscrawl.template.sitemethods import check_site_method
 from newscrawl.template.sitepass import PAGE_STAGE, SitePassRun, site_pass
 from pipelines.classify import ArticleClassifierPipeline
 from pipelines.extraction import ExtractionPipeline, content_hash
@@ -60,6 +62,8 @@ class SitePassPipeline:
         self.state = crawl_state(crawler)
         self.max_bytes = max_bytes
         self.geometry = geometry
+        method = crawler.settings.get("NEWSCRAWL_SITE_METHOD") or "sitelevel"
+        self.method = check_site_method(method)  # a wrong name stops the crawl at its start
         self.extraction = ExtractionPipeline.from_crawler(crawler)
         self.classifier = ArticleClassifierPipeline(crawler)
         self.articles = ParquetWriterPipeline(crawler)
@@ -157,7 +161,7 @@ class SitePassPipeline:
             return Extraction(item.title, item.text, item.node_ids, item.extractor)
 
         try:
-            run = site_pass(site, raws, extract, geometry=self.geometry)
+            run = site_pass(site, raws, extract, geometry=self.geometry, method=self.method)
         except Exception as err:  # the site's pages are still written, page by page
             logger.warning("site pass of %s failed: %s", site, err)
             self.crawler.stats.inc_value("newscrawl/sitepass/site_errors")
@@ -200,7 +204,9 @@ class SitePassPipeline:
         items = await maybe_deferred_to_future(read)
         raws = [RawPage(item.final_url, item.html, item.content_type or None) for item in items]
         run = await maybe_deferred_to_future(
-            threads.deferToThread(run_sitelevel, site, raws, geometry=self.geometry)
+            threads.deferToThread(
+                run_sitelevel, site, raws, geometry=self.geometry, method=self.method
+            )
         )
         self._write_nodes(site, run)
 

@@ -358,3 +358,65 @@ def test_study_evaluation_trains_on_another_methods_labels(
     args = ["bench", "template-eval", str(data), "--folds", "3", "--no-extraction", "-q"]
     assert main([*args, "--site-method", "pagelets"]) == 0
     assert "everything template" in capsys.readouterr().out
+
+
+# -- where a site stage runs: sitelevel command, site pass, extract, crawl setting ----------------
+
+
+def test_run_sitelevel_labels_by_the_chosen_method() -> None:
+    from newscrawl.template.sitelevel import RawPage, run_sitelevel
+
+    raws = [RawPage(f"https://example.org/{i}", _page(i)) for i in range(6)]
+    hashed = run_sitelevel("example.org", raws, geometry="flow")
+    styled = run_sitelevel("example.org", raws, geometry="flow", method="sst")
+    doms = [parse_html(raw.html) for raw in sorted(raws, key=lambda raw: raw.url)]
+    assert hashed.labels is not None and styled.labels is not None
+    for label, mask in zip(styled.labels, site_masks("sst", doms), strict=True):
+        assert np.array_equal(label, mask)  # the method's labels, not SiteLevel's
+    assert any(not np.array_equal(a, b) for a, b in zip(hashed.labels, styled.labels, strict=True))
+    with pytest.raises(ValueError, match="unknown site method"):
+        run_sitelevel("example.org", raws, method="vips")
+
+
+def test_sitelevel_command_site_method(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    import pyarrow.dataset as ds
+    from test_template_evaluation import write_dataset
+
+    data = write_dataset(tmp_path / "gen", ["a.example.org"], pages=6)
+    labels = {}
+    for method in ("sitelevel", "pagelets"):
+        out = tmp_path / method
+        assert main(["sitelevel", str(data), "--out", str(out), "-q", "--site-method", method]) == 0
+        table = ds.dataset(out, format="parquet", partitioning="hive").to_table()
+        labels[method] = table.column("label").to_numpy()
+    assert len(labels["sitelevel"]) == len(labels["pagelets"])
+    assert 0 < labels["pagelets"].mean() < 1
+    assert not np.array_equal(labels["sitelevel"], labels["pagelets"])
+
+
+@pytest.mark.parametrize("method", ["entropy", "pagelets"])
+def test_extract_site_pass_by_each_method(
+    method: str, tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    folder = tmp_path / "site"
+    folder.mkdir()
+    for i in range(6):
+        (folder / f"{i}.html").write_text(_page(i), encoding="utf-8")
+    args = ["extract", str(folder), "-e", "cetd-tpc", "-f", "jsonl", "--site-from", "dir"]
+    assert main([*args, "--site-method", method]) == 0
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(records) == 6 and all(r["text"] for r in records)
+    with pytest.raises(SystemExit):
+        main([*args, "--site-method", "vips"])
+
+
+def test_crawl_site_method_setting() -> None:
+    import argparse
+
+    from newscrawl.commands import crawl
+
+    parser = argparse.ArgumentParser()
+    crawl.add_arguments(parser)
+    args = parser.parse_args(["sites.txt", "--site-method", "entropy"])
+    assert crawl.option_settings(args)["NEWSCRAWL_SITE_METHOD"] == "entropy"
+    assert "NEWSCRAWL_SITE_METHOD" not in crawl.option_settings(parser.parse_args(["sites.txt"]))

@@ -115,7 +115,16 @@ def add_allow_private_argument(parser: argparse.ArgumentParser) -> None:
 def add_settings_arguments(
     parser: argparse.ArgumentParser, log_level: str | None, log_help: str
 ) -> None:
-    """--set NAME=VALUE (repeatable) and --log-level."""
+    """--site-method, --set NAME=VALUE (repeatable) and --log-level."""
+    from newscrawl.template.sitemethods import SITE_METHODS
+
+    parser.add_argument(
+        "--site-method",
+        default=None,
+        choices=SITE_METHODS,
+        help="what labels each site's template nodes in the site pass "
+        "(NEWSCRAWL_SITE_METHOD; default: sitelevel)",
+    )
     parser.add_argument(
         "--set",
         "-s",
@@ -139,6 +148,8 @@ def option_settings(args: argparse.Namespace) -> dict[str, object]:
         values["NEWSCRAWL_ALLOW_PRIVATE"] = args.allow_private
     if getattr(args, "warc", None) is not None:
         values["NEWSCRAWL_WARC_DIR"] = str(args.warc)
+    if getattr(args, "site_method", None) is not None:
+        values["NEWSCRAWL_SITE_METHOD"] = args.site_method
     if args.log_level:
         values["LOG_LEVEL"] = args.log_level.upper()
     values.update(parse_set_options(args.set))

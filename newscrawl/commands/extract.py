@@ -42,6 +42,7 @@ from newscrawl.evaluation.sites import (
     site_tasks,
 )
 from newscrawl.extractors import DEFAULT_EXTRACTOR, EXTRACTORS, Extractor, get_extractor
+from newscrawl.template.sitemethods import SITE_METHODS
 
 __all__ = [
     "HELP",
@@ -130,6 +131,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_false",
         help="extract every page on its own (default: a site of at least five pages goes "
         "through the crawl's site pass: its template is cut out of each page's text)",
+    )
+    parser.add_argument(
+        "--site-method",
+        default="sitelevel",
+        choices=SITE_METHODS,
+        help="how each site's own template is learnt, by the site pass and by the template "
+        "filter (--model): SiteLevel hashes, Site Style Tree, pagelets or block entropy "
+        "(default: %(default)s)",
     )
 
 
@@ -247,20 +256,29 @@ def read_stdin(limit: int = MAX_PAGE_BYTES) -> bytes:
 _worker_extractor: Extractor | None = None
 _worker_items: list[Item] = []
 _worker_site_pass = False
+_worker_site_method = "sitelevel"
 
 
-def _init_worker(name: str, model_path: str | None, items: list[Item], site_pass: bool) -> None:
-    global _worker_extractor, _worker_items, _worker_site_pass
-    _worker_extractor = build_extractor(name, model_path)
+def _init_worker(
+    name: str,
+    model_path: str | None,
+    items: list[Item],
+    site_pass: bool,
+    site_method: str = "sitelevel",
+) -> None:
+    global _worker_extractor, _worker_items, _worker_site_pass, _worker_site_method
+    _worker_extractor = build_extractor(name, model_path, site_method)
     _worker_items = items
     _worker_site_pass = site_pass
+    _worker_site_method = site_method
 
 
 def _work(task: list[int]) -> list[tuple[int, dict[str, Any]]]:
     """Extract the pages of one task (one site's pages, in input order)."""
     assert _worker_extractor is not None, "worker used before _init_worker"
     if _worker_site_pass and _worker_items[task[0]].site:
-        return site_pass_records(_worker_extractor, [(i, _worker_items[i]) for i in task])
+        pages = [(i, _worker_items[i]) for i in task]
+        return site_pass_records(_worker_extractor, pages, _worker_site_method)
     out = []
     for index in task:
         item = _worker_items[index]
@@ -269,7 +287,7 @@ def _work(task: list[int]) -> list[tuple[int, dict[str, Any]]]:
 
 
 def site_pass_records(
-    extractor: Extractor, items: list[tuple[int, Item]]
+    extractor: Extractor, items: list[tuple[int, Item]], site_method: str = "sitelevel"
 ) -> list[tuple[int, dict[str, Any]]]:
     """The records of one site's pages after the site pass (`newscrawl.template.sitepass`):
     page-level for a site under its minimum of pages, and for a page that cannot be read or
@@ -290,7 +308,9 @@ def site_pass_records(
     if len(raws) < SitePassConfig().min_pages:
         return [(index, extract_page(extractor, *item)) for index, item in items]
     site = items[0][1].site
-    run = site_pass(site, raws, lambda raw, dom: extractor.extract(dom), geometry="flow")
+    run = site_pass(
+        site, raws, lambda raw, dom: extractor.extract(dom), geometry="flow", method=site_method
+    )
     labels = {index: item.label for index, item in items}
     records: dict[int, dict[str, Any]] = {}
     for outcome in run.outcomes:
@@ -322,21 +342,25 @@ def extract_all(
     model_path: str | None,
     jobs: int,
     site_pass: bool = False,
+    site_method: str = "sitelevel",
 ) -> Iterator[dict[str, Any]]:
     """Records in input order. Pages are extracted site by site (`site_tasks`): in this process
     with jobs <= 1, else in a pool whose workers each build the extractor and take whole sites.
-    `site_pass`: each site's pages go through the site pass (`site_pass_records`)."""
-    global _worker_extractor, _worker_items, _worker_site_pass
+    `site_pass`: each site's pages go through the site pass (`site_pass_records`), which learns
+    the site's template by `site_method`."""
+    global _worker_extractor, _worker_items, _worker_site_pass, _worker_site_method
     grouped = site_pass or keeps_site_state([extractor])
     tasks = site_tasks([item.site if grouped else "" for item in items], jobs)
     if jobs <= 1 or len(tasks) <= 1:
         _worker_extractor, _worker_items, _worker_site_pass = extractor, items, site_pass
+        _worker_site_method = site_method
     try:
-        initargs = (name, model_path, items, site_pass)
+        initargs = (name, model_path, items, site_pass, site_method)
         pairs = run_tasks(tasks, _work, jobs, _init_worker, initargs)
         yield from in_order(pairs, len(items))
     finally:
         _worker_extractor, _worker_items, _worker_site_pass = None, [], False
+        _worker_site_method = "sitelevel"
 
 
 # -- sites ----------------------------------------------------------------------------------------
@@ -432,7 +456,8 @@ def run(args: argparse.Namespace) -> int:
             print("newscrawl extract: no pages found", file=sys.stderr)
         return 1
     try:
-        extractor = build_extractor(args.extractor, model_path)
+        site_method = getattr(args, "site_method", "sitelevel")
+        extractor = build_extractor(args.extractor, model_path, site_method)
     except (ValueError, ImportError) as err:
         print(f"newscrawl extract: {err}", file=sys.stderr)
         return 2
@@ -447,7 +472,9 @@ def run(args: argparse.Namespace) -> int:
     done = 0
     site_pass = getattr(args, "site_pass", True) and model_path is None
     site_pass = site_pass and args.extractor != TEMPLATE
-    records = extract_all(items, extractor, args.extractor, model_path, jobs, site_pass)
+    records = extract_all(
+        items, extractor, args.extractor, model_path, jobs, site_pass, site_method
+    )
     for record in records:
         if "error" in record:
             print(f"newscrawl extract: {record['path']}: {record['error']}", file=sys.stderr)

@@ -9,6 +9,9 @@ fewer pages are skipped and counted. This is the stage a crawl runs per domain, 
 retrained without crawling again. The dataset is laid out as a crawl writes it,
 NODES/crawl=<--crawl>/site=<name>/ ("offline" when --crawl is not given).
 
+--site-method labels them by another site-level method instead (Site Style Tree, pagelets or
+block entropy: `newscrawl.template.sitemethods`); --p and --share are SiteLevel's.
+
 With --cluster, the sites of one pages dataset are labelled on Dask, one task per site; the
 nodes written are the same as without it.
 """
@@ -30,6 +33,7 @@ HELP = "label template nodes of stored pages (SiteLevel)"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from newscrawl.distributed.dask_stages import add_cluster_arguments
+    from newscrawl.template.sitemethods import SITE_METHODS
 
     parser.add_argument(
         "pages",
@@ -96,6 +100,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--overwrite", action="store_true", help="replace a nodes dataset already at --out"
     )
+    parser.add_argument(
+        "--site-method",
+        default="sitelevel",
+        choices=SITE_METHODS,
+        help="what labels the template nodes (default: %(default)s)",
+    )
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     add_cluster_arguments(parser)
 
@@ -136,7 +146,9 @@ def _run_here(args: argparse.Namespace, config: SiteLevelConfig) -> int:
         tqdm(total=sites.pages, unit="page", desc="sitelevel", disable=args.quiet) as bar,
     ):
         for site, pages in sites:
-            run = run_sitelevel(site, pages, config=config, geometry=args.geometry)
+            run = run_sitelevel(
+                site, pages, config=config, geometry=args.geometry, method=args.site_method
+            )
             bar.update(len(pages))
             errors += run.errors
             rows = run.write(writer, crawl, kind=args.kind)
@@ -177,6 +189,7 @@ def _run_on_dask(args: argparse.Namespace, config: SiteLevelConfig) -> int:
         geometry=args.geometry,
         kind=args.kind,
         crawl=args.crawl or "offline",
+        method=args.site_method,
     )
     out = Path(args.out)
     if not _clear(out, args.overwrite):

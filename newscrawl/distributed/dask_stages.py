@@ -473,6 +473,7 @@ class SiteLevelStage:
     kind: str | None = None
     crawl: str = "offline"
     share_of: str = "text"
+    method: str = "sitelevel"  # or another site-level method (newscrawl.template.sitemethods)
 
     columns: tuple[str, ...] = ("site", "url", "final_url", "status", "content_type", "html")
 
@@ -494,7 +495,12 @@ class SiteLevelStage:
             p=self.p, html_share=self.html_share, share_of=self.share_of, min_pages=self.min_pages
         )
         run = run_sitelevel(
-            site, raws, config=config, geometry=self.geometry, max_pages=self.max_pages
+            site,
+            raws,
+            config=config,
+            geometry=self.geometry,
+            max_pages=self.max_pages,
+            method=self.method,
         )
         return run.table(crawl=self.crawl, kind=self.kind)
 

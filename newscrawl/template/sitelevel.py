@@ -382,15 +382,22 @@ def run_sitelevel(
     geometry: str = "static",
     max_pages: int | None = None,
     visit: PageVisitor | None = None,
+    method: str = "sitelevel",
 ) -> SiteLevelRun:
     """The SiteLevel stage of one site (the only implementation: crawl, command and Dask).
 
     Pages are taken in URL order (the first `max_pages` of them), each parsed once into its
     node records; links count as intra-site by the host of the page's own URL (`site_of`).
     `visit(index, raw, dom, records)` sees each parsed page before its tree is let go. Pages
-    that do not parse are counted and left out. Labels follow when there are enough pages.
+    that do not parse are counted and left out. Labels follow when there are enough pages:
+    SiteLevel's, or those of another site-level `method` (`newscrawl.template.sitemethods`:
+    sst, pagelets, entropy), which reads each page while its tree is at hand.
     """
+    from newscrawl.template.sitemethods import check_site_method, new_site_method
+
     config = config or SiteLevelConfig()
+    method = check_site_method(method)
+    state = None if method == "sitelevel" else new_site_method(method)
     ordered = sorted(raws, key=lambda raw: raw.url)
     if max_pages:
         ordered = ordered[:max_pages]
@@ -405,7 +412,9 @@ def run_sitelevel(
         page = PageNodes.from_dom(dom, raw.url, site=host, geometry=geometry, html=raw.html)
         if visit is not None:
             visit(len(run.pages), raw, dom, page)
+        if state is not None:
+            state.add(dom)
         run.pages.append(page)
     if len(run.pages) >= config.min_pages:
-        run.labels = label_site(run.pages, config)
+        run.labels = label_site(run.pages, config) if state is None else state.masks()
     return run

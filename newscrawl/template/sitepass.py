@@ -354,10 +354,12 @@ def site_pass(
     sitelevel: SiteLevelConfig | None = None,
     geometry: str = "static",
     max_pages: int | None = None,
+    method: str = "sitelevel",
 ) -> SitePassRun:
-    """The site pass of one site: SiteLevel (`run_sitelevel`: one parse per page), the
-    page-level extraction of each page (`extract(raw, dom)`, which may also read whatever else
-    it wants from the parsed page), then the site's template out of every page's text."""
+    """The site pass of one site: SiteLevel (`run_sitelevel`: one parse per page; or another
+    site-level `method`: sst, pagelets, entropy), the page-level extraction of each page
+    (`extract(raw, dom)`, which may also read whatever else it wants from the parsed page), then
+    the site's template out of every page's text."""
     config = config or SitePassConfig()
     slots = SiteSlots()
     choices: list[PageChoice] = []
@@ -368,7 +370,13 @@ def site_pass(
         seen.append(raw)
 
     run = run_sitelevel(
-        site, raws, config=sitelevel, geometry=geometry, max_pages=max_pages, visit=visit
+        site,
+        raws,
+        config=sitelevel,
+        geometry=geometry,
+        max_pages=max_pages,
+        visit=visit,
+        method=method,
     )
     if len(choices) < config.min_pages:
         pairs = zip(seen, choices, strict=True)
