@@ -272,6 +272,7 @@ def test_bench_compares_the_methods(tmp_path: Path, capsys: pytest.CaptureFixtur
     for method in SITE_METHODS:
         assert rows[method]["filter_pooled"] > rows["(none)"]["filter_pooled"]
         assert rows[method]["trim_pooled"] >= rows["(none)"]["trim_pooled"] - 0.01
+        assert rows[method]["sitepass_pooled"] >= rows["(none)"]["sitepass_pooled"] - 0.01
     assert [s["pages"] for s in figures["sites"]] == [6, 6]
 
 

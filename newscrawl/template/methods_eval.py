@@ -11,8 +11,11 @@ same way). Each page is then scored with the shingle metric twice:
 - **filter alone**: the page's body text once the method's template nodes are cut out;
 - **filter, then extractor**: the default extractor (`--after`) on what the filter keeps;
 - **extractor, then filter**: the extractor on the whole page, its answer less the lines of
-  the template nodes (`trim_lines`, as the site pass trims a page's text; for deboiler, less
-  the lines its cleaned page no longer holds).
+  the template nodes (`trim_lines`; for deboiler, less the lines its cleaned page no longer
+  holds);
+- **site pass**: the crawl's site pass (`newscrawl.template.sitepass`: slots of the site's
+  template dropped from the extractor's answers) with the method's template nodes cut too
+  (`cut_sitelevel`); the row without a method is the site pass as it ships (slots only).
 
 Beside them, the page unfiltered and the extractor alone. F1 is given pooled over pages (F1 of
 the mean page P and R, as `newscrawl evaluate`) and site-grouped (the mean over sites of each
@@ -25,6 +28,7 @@ trained on these datasets, so the extractor columns flatter it alike for every f
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -38,9 +42,10 @@ import numpy as np
 from newscrawl.dom import Dom, PageError, parse_html
 from newscrawl.evaluation.dataset import Dataset, DatasetError, Page
 from newscrawl.evaluation.metric import PageScore, aggregate, score_page
-from newscrawl.extractors import DEFAULT_EXTRACTOR, Extractor, get_extractor
+from newscrawl.extractors import DEFAULT_EXTRACTOR, Extraction, Extractor, get_extractor
 from newscrawl.template.extractor import dropped_roots, pruned_dom, trim_lines
 from newscrawl.template.sitemethods import SITE_METHODS, site_masks
+from newscrawl.template.sitepass import SitePassConfig
 
 __all__ = ["DEBOILER", "MethodRow", "SiteResult", "compare_site", "deboiler_html", "run"]
 
@@ -167,13 +172,19 @@ def compare_site(
             doms.append(dom)
     result.pages = len(pages)
     answers: list[str | None] = [None] * len(pages)
+    extractions: list[Extraction] = []
     for i, (page, dom) in enumerate(zip(pages, doms, strict=True)):
         result.add(BASELINE, "filter", score_page(page.gold, dom.text(dom.body)))
         if extractor is not None:
-            answers[i] = extractor.extract(dom).text
+            extractions.append(extractor.extract(dom))
+            answers[i] = extractions[-1].text
             score = score_page(page.gold, answers[i] or "")
             result.add(BASELINE, "after", score)
             result.add(BASELINE, "trim", score)
+    passing = _SitePass(doms, extractions) if extractions else None
+    if passing is not None:
+        for page, text in zip(pages, passing.texts(None), strict=True):
+            result.add(BASELINE, "sitepass", score_page(page.gold, text))
     for method in methods:
         if method == DEBOILER:
             _run_deboiler(result, pages, site, extractor, answers)
@@ -185,7 +196,36 @@ def compare_site(
             _score_stages(result, method, _filtered(dom, mask), page.gold, extractor)
             if answer is not None:
                 result.add(method, "trim", score_page(page.gold, _trimmed(dom, answer, mask)))
+        if passing is not None:
+            for page, text in zip(pages, passing.texts(masks), strict=True):
+                result.add(method, "sitepass", score_page(page.gold, text))
     return result
+
+
+class _SitePass:
+    """The site pass over a site's pages, from extractions already made: the slot decisions
+    once, then each method's template nodes cut (`SitePassConfig.cut_sitelevel`)."""
+
+    def __init__(self, doms: Sequence[Dom], extractions: Sequence[Extraction]) -> None:
+        from newscrawl.template.sitepass import SiteSlots, learn_template, page_choice
+
+        slots = SiteSlots()
+        self.config = SitePassConfig()
+        self.choices = [page_choice(d, e, slots) for d, e in zip(doms, extractions, strict=True)]
+        self.template = learn_template(self.choices, self.config)
+
+    def texts(self, masks: Sequence[np.ndarray] | None) -> list[str]:
+        """Each page's final text; `masks`: the method's template nodes (None: slots only)."""
+        from newscrawl.template.sitepass import final_extraction
+
+        if len(self.choices) < self.config.min_pages:  # too few pages: page-level text
+            return [choice.extraction.text for choice in self.choices]
+        config = dataclasses.replace(self.config, cut_sitelevel=masks is not None)
+        labels = masks if masks is not None else [None] * len(self.choices)
+        return [
+            final_extraction(choice, self.template, label, config).text
+            for choice, label in zip(self.choices, labels, strict=True)
+        ]
 
 
 # -- report ---------------------------------------------------------------------------------
@@ -202,6 +242,8 @@ class MethodRow:
     after_sites: float
     trim_pooled: float
     trim_sites: float
+    sitepass_pooled: float
+    sitepass_sites: float
     ms_site: float
     ms_page: float
     wins: int  # sites where the filter alone beats deboiler's
@@ -237,6 +279,8 @@ def method_row(results: Sequence[SiteResult], method: str) -> MethodRow:
         _site_mean(results, method, "after"),
         _pooled(results, method, "trim"),
         _site_mean(results, method, "trim"),
+        _pooled(results, method, "sitepass"),
+        _site_mean(results, method, "sitepass"),
         1000 * seconds / len(timed) if timed else float("nan"),
         1000 * seconds / pages if pages else float("nan"),
         wins,
@@ -252,9 +296,13 @@ def report(results: Sequence[SiteResult], methods: Sequence[str], after: str) ->
         f"{len(results)} multi-page sites, {pages} pages; F1 pooled over pages / mean over sites",
         "",
         "| method | filter alone | "
-        + (f"filter, then {after} | {after}, then the filter trims it | " if extracted else "")
+        + (
+            f"filter, then {after} | {after}, then the filter trims it | site pass, + its cut | "
+            if extracted
+            else ""
+        )
         + "ms a site | ms a page | sites above deboiler (filter alone) |",
-        "|---|---|---|---|---|" + ("---|---|" if extracted else ""),
+        "|---|---|---|---|---|" + ("---|---|---|" if extracted else ""),
     ]
     for method in (BASELINE, *methods):
         row = method_row(results, method)
@@ -262,6 +310,8 @@ def report(results: Sequence[SiteResult], methods: Sequence[str], after: str) ->
         if extracted:
             cells.append(f"{row.after_pooled:.3f} / {row.after_sites:.3f}")
             cells.append(f"{row.trim_pooled:.3f} / {row.trim_sites:.3f}")
+            sitepass = f"{row.sitepass_pooled:.3f} / {row.sitepass_sites:.3f}"
+            cells.append("-" if method == DEBOILER else sitepass)
         if method == BASELINE:
             cells += ["-", "-"]
         else:
@@ -269,6 +319,11 @@ def report(results: Sequence[SiteResult], methods: Sequence[str], after: str) ->
         versus = method not in (BASELINE, DEBOILER) and DEBOILER in methods
         cells.append(str(row.wins) if versus else "-")
         lines.append("| " + " | ".join(cells) + " |")
+    if extracted:
+        lines.append(
+            f"(none: the page unfiltered, {after} alone, and the site pass as it ships, slots "
+            "only; a method's site pass also cuts the method's template nodes)"
+        )
     lines += ["", _per_dataset(results, methods)]
     return lines
 
