@@ -136,9 +136,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--site-method",
         default="sitelevel",
         choices=SITE_METHODS,
-        help="how each site's own template is learnt, by the site pass and by the template "
-        "filter (--model): SiteLevel hashes, Site Style Tree, pagelets or block entropy "
-        "(default: %(default)s)",
+        help="how each site's own template nodes are learnt: SiteLevel hashes, Site Style "
+        "Tree, pagelets or block entropy; the template filter (--model) cuts them, the site "
+        "pass only with cut_sitelevel on (default: %(default)s)",
     )
 
 
