@@ -53,6 +53,7 @@ KINDS: dict[str, str] = {
     "connection_refused": "connection refused",
     "dns": "DNS lookup failed",
     "redirect_loop": "redirect loop / too many redirects",
+    "redirect_scheme": "redirect to a non-web URL (file:, data:...) refused",
     "too_large": "response too large",
     "not_html": "not HTML",
     "private_address": "refused private address",

@@ -3,7 +3,9 @@
 Scrapy's RedirectMiddleware follows a loop (``/a`` -> ``/b`` -> ``/a``) until its duplicate filter
 silently drops the repeat, or gives up after REDIRECT_MAX_TIMES with a debug line; neither shows
 in a crawl report. This subclass refuses a redirect back to a URL of the same chain, and a
-chain that is too long, as `redirect_loop`, and a redirect that leaves the site as `offsite`
+chain that is too long, as `redirect_loop`, a redirect to a URL that is not http(s) (``file:``,
+``data:``, ``ftp:``...; Scrapy passes the 3xx response on, which would read as an HTTP error) as
+`redirect_scheme`, and a redirect that leaves the site as `offsite`
 (a site's page must come from the site) - except the start page's: a site whose home page
 redirects to another host has moved, and the crawl follows it (the spider then scopes the site
 to the new host). Redirects to private addresses are refused by
@@ -13,6 +15,7 @@ PrivateAddressMiddleware when the new request comes back through the chain.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+from urllib.parse import urljoin, urlsplit
 
 from scrapy import Request
 from scrapy.downloadermiddlewares.redirect import RedirectMiddleware
@@ -27,6 +30,8 @@ if TYPE_CHECKING:
     from scrapy.http import Response
 
 __all__ = ["SiteRedirectMiddleware"]
+
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
 
 class SiteRedirectMiddleware(RedirectMiddleware):
@@ -51,7 +56,23 @@ class SiteRedirectMiddleware(RedirectMiddleware):
             raise self._refuse("redirect_loop", request, f"{err} after {hops} hops") from None
         if isinstance(result, Request):
             self._check(request, result)
+        elif result is response:
+            self._check_scheme(request, response)
         return result
+
+    def _check_scheme(self, request: Request, response: Response) -> None:
+        """Refuse a redirect that RedirectMiddleware left alone because its target is not an
+        http(s) URL."""
+        location = response.headers.get("Location")
+        if response.status not in REDIRECT_STATUSES or not location:
+            return
+        if request.meta.get("dont_redirect") or request.meta.get("handle_httpstatus_all"):
+            return
+        target = urljoin(request.url, location.decode("latin-1").strip())
+        scheme = urlsplit(target).scheme.lower()
+        if scheme not in ("http", "https"):
+            detail = f"redirect to a {scheme or 'scheme-less'}: URL ({target[:80]})"
+            raise self._refuse("redirect_scheme", request, detail)
 
     def _check(self, request: Request, redirect: Request) -> None:
         """Refuse a redirect that loops, goes to a non-public address or leaves the site; the

@@ -2,6 +2,11 @@
 
 Logged when the spider closes and written to ``NEWSCRAWL_OUT/.newscrawl/<crawl>/summary.json``
 (the `newscrawl crawl` and `newscrawl demo` commands print it from there).
+
+Pages and articles, per site and in total (``pages``, ``articles``), count the whole crawl: a
+resumed run includes what earlier runs of the crawl stored. What this run itself did is
+``pages_fetched`` (pages not stored before; ``pages_per_s`` is their rate), ``articles_written``
+and ``rows_written``; ``resumed`` gives the pages and articles stored before it started.
 """
 
 from __future__ import annotations
@@ -11,12 +16,14 @@ import logging
 import os
 import resource
 import time
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 
 from newscrawl.crawl.errors import KINDS, error_report
-from newscrawl.crawl.state import crawl_state
+from newscrawl.crawl.state import CrawlState, crawl_state
+from newscrawl.storage.writer import read_columns
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -34,6 +41,7 @@ SKIP_KINDS = (
     "cap_reached",
     "trap",
     "private_address",
+    "redirect_scheme",
     "not_html",
     "unsafe_xml",
     "too_large",
@@ -51,29 +59,52 @@ def _internal_errors(stats: dict[str, Any]) -> dict[str, int]:
     return {k: v for k, v in found.items() if v}
 
 
-def build_summary(crawler: Crawler, reason: str, elapsed: float) -> dict[str, Any]:
+def stored_articles_per_site(state: CrawlState) -> Counter[str]:
+    """Rows flagged `is_article` per site in the crawl's complete `articles` files."""
+    found: Counter[str] = Counter()
+    root = state.dataset_root("articles")
+    for _, parts, columns in read_columns(root, ["is_article"], {"crawl": state.crawl_id}):
+        found[parts.get("site", "")] += sum(bool(flag) for flag in columns["is_article"])
+    return found
+
+
+def build_summary(
+    crawler: Crawler,
+    reason: str,
+    elapsed: float,
+    stored: tuple[Counter[str], Counter[str]] | None = None,
+) -> dict[str, Any]:
+    """The summary; `stored` is (pages, articles) per site stored before the run started."""
     stats = crawler.stats.get_stats() if crawler.stats else {}
     report = error_report(crawler)
     state = crawl_state(crawler)
+    stored_pages, stored_articles = stored or (Counter(), Counter())
     spider = crawler.spider
     names = list(getattr(spider, "sites", {}) or report.by_site)
     sites = {
         name: {
             "pages": _site_stat(stats, name, "pages"),
-            "articles": _site_stat(stats, name, "articles"),
+            "articles": stored_articles[name] + _site_stat(stats, name, "articles"),
             "rows": _site_stat(stats, name, "rows"),
             "errors": dict(report.by_site.get(name, {})),
         }
         for name in names
     }
     pages = sum(s["pages"] for s in sites.values())
+    fetched = max(pages - sum(stored_pages[name] for name in names), 0)
     return {
         "crawl_id": state.crawl_id,
         "out": str(state.out),
         "reason": reason,
         "elapsed_s": round(elapsed, 2),
         "pages": pages,
-        "pages_per_s": round(pages / elapsed, 2) if elapsed > 0 else 0.0,
+        "articles": sum(s["articles"] for s in sites.values()),
+        "pages_fetched": fetched,
+        "pages_per_s": round(fetched / elapsed, 2) if elapsed > 0 else 0.0,
+        "resumed": {
+            "pages": sum(stored_pages[name] for name in names),
+            "articles": sum(stored_articles[name] for name in names),
+        },
         "articles_written": int(stats.get("newscrawl/written/articles_true", 0)),
         "rows_written": {
             "articles": int(stats.get("newscrawl/written/articles", 0)),
@@ -97,14 +128,25 @@ def build_summary(crawler: Crawler, reason: str, elapsed: float) -> dict[str, An
 
 def format_summary(summary: dict[str, Any]) -> str:
     """The summary as a few lines of plain text."""
+    resumed = summary.get("resumed") or {}
+    rate = f"{summary['pages_per_s']:.1f}/s"
+    articles = summary.get("articles", summary["articles_written"])
+    counts = (
+        f"{summary['pages']} pages, {articles} articles in the whole crawl"
+        if resumed.get("pages")
+        else f"{summary['pages']} pages ({rate}), {articles} articles written"
+    )
     lines = [
         f"crawl {summary['crawl_id']} ({summary['reason']}) in {summary['elapsed_s']:.1f} s: "
-        f"{summary['pages']} pages ({summary['pages_per_s']:.1f}/s), "
-        f"{summary['articles_written']} articles written, peak memory "
-        f"{summary['peak_rss_mb']:.0f} MB",
+        f"{counts}, peak memory {summary['peak_rss_mb']:.0f} MB",
     ]
-    if summary.get("replayed"):
-        lines.append(f"resumed: {summary['replayed']} stored pages replayed, not fetched again")
+    if resumed.get("pages") or summary.get("replayed"):
+        lines.append(
+            f"resumed: {resumed.get('pages', 0)} pages and {resumed.get('articles', 0)} "
+            f"articles stored before this run; this run fetched {summary.get('pages_fetched', 0)}"
+            f" pages ({rate}) and wrote {summary['articles_written']} articles; "
+            f"{summary.get('replayed', 0)} stored pages replayed, not fetched again"
+        )
     width = max([len(n) for n in summary["sites"]] + [4])
     lines.append(f"  {'site':<{width}}  pages  articles  errors")
     for name, site in summary["sites"].items():
@@ -140,6 +182,7 @@ class CrawlSummary:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self.started = time.monotonic()
+        self.stored: tuple[Counter[str], Counter[str]] = (Counter(), Counter())
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
 
@@ -149,9 +192,12 @@ class CrawlSummary:
 
     def spider_opened(self, spider: Spider) -> None:
         self.started = time.monotonic()
+        state = crawl_state(self.crawler)
+        self.stored = (Counter(state.site_pages), stored_articles_per_site(state))
 
     def spider_closed(self, spider: Spider, reason: str) -> Path:
-        summary = build_summary(self.crawler, reason, time.monotonic() - self.started)
+        elapsed = time.monotonic() - self.started
+        summary = build_summary(self.crawler, reason, elapsed, self.stored)
         folder = crawl_state(self.crawler).state_dir
         folder.mkdir(parents=True, exist_ok=True)
         path = folder / "summary.json"

@@ -34,6 +34,8 @@ http://192.168.1.1/                private-link        link to a home-router add
 http://169.254.169.254/latest/...  private-link        link to the cloud metadata address
 /go/metadata                       private-redirect    302 to http://169.254.169.254/latest/meta-data
 /go/router                         private-redirect    302 to http://192.168.1.1/admin
+/go/file                           scheme-redirect     302 to file:///etc/passwd
+/go/data                           scheme-redirect     302 to a data: URL holding a page
 {{TRAP}}/trap.html                 offsite-loopback    link to another loopback host that is not
                                                        in the site list (served and logged, so a
                                                        test sees whether a crawler went there)
@@ -117,6 +119,8 @@ FAULTS: tuple[Fault, ...] = (
     Fault("http://169.254.169.254/latest/meta-data", "private-link", "link to cloud metadata"),
     Fault("/go/metadata", "private-redirect", "302 to http://169.254.169.254/latest/meta-data"),
     Fault("/go/router", "private-redirect", "302 to http://192.168.1.1/admin"),
+    Fault("/go/file", "scheme-redirect", "302 to file:///etc/passwd"),
+    Fault("/go/data", "scheme-redirect", "302 to a data: URL holding a page"),
     Fault("{{TRAP}}/trap.html", "offsite-loopback", "link to an unlisted loopback host"),
     Fault("/private/secret.html", "robots-disallowed", "linked but disallowed by robots.txt"),
     Fault("/sitemap.xml", "xml-bomb", "billion-laughs entity expansion in the sitemap"),
@@ -129,6 +133,8 @@ _REDIRECTS = {
     "/loop/b": (302, "/loop/a"),
     "/go/metadata": (302, "http://169.254.169.254/latest/meta-data"),
     "/go/router": (302, "http://192.168.1.1/admin"),
+    "/go/file": (302, "file:///etc/passwd"),
+    "/go/data": (302, "data:text/html,%3Ch1%3ENot%20from%20the%20web%3C/h1%3E"),
 }
 
 _BILLION_LAUGHS = """<?xml version="1.0" encoding="UTF-8"?>
