@@ -4,8 +4,10 @@ Start any number of workers, on any number of machines, against one Redis and on
 (a shared disk when the machines differ). Each worker crawls one site at a time with newscrawl's
 site spider and pipelines, publishes the finished site under OUT/DATASET/crawl=RUN/site=NAME/
 and records it as done. A worker renews its lease while it crawls; a worker that dies loses its
-lease after --lease seconds and the site goes to another worker. The worker exits once the
-run has no site queued or leased (or waits for more with --forever).
+lease after --lease seconds and the site goes to another worker. SIGTERM (docker stop) or
+Ctrl-C hands the site back to the queue at once, then the worker stops; a worker that finds its
+lease gone (it was out of touch longer than --lease) drops that site and takes the next. The
+worker exits once the run has no site queued or leased (or waits for more with --forever).
 """
 
 from __future__ import annotations
