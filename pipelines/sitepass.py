@@ -218,6 +218,13 @@ class SitePassPipeline:
         self.labelled.discard(site)
         self.articles.close_site(site)
 
+    def discard_site(self, site: str) -> None:
+        """The site's rows are not wanted (a crawl worker lost its lease of it): forget its
+        buffered pages without a site pass; the worker deletes what was staged."""
+        self.buffers.pop(site, None)
+        self.sizes.pop(site, None)
+        self.articles.close_site(site)
+
     async def close_spider(self) -> None:
         for site in sorted(set(self.buffers) | (self.pending - self.done)):
             await self.finish(site)

@@ -177,6 +177,7 @@ def test_worker_that_lost_its_lease_drops_the_site(
     stopped = f"lease of {site} lost; stopped crawling it"
     dc.wait_until(lambda: stopped in worker.text(), 60, "the worker to drop the site")
     fetched = requests_to(demo, site)
+    assert f"site pass: {site}," not in worker.text()  # its buffer dropped, not extracted
     assert queue.complete("thief", site, pages=0)
     assert worker.wait() == 0
     assert requests_to(demo, site) == fetched  # not one more request once it stopped
