@@ -2,8 +2,9 @@
 
 The first pipeline. It marks each page `deferred` and keeps its raw bytes in its site's buffer
 (the next pipelines skip extraction and the article row of a deferred page, and store its raw
-page as it arrives). When the site is complete - it reached its page cap, `close_site` says it is
-finished (a crawl worker, once its frontier is exhausted), or the crawl ends - the site pass
+page as it arrives). When the site is complete - it reached its page cap, the spider found its
+frontier exhausted (`site_drained`, once every page it yielded has arrived here), `close_site`
+says it is finished (a crawl worker, an ingest's file), or the crawl ends - the site pass
 (`newscrawl.template.sitepass.site_pass`) runs over the site's pages in a worker thread: one
 parse per page, the SiteLevel stage (node records and labels, written to `nodes`), the
 page-level extraction, metadata and article flag, and the site's template out of each page's
@@ -28,7 +29,7 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from scrapy.exceptions import NotConfigured
-from scrapy.utils.defer import maybe_deferred_to_future
+from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet import defer, threads
 
 from newscrawl.crawl.items import PageItem, WarcOrigin
@@ -36,6 +37,7 @@ from newscrawl.crawl.sitecap import page_count
 from newscrawl.crawl.state import crawl_state
 from newscrawl.dom import Dom
 from newscrawl.extractors.base import Extraction
+from newscrawl.spiders.site import site_drained
 from newscrawl.storage.writer import closed_files, partition_values
 from newscrawl.template.sitelevel import RawPage, SiteLevelRun, nodes_writer, run_sitelevel
 from newscrawl.template.sitemethods import check_site_method
@@ -75,6 +77,10 @@ class SitePassPipeline:
         self.labelled: set[str] = set()  # sites whose nodes are written
         self.pending: set[str] = set()  # resumed: sites with stored pages and no articles
         self.lock = defer.DeferredLock()  # one site pass at a time
+        self.arrived: defaultdict[str, int] = defaultdict(int)  # pages seen, per site
+        self.expected: dict[str, int] = {}  # pages the spider yielded, once a site is drained
+        self.started: list[defer.Deferred[None]] = []  # site passes started by a signal
+        crawler.signals.connect(self._drained, signal=site_drained)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SitePassPipeline:
@@ -100,14 +106,32 @@ class SitePassPipeline:
         return {partition_values(path, root).get("site", "") for path in files}
 
     async def process_item(self, item: Any) -> Any:
-        if not isinstance(item, PageItem) or item.stored or item.site in self.done:
+        if not isinstance(item, PageItem):
+            return item
+        self.arrived[item.site] += 1
+        if item.stored or item.site in self.done:
             return item
         if not item.replayed and not self._buffer(item):
             return item  # over the byte budget: extracted page by page
         item.deferred = True
-        if item.max_pages and page_count(self.crawler, item.site) >= item.max_pages:
+        capped = item.max_pages and page_count(self.crawler, item.site) >= item.max_pages
+        if capped or self._all_arrived(item.site):
             await self.finish(item.site)
         return item
+
+    def _all_arrived(self, site: str) -> bool:
+        """The site's frontier is exhausted and every page the spider yielded is here."""
+        expected = self.expected.get(site)
+        return expected is not None and self.arrived[site] >= expected
+
+    def _drained(self, site: str, pages: int) -> None:
+        """`site_drained`: the site pass runs once the site's last page has arrived."""
+        self.expected[site] = pages
+        logger.info("site %s: frontier exhausted after %d pages", site, pages)
+        if self._all_arrived(site) and site not in self.done:
+            started = deferred_from_coro(self.finish(site))  # in the reactor's event loop
+            started.addErrback(lambda f: logger.error("site pass of %s: %s", site, f.value))
+            self.started.append(started)
 
     def _buffer(self, item: PageItem) -> bool:
         """Keep the page's bytes for its site pass; False when the site's buffer is full."""
@@ -216,6 +240,8 @@ class SitePassPipeline:
         await self.finish(site)
         self.done.discard(site)
         self.labelled.discard(site)
+        self.arrived.pop(site, None)
+        self.expected.pop(site, None)
         self.articles.close_site(site)
 
     def discard_site(self, site: str) -> None:
@@ -223,9 +249,13 @@ class SitePassPipeline:
         buffered pages without a site pass; the worker deletes what was staged."""
         self.buffers.pop(site, None)
         self.sizes.pop(site, None)
+        self.arrived.pop(site, None)
+        self.expected.pop(site, None)
         self.articles.close_site(site)
 
     async def close_spider(self) -> None:
+        for started in self.started:
+            await maybe_deferred_to_future(started)
         for site in sorted(set(self.buffers) | (self.pending - self.done)):
             await self.finish(site)
         for site in sorted(set(self.state.site_pages) - self.labelled):

@@ -260,3 +260,22 @@ def test_without_sitelevel_pages_are_extracted_one_by_one(demo: DemoServer, tmp_
     sites = demo.write_site_list(tmp_path / "sites.csv", ["field-notes"], caps={"field-notes": 8})
     articles = crawl(sites, tmp_path / "out", "NEWSCRAWL_SITELEVEL=False")
     assert len(articles) == 8 and set(articles.stage) == {PAGE_STAGE}
+
+
+@pytest.mark.slow
+def test_a_site_is_written_when_its_frontier_is_exhausted(demo: DemoServer, tmp_path: Path) -> None:
+    """No site of the demo web reaches the cap: each is written once its last page is in, before
+    the crawl closes, not at its end."""
+    sites = demo.write_site_list(tmp_path / "sites.csv")
+    command = crawl_command(sites, tmp_path / "out", (*FAST, "LOG_LEVEL=INFO"))
+    result = subprocess.run(command, capture_output=True, text=True, timeout=240, cwd=ROOT)
+    assert result.returncode == 0, result.stderr[-3000:]
+    log = result.stderr
+    closing = log.index("Closing spider")
+    for site in ("harbor-gazette", "valley-courier", "field-notes"):
+        assert f"site {site}: frontier exhausted" in log
+        assert log.index(f"site pass: {site},") < closing
+    articles = pd.read_parquet(tmp_path / "out" / "articles")
+    assert set(articles.stage) == {SITE_STAGE}
+    assert not articles.final_url.duplicated().any()
+    assert set(canonical_url(u) for u in demo.gold()) <= set(articles.final_url)

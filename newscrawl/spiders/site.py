@@ -51,12 +51,15 @@ if TYPE_CHECKING:
     from scrapy.http import Response
     from twisted.python.failure import Failure
 
-__all__ = ["SiteRun", "SiteSpider"]
+__all__ = ["SiteRun", "SiteSpider", "site_drained"]
 
 T = TypeVar("T")
 _SKIPPED_SCHEMES = ("javascript:", "mailto:", "tel:", "data:", "ftp:", "file:", "#")
 _MAX_SITEMAPS_PER_SITE = 50
 _MAX_FEEDS_PER_SITE = 5
+# Sent (site=NAME, pages=N) when nothing of a site is left to fetch or parse: its frontier is
+# exhausted and N pages went to the item pipelines (the site pass writes the site then).
+site_drained = object()
 
 
 @dataclass(slots=True)
@@ -70,6 +73,9 @@ class SiteRun:
     discovery: set[str] = field(default_factory=set)
     feeds: int = 0
     sitemaps: int = 0
+    outstanding: int = 0  # requests yielded and not yet answered (callback or errback)
+    pages: int = 0  # PageItems yielded
+    drained: bool = False
 
 
 class SiteSpider(scrapy.Spider):
@@ -111,6 +117,7 @@ class SiteSpider(scrapy.Spider):
         for spec in read_sites(source) if source else []:
             self.add_site(spec)
         crawler.signals.connect(self._count_stored_pages, signal=signals.spider_opened)
+        crawler.signals.connect(self._request_dropped, signal=signals.request_dropped)
 
     def add_site(self, spec: SiteSpec) -> SiteRun:
         """Crawl `spec` too (its own page cap, else the spider's default)."""
@@ -152,13 +159,48 @@ class SiteSpider(scrapy.Spider):
         )
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
-        for run in self.sites.values():
+        for run in list(self.sites.values()):
             base = run.spec.url
-            yield self._discovery(run, urljoin(base, "/robots.txt"), "robots", priority=10)
+            robots = self._discovery(run, urljoin(base, "/robots.txt"), "robots", priority=10)
             home = self._page_request(run, base, referer_shape=None, run_length=0, priority=10)
             if home is not None:
                 home.meta["newscrawl_seed"] = True
-                yield home
+            first = [robots] if home is None else [robots, home]
+            run.outstanding += len(first)  # both counted before either can be answered
+            for request in first:
+                yield request
+
+    # -- the frontier of each site -------------------------------------------------------------
+
+    def _answered(self, run: SiteRun | None, outputs: Iterable[T]) -> Iterator[T]:
+        """The output of a callback or errback of one of `run`'s requests, counted: the
+        requests it yields join the site's frontier, and once nothing of the site is in flight
+        any more its frontier is exhausted (`site_drained`)."""
+        if run is None:
+            yield from outputs
+            return
+        run.outstanding -= 1
+        try:
+            for out in outputs:
+                if isinstance(out, scrapy.Request):
+                    run.outstanding += 1
+                elif isinstance(out, PageItem):
+                    run.pages += 1
+                yield out
+        finally:
+            self._check_drained(run)
+
+    def _request_dropped(self, request: scrapy.Request) -> None:
+        """A request the scheduler refused (seen before) will never be answered."""
+        run = self.sites.get(request.meta.get("site", ""))
+        if run is not None:
+            run.outstanding -= 1
+            self._check_drained(run)
+
+    def _check_drained(self, run: SiteRun) -> None:
+        if run.outstanding <= 0 and not run.drained:
+            run.drained = True
+            self.crawler.signals.send_catch_log(site_drained, site=run.spec.name, pages=run.pages)
 
     def _page_request(
         self, run: SiteRun, url: str, referer_shape: str | None, run_length: int, priority: int = 0
@@ -210,6 +252,9 @@ class SiteSpider(scrapy.Spider):
 
     def parse_page(self, response: Response) -> Iterator[PageItem | scrapy.Request]:
         run = self.sites[response.meta["site"]]
+        return self._answered(run, self._page(run, response))
+
+    def _page(self, run: SiteRun, response: Response) -> Iterator[PageItem | scrapy.Request]:
         replayed = bool(response.meta.get("newscrawl_replayed"))
         content_type = response.headers.get("Content-Type", b"").decode("latin-1")
         if not is_html_type(content_type):
@@ -299,6 +344,9 @@ class SiteSpider(scrapy.Spider):
 
     def parse_robots(self, response: Response) -> Iterator[scrapy.Request]:
         run = self.sites[response.meta["site"]]
+        return self._answered(run, self._robots(run, response))
+
+    def _robots(self, run: SiteRun, response: Response) -> Iterator[scrapy.Request]:
         text = response.body[:512_000].decode("utf-8", "replace")
         sitemaps = [
             u for u in robots_sitemaps(text) if run.scope.contains(urljoin(response.url, u))
@@ -320,6 +368,9 @@ class SiteSpider(scrapy.Spider):
 
     def parse_sitemap(self, response: Response) -> Iterator[scrapy.Request]:
         run = self.sites[response.meta["site"]]
+        return self._answered(run, self._sitemap(run, response))
+
+    def _sitemap(self, run: SiteRun, response: Response) -> Iterator[scrapy.Request]:
         links = self._read_xml(parse_sitemap, response, run)
         if links is None:
             return
@@ -330,8 +381,7 @@ class SiteSpider(scrapy.Spider):
     def parse_feed(self, response: Response) -> Iterator[scrapy.Request]:
         run = self.sites[response.meta["site"]]
         links = self._read_xml(parse_feed, response, run)
-        if links is not None:
-            yield from self._listed_pages(run, response.url, links)
+        return self._answered(run, self._listed_pages(run, response.url, links or ()))
 
     def _read_xml(self, parse: Callable[[bytes], T], response: Response, run: SiteRun) -> T | None:
         """A sitemap or feed parsed, or None (recorded) when it is unsafe XML."""
@@ -352,13 +402,17 @@ class SiteSpider(scrapy.Spider):
 
     # -- errbacks ------------------------------------------------------------------------------
 
-    def page_failed(self, failure: Failure) -> None:
+    def page_failed(self, failure: Failure) -> Iterator[scrapy.Request]:
         record_failure(self.crawler, failure, failure.request.meta.get("site", ""))
+        return self._answered(self.sites.get(failure.request.meta.get("site", "")), ())
 
     def discovery_failed(self, failure: Failure) -> Iterator[scrapy.Request]:
         """A missing robots.txt, sitemap or feed is normal; other failures are reported."""
+        run = self.sites.get(failure.request.meta.get("site", ""))
+        return self._answered(run, self._discovery_failed(run, failure))
+
+    def _discovery_failed(self, run: SiteRun | None, failure: Failure) -> Iterator[scrapy.Request]:
         request = failure.request
-        run = self.sites.get(request.meta.get("site", ""))
         if failure.check(HttpError) and failure.value.response.status in (404, 410, 403, 401):
             self.crawler.stats.inc_value("newscrawl/discovery/missing")
         else:
