@@ -99,9 +99,7 @@ def _buffer(pages: list[tuple[str, bytes]]) -> tuple[list, float]:
 def _model(path: str | None) -> TemplateModel:
     """The model to time: the file given, or one trained here on generated sites."""
     from models.template_model import load_model
-    from newscrawl.dom import parse_html
-    from newscrawl.template.records import PageNodes
-    from newscrawl.template.sitelevel import label_site
+    from newscrawl.template.sitelevel import RawPage, run_sitelevel
     from newscrawl.template.synthetic import synthetic_site
     from newscrawl.template.train import TrainConfig, pages_data, train
 
@@ -111,8 +109,8 @@ def _model(path: str | None) -> TemplateModel:
     for k in range(6):
         host = f"train{k}.example.org"
         site = synthetic_site(host, pages=10, seed=k, teasers=20)
-        records = [PageNodes.from_dom(parse_html(h, url=u), u) for u, h in site]
-        sites.append((host, "news", records, label_site(records)))
+        run = run_sitelevel(host, [RawPage(url, html) for url, html in site])
+        sites.append((host, "news", run.pages, run.labels or []))
     return train(pages_data(sites), TrainConfig(holdout=0))[0]
 
 

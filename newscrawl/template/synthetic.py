@@ -172,9 +172,7 @@ def train_default_model(path: str, sites: int = 24, pages: int = 12) -> None:
 
     A demo and test helper: the shipped default model is trained on real pages instead
     (`newscrawl.template.default_model`)."""
-    from newscrawl.dom import parse_html
-    from newscrawl.template.records import PageNodes
-    from newscrawl.template.sitelevel import label_site, site_kind
+    from newscrawl.template.sitelevel import RawPage, run_sitelevel, site_kind
     from newscrawl.template.train import TrainConfig, pages_data, train
 
     data = []
@@ -182,8 +180,8 @@ def train_default_model(path: str, sites: int = 24, pages: int = 12) -> None:
         host = f"site{k}.example.org"
         rng = random.Random(k)
         site = synthetic_site(host, pages=pages, seed=k, teasers=rng.choice((0, 10, 40)))
-        records = [PageNodes.from_dom(parse_html(html, url=url), url) for url, html in site]
-        data.append((host, site_kind(records), records, label_site(records)))
+        run = run_sitelevel(host, [RawPage(url, html) for url, html in site])
+        data.append((host, site_kind(run.pages), run.pages, run.labels or []))
     model, report = train(pages_data(data), TrainConfig(holdout=0.25))
     model.save(path)
     print("\n".join(report.lines()))
