@@ -8,7 +8,9 @@ stopped. A site's files are closed as soon as the site has its page cap, or when
 `close_site` says the site is finished (what a crawl worker does before publishing it).
 
 Settings: NEWSCRAWL_OUT, NEWSCRAWL_PARQUET_ROW_GROUP_ROWS, NEWSCRAWL_PARQUET_ROW_GROUP_BYTES,
-NEWSCRAWL_PARQUET_FILE_ROWS, NEWSCRAWL_PARQUET_FILE_SECONDS, NEWSCRAWL_PARQUET_COMPRESSION.
+NEWSCRAWL_PARQUET_FILE_ROWS, NEWSCRAWL_PARQUET_FILE_SECONDS, NEWSCRAWL_PARQUET_COMPRESSION,
+NEWSCRAWL_PARQUET_SYNC_FOLDERS (sync a folder after each file renamed into it; an ingest turns it
+off for its staging folder, whose files it moves on and syncs in OUT).
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ def writer_options(settings: Any, prefix: str = "NEWSCRAWL_PARQUET_") -> dict[st
         "file_rows": settings.getint(f"{prefix}FILE_ROWS", 10_000),
         "file_seconds": seconds or None,
         "compression": settings.get(f"{prefix}COMPRESSION", "zstd"),
+        "sync_folders": settings.getbool(f"{prefix}SYNC_FOLDERS", True),
     }
 
 
@@ -114,11 +117,19 @@ class DatasetPipeline:
             self.writer.close_partition(self.state.partition(site))
         self.written.difference_update(self.site_written.pop(site, ()))
 
+    def forget_files(self) -> None:
+        """Forget the files closed so far (an ingest, which moves them on file by file)."""
+        if self.writer is not None:
+            self.writer.forget_closed()
+
     def close_spider(self) -> None:
         if self.writer is not None:
-            files = self.writer.close()
+            self.writer.close()
             logger.info(
-                "%s: %d rows in %d files", self.dataset, self.writer.rows_written, len(files)
+                "%s: %d rows in %d files",
+                self.dataset,
+                self.writer.rows_written,
+                self.writer.files_closed,
             )
 
 

@@ -253,6 +253,11 @@ class SitePassPipeline:
         self.expected.pop(site, None)
         self.articles.close_site(site)
 
+    def forget_files(self) -> None:
+        """Forget the files closed so far (an ingest, which moves them on file by file)."""
+        self.articles.forget_files()
+        self.nodes.forget_closed()
+
     async def close_spider(self) -> None:
         for started in self.started:
             await maybe_deferred_to_future(started)

@@ -17,12 +17,13 @@ import os
 import re
 import socket
 from collections import Counter
+from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from newscrawl.crawl.state import DATASETS, STATE_DIR
-from newscrawl.storage.writer import closed_files, fsync_path
+from newscrawl.storage.writer import closed_files, fsync_path, partition_dir
 
 __all__ = [
     "FileReport",
@@ -32,6 +33,7 @@ __all__ = [
     "publish",
     "read_marker",
     "staging_dir",
+    "sync_folders",
     "write_marker",
 ]
 
@@ -133,20 +135,46 @@ def clear_partial(out: Path, run: str, slug: str) -> int:
     return len(paths)
 
 
-def publish(staging: Path, out: Path, slug: str, first: int = 1) -> int:
+def publish(
+    staging: Path,
+    out: Path,
+    slug: str,
+    first: int = 1,
+    partitions: Iterable[Mapping[str, Any]] | None = None,
+    unsynced: set[Path] | None = None,
+) -> int:
     """Move every complete file the pipelines wrote to `staging` into OUT's datasets, named
     after the WARC file and numbered from `first`; returns the next number. Files still being
-    written stay where they are."""
+    written stay where they are.
+
+    `partitions` (``{"crawl": RUN, "site": HOST}`` each) limits the move to those partitions'
+    folders, so an archive of thousands of hosts does not walk every host's staging folder each
+    time one host is closed (emptied folders stay until the staging folder is removed at the
+    end of the run: removing a folder costs a metadata write). The OUT folders that received
+    files are synced to disk here, or added to `unsynced` for the caller to sync once (before
+    it writes the file's marker)."""
     seq = first
     folders: set[Path] = set()
+    chosen = None if partitions is None else [dict(p) for p in partitions]
     for dataset in DATASETS:
         root = staging / dataset
-        for path in closed_files(root):
+        bases = [root] if chosen is None else sorted({partition_dir(root, p) for p in chosen})
+        for path in [path for base in bases for path in closed_files(base)]:
             target_dir = out / dataset / path.parent.relative_to(root)
             target_dir.mkdir(parents=True, exist_ok=True)
             os.replace(path, target_dir / f"part-{slug}-{seq:05d}.parquet")
             folders.add(target_dir)
             seq += 1
-    for folder in folders:
-        fsync_path(folder)
+    if unsynced is not None:
+        unsynced.update(folders)
+    else:
+        for folder in folders:
+            fsync_path(folder)
     return seq
+
+
+def sync_folders(folders: set[Path]) -> None:
+    """Sync the OUT folders `publish` left to the caller, and forget them."""
+    for folder in sorted(folders):
+        fsync_path(folder)
+    folders.clear()

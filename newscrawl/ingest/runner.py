@@ -59,6 +59,9 @@ def ingest_settings(
     settings.set("NEWSCRAWL_OUT", str(staging), priority="cmdline")
     settings.set("NEWSCRAWL_INGEST_OUT", str(out), priority="cmdline")
     settings.set("NEWSCRAWL_CRAWL_ID", run, priority="cmdline")
+    # staging folders are scratch (cleared at start, their files moved into OUT and synced
+    # there before a file's marker): no folder sync after each file closed in them
+    settings.set("NEWSCRAWL_PARQUET_SYNC_FOLDERS", False, priority="cmdline")
     extensions = dict(settings.getdict("EXTENSIONS"))
     extensions.update(_OFF)
     settings.set("EXTENSIONS", extensions, priority="cmdline")

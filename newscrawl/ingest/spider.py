@@ -38,6 +38,8 @@ from typing import TYPE_CHECKING, Any
 
 import scrapy
 from scrapy import signals
+from scrapy.exceptions import DropItem
+from scrapy.utils.defer import maybe_deferred_to_future
 
 from newscrawl.crawl.content import is_html_type
 from newscrawl.crawl.errors import error_report
@@ -51,6 +53,7 @@ from newscrawl.ingest.outputs import (
     clear_partial,
     file_slug,
     publish,
+    sync_folders,
     write_marker,
 )
 from newscrawl.storage.schemas import KEPT_HEADERS
@@ -64,6 +67,7 @@ __all__ = ["IngestSpider"]
 logger = logging.getLogger(__name__)
 _UNKNOWN_DATE = datetime.fromtimestamp(0, UTC)
 _SITE_STATS = ("pages", "rows", "articles")
+_YIELD_EVERY = 0.05  # seconds of pipeline work between turns of the event loop
 
 
 def _http_url(url: str) -> bool:
@@ -90,6 +94,7 @@ class IngestSpider(scrapy.Spider):
         self.files = [Path(f) for f in files]
         self.reports: list[FileReport] = []
         self._closing = False
+        self._yielded = 0.0  # time.monotonic() when the event loop last had a turn
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> IngestSpider:
@@ -113,6 +118,7 @@ class IngestSpider(scrapy.Spider):
         self._closing = True
 
     async def start(self) -> AsyncIterator[Any]:
+        _warm_up()
         for path in self.files:
             if self._closing:
                 break
@@ -144,6 +150,7 @@ class IngestSpider(scrapy.Spider):
             if item is not None:
                 await self._process(item, run, slug)
         await self._close_sites(sorted(run.sites), run, slug)
+        sync_folders(run.unsynced)
         self._forget(run.sites)
         report.pages = run.pages
         report.sites = len(run.sites)
@@ -215,10 +222,11 @@ class IngestSpider(scrapy.Spider):
         run.sites.add(site)
         run.pages += 1
         run.bytes += size
-        await self.crawler.engine.scraper.start_itemproc_async(item, response=None)
+        await self._send(item)
         if self.cap and page_count(self.crawler, site) >= self.cap:
             run.open_pages.pop(site, None)  # the pipelines closed it at its cap
             run.open_bytes.pop(site, None)
+            run.capped.add(site)  # its files are published with the next sites closed
         else:
             run.open_pages[site] += 1
             run.open_bytes[site] += size
@@ -232,6 +240,36 @@ class IngestSpider(scrapy.Spider):
             run.open_bytes.pop(fullest, None)
             self.crawler.stats.inc_value("newscrawl/ingest/sites_closed_early")
             await self._close_sites([fullest], run, slug)
+
+    async def _send(self, item: PageItem) -> None:
+        """The item through the item pipelines, as Scrapy's scraper sends a spider's item (an
+        error or a DropItem is logged and counted, never stops the ingest; `item_scraped` goes
+        to its receivers), but without the per-item costs the ingest has no use for: the
+        asynchronous signal dispatch, its log record and a turn of the event loop for every
+        page. The loop is given a turn every `_YIELD_EVERY` seconds instead, so Ctrl-C and the
+        spider's closing are still seen within a page or so."""
+        manager = self.crawler.engine.scraper.itemproc
+        stats = self.crawler.stats
+        try:
+            if hasattr(manager, "process_item_async"):
+                output = await manager.process_item_async(item)
+            else:  # Scrapy before 2.14
+                output = await maybe_deferred_to_future(manager.process_item(item, self))
+        except DropItem as err:
+            stats.inc_value("item_dropped_count")
+            logger.debug("dropped %s: %s", item.final_url, err)
+        except Exception:
+            stats.inc_value("newscrawl/ingest/pipeline_errors")
+            logger.exception("item pipelines failed on %s", item.final_url)
+        else:
+            stats.inc_value("item_scraped_count")
+            self.crawler.signals.send_catch_log(
+                signal=signals.item_scraped, item=output, response=None, spider=self
+            )
+        now = time.monotonic()
+        if now - self._yielded >= _YIELD_EVERY:
+            self._yielded = now
+            await _reactor_turn()
 
     def _pipelines(self) -> list[Any]:
         manager = getattr(self.crawler.engine.scraper, "itemproc", None)
@@ -247,11 +285,18 @@ class IngestSpider(scrapy.Spider):
                 result = pipe.close_site(site)
                 if inspect.isawaitable(result):
                     await result
-        run.seq = publish(self.staging, self.out, slug, run.seq)
+        done = sorted({*sites, *run.capped})
+        run.capped.clear()
+        partitions = [self.state.partition(site) for site in done]
+        run.seq = publish(self.staging, self.out, slug, run.seq, partitions, run.unsynced)
 
     def _forget(self, sites: set[str]) -> None:
         """Per-site counters of a finished file: a site's cap starts again in the next file,
-        and nothing per site outlives the file (memory stays flat over many files)."""
+        and nothing per site outlives the file (memory stays flat over many files), nor do the
+        writers' lists of the files they closed (all published by now)."""
+        for pipe in self._pipelines():
+            if hasattr(pipe, "forget_files"):
+                pipe.forget_files()
         stats = self.crawler.stats.get_stats()
         report = error_report(self.crawler)
         for site in sites:
@@ -263,10 +308,37 @@ class IngestSpider(scrapy.Spider):
         return int(self.crawler.stats.get_value(name, 0) or 0)
 
 
+def _warm_up() -> None:
+    """Pay the process's one-time costs before the first file's clock starts: pyarrow imports
+    pandas (when installed) the first time it builds an array, some 0.3 s, which would
+    otherwise land in the first site's Parquet flush."""
+    import pyarrow as pa
+
+    pa.array([""])
+
+
+def _reactor_turn() -> Any:
+    """An awaitable that lets the reactor run whatever is due before going on."""
+    from twisted.internet import reactor  # Scrapy installs its reactor before this runs
+    from twisted.internet.task import deferLater
+
+    return maybe_deferred_to_future(deferLater(reactor, 0, lambda: None))
+
+
 class _FileRun:
     """What one file's pass keeps: URLs seen (8-byte hashes), sites met, what is open."""
 
-    __slots__ = ("bytes", "open_bytes", "open_pages", "pages", "seen", "seq", "sites")
+    __slots__ = (
+        "bytes",
+        "capped",
+        "open_bytes",
+        "open_pages",
+        "pages",
+        "seen",
+        "seq",
+        "sites",
+        "unsynced",
+    )
 
     def __init__(self) -> None:
         self.seen: set[bytes] = set()
@@ -276,3 +348,5 @@ class _FileRun:
         self.pages = 0
         self.bytes = 0
         self.seq = 1  # number of the next file published
+        self.capped: set[str] = set()  # sites at their cap since the last publish
+        self.unsynced: set[Path] = set()  # OUT folders to sync before the file's marker

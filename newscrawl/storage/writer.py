@@ -13,6 +13,8 @@ rename within one folder is atomic, so a reader sees a complete file or no file;
 most the rows of the files still open, which a resumed crawl fetches again.
 
 Files rotate after `file_rows` rows or `file_seconds` seconds, which bounds what a kill can lose.
+`sync_folders=False` leaves the folder's sync after a rename to whoever moves the file on (an
+ingest's staging folder, whose files are moved into OUT and synced there).
 Partition columns are not stored inside the files (readers rebuild them from the folder names;
 pyarrow refuses a dataset that has them both ways).
 """
@@ -115,6 +117,7 @@ class ParquetDatasetWriter:
         file_rows: int = 100_000,
         file_seconds: float | None = None,
         compression: str = "zstd",
+        sync_folders: bool = True,
     ) -> None:
         if row_group_rows < 1 or file_rows < 1:
             raise ValueError("row_group_rows and file_rows must be at least 1")
@@ -129,7 +132,9 @@ class ParquetDatasetWriter:
         self.file_rows = file_rows
         self.file_seconds = file_seconds
         self.compression = compression
-        self.closed: list[Path] = []
+        self.sync_folders = sync_folders
+        self.closed: list[Path] = []  # files closed since the start or `forget_closed`
+        self.files_closed = 0
         self.rows_written = 0
         self._buffers: dict[Partition, _Buffer] = {}
         self._open: dict[Partition, _OpenFile] = {}
@@ -174,12 +179,18 @@ class ParquetDatasetWriter:
         return self._close_file(key)
 
     def close(self) -> list[Path]:
-        """Flush everything and close every open file. Returns all files this writer closed."""
+        """Flush everything and close every open file. Returns the files this writer closed
+        (since `forget_closed`, if called)."""
         for key in list(self._buffers):
             self._flush(key)
         for key in list(self._open):
             self._close_file(key)
         return list(self.closed)
+
+    def forget_closed(self) -> None:
+        """Let go of the list of files closed so far (a long-lived writer whose files are moved
+        on as they close - an ingest's - would otherwise keep a path per file forever)."""
+        self.closed.clear()
 
     def abort(self) -> None:
         """Drop buffered rows and delete the open temporary files (nothing half-written stays)."""
@@ -257,8 +268,10 @@ class ParquetDatasetWriter:
         handle.writer.close()
         fsync_path(handle.tmp)
         os.replace(handle.tmp, handle.final)
-        fsync_path(handle.final.parent)
+        if self.sync_folders:
+            fsync_path(handle.final.parent)
         self.closed.append(handle.final)
+        self.files_closed += 1
         return handle.final
 
     def _close_old_files(self) -> None:
