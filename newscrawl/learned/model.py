@@ -230,7 +230,6 @@ class ExtractorModel:
         and its later stages on exactly `context` ones."""
         have = [*self.features, *(self.context if len(self.stages) > 1 else ())]
         want = [*expected, *(context if len(self.stages) > 1 else ())]
-        want = want[: len(have)]  # TEMPORARY until the rebuilt model lands
         if have != want:
             missing = sorted(set(want) - set(have))
             extra = sorted(set(have) - set(want))

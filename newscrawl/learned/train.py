@@ -37,8 +37,9 @@ Progress = Callable[[str], None]
 class TrainParams:
     """Settings of the classifier; the defaults are the ones the shipped model was built with."""
 
-    iterations: int = 200
-    learning_rate: float = 0.1
+    # fewer, bigger steps: 100 trees walk a page in half the time of 200 at a rate of 0.1
+    iterations: int = 100
+    learning_rate: float = 0.2
     max_leaf_nodes: int = 31
     max_depth: int = 8
     min_samples_leaf: int = 100
