@@ -15,7 +15,7 @@ a text node: its tag path is its owner's path.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from itertools import accumulate
@@ -27,7 +27,7 @@ import numpy as np
 from newscrawl.encoding import NotHtmlError, decode_page
 from newscrawl.nesting import flatten_nesting
 
-__all__ = ["BLOCK_TAGS", "Dom", "PageError", "parse_html", "size_error"]
+__all__ = ["BLOCK_TAGS", "Dom", "PageError", "join_pieces", "parse_html", "size_error"]
 
 # Elements whose content a reader never sees: they get no node and no text.
 SKIPPED_TAGS = frozenset(
@@ -382,22 +382,9 @@ class Dom:
 
     def pieces_text(self, pieces: range | list[int]) -> str:
         """Join text pieces: a new line at block ends, <br> and gaps, else a space or nothing."""
-        lines: list[str] = []
-        line: list[str] = []
-        current = None
-        prev = -2
-        for k in pieces:
-            if self.piece_line[k] != current or (k != prev + 1 and prev >= 0):
-                if line:
-                    lines.append("".join(line))
-                line = [self.piece_text[k]]
-                current = self.piece_line[k]
-            else:
-                line.append(self.piece_text[k] if self.piece_glued[k] else " " + self.piece_text[k])
-            prev = k
-        if line:
-            lines.append("".join(line))
-        return "\n".join(lines)
+        return join_pieces(
+            (k, self.piece_text[k], self.piece_line[k], self.piece_glued[k]) for k in pieces
+        )
 
     def word_tokens(self, node: int) -> list[str]:
         """Lower-cased `\\w+` tokens of the subtree text."""
@@ -436,6 +423,28 @@ def _own_html_len(el: lxml.html.HtmlElement, tag: str) -> int:
         if not isinstance(tag, str) or (tag.lower() in SKIPPED_TAGS and not shows_noscript(child)):
             size += len(lxml.etree.tostring(child, encoding="unicode", with_tail=False))
     return size
+
+
+def join_pieces(pieces: Iterable[tuple[int, str, int, bool]]) -> str:
+    """Render text pieces given as (piece id, text, line, glued), in document order: a new line
+    where the line number changes or pieces in between are left out, else a space (nothing
+    between glued pieces)."""
+    lines: list[str] = []
+    line: list[str] = []
+    current = None
+    previous = -2
+    for k, text, number, glued in pieces:
+        if number != current or (k != previous + 1 and previous >= 0):
+            if line:
+                lines.append("".join(line))
+            line = [text]
+            current = number
+        else:
+            line.append(text if glued else " " + text)
+        previous = k
+    if line:
+        lines.append("".join(line))
+    return "\n".join(lines)
 
 
 def shows_noscript(el: lxml.html.HtmlElement) -> bool:

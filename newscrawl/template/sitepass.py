@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from newscrawl.dom import Dom
+from newscrawl.dom import join_pieces as render_pieces
 from newscrawl.extractors.base import Extraction
 from newscrawl.template.records import PageNodes
 from newscrawl.template.sitelevel import RawPage, SiteLevelConfig, SiteLevelRun, run_sitelevel
@@ -273,23 +274,9 @@ def learn_template(choices: Sequence[PageChoice], config: SitePassConfig) -> Sit
 
 def join_pieces(choice: PageChoice, keep: Sequence[int]) -> str:
     """The kept pieces (positions in `choice`) joined as `Dom.pieces_text` joins them."""
-    lines: list[str] = []
-    line: list[str] = []
-    current = None
-    previous = -2
-    for i in keep:
-        k = choice.index[i]
-        if choice.lines[i] != current or (k != previous + 1 and previous >= 0):
-            if line:
-                lines.append("".join(line))
-            line = [choice.texts[i]]
-            current = choice.lines[i]
-        else:
-            line.append(choice.texts[i] if choice.glued[i] else " " + choice.texts[i])
-        previous = k
-    if line:
-        lines.append("".join(line))
-    return "\n".join(lines)
+    return render_pieces(
+        (choice.index[i], choice.texts[i], choice.lines[i], choice.glued[i]) for i in keep
+    )
 
 
 def final_extraction(
