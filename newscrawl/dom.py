@@ -301,6 +301,21 @@ class Dom:
         return chars[end] - chars[start], links[end] - links[start]
 
     @cached_property
+    def path_ids(self) -> list[int]:
+        """An interned tag-path id per node: equal ids <=> equal root-to-node tag sequences.
+
+        Parents precede children in preorder, so a node's id is looked up from its parent's id
+        and its own tag: one dictionary probe per node, whatever the depth. Made once a page for
+        CETD-TPC and the learned extractor's features.
+        """
+        table: dict[tuple[int, str], int] = {}
+        ids: list[int] = []
+        append, intern = ids.append, table.setdefault
+        for parent, tag in zip(self.parent, self.tag, strict=True):
+            append(intern((ids[parent] if parent >= 0 else -1, tag), len(table)))
+        return ids
+
+    @cached_property
     def _subtree_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Piece ranges and character prefix sums as arrays, made once for `subtree_chars`."""
         return (

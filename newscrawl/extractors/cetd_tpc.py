@@ -81,17 +81,8 @@ class CETDTPCConfig:
 
 
 def path_ids(dom: Dom) -> list[int]:
-    """An interned tag-path id per node: equal ids <=> equal root-to-node tag sequences.
-
-    Parents precede children in preorder, so a node's id is looked up from its parent's id and
-    its own tag: one dictionary probe per node, whatever the depth.
-    """
-    table: dict[tuple[int, str], int] = {}
-    ids: list[int] = []
-    append, intern = ids.append, table.setdefault
-    for parent, tag in zip(dom.parent, dom.tag, strict=True):
-        append(intern((ids[parent] if parent >= 0 else -1, tag), len(table)))
-    return ids
+    """An interned tag-path id per node (`Dom.path_ids`)."""
+    return dom.path_ids
 
 
 def text_block_density(

@@ -327,7 +327,7 @@ def block_groups(dom: Dom, blocks: Blocks) -> np.ndarray:
     parent_of = np.asarray(dom.parent, dtype=np.int64)
     parent = parent_of[node]
     grand = np.where(parent >= 0, parent_of[np.maximum(parent, 0)], -1)
-    path = np.asarray(_path_ids(dom), dtype=np.int64)[node] if len(node) else node
+    path = np.asarray(dom.path_ids, dtype=np.int64)[node] if len(node) else node
     return np.column_stack([parent, grand, path]).astype(np.int32)
 
 
@@ -431,7 +431,7 @@ def _attribute_columns(dom: Dom, blocks: Blocks) -> np.ndarray:
 
 def _path_columns(dom: Dom, blocks: Blocks, chars: np.ndarray) -> np.ndarray:
     """How many blocks share the block's tag path, their share of the text, the path length."""
-    path_of = _path_ids(dom)
+    path_of = dom.path_ids
     paths = np.array([path_of[node] for node in blocks.node])
     _, inverse, counts = np.unique(paths, return_inverse=True, return_counts=True)
     path_chars = np.bincount(inverse, weights=chars)
@@ -519,16 +519,6 @@ def _page_columns(dom: Dom, before: np.ndarray, chars: np.ndarray) -> np.ndarray
         float(before[:, col["near_comment"]] @ chars) / total,
     ]
     return np.tile(np.array(values), (len(chars), 1))
-
-
-def _path_ids(dom: Dom) -> list[int]:
-    """An id per node for its tag path from the root (equal paths, equal ids)."""
-    ids: dict[tuple[int, str], int] = {}
-    path = [0] * len(dom.tag)
-    for node, (tag, parent) in enumerate(zip(dom.tag, dom.parent, strict=True)):
-        key = (path[parent] if parent >= 0 else -1, tag)
-        path[node] = ids.setdefault(key, len(ids))
-    return path
 
 
 def _seed_marks(dom: Dom, seeds: Sequence[Sequence[int]]) -> list[np.ndarray]:
