@@ -409,22 +409,26 @@ def _attribute_columns(dom: Dom, blocks: Blocks) -> np.ndarray:
     """near_* and above_* keyword/tag bits, then hashed class/id tokens of block and 2 parents."""
     attrs = _Attributes(dom)
     bits = len(_BIT_NAMES)
-    near = np.zeros(len(blocks), dtype=np.int64)
-    above = np.zeros(len(blocks), dtype=np.int64)
-    hashed = np.zeros((len(blocks), _HASH_BUCKETS))
-    for k, node in enumerate(blocks.node):
-        parent = dom.parent[node]
-        grand = dom.parent[parent] if parent >= 0 else -1
-        mask = attrs.own(node)
-        for up in (parent, grand):
-            if up >= 0:
-                mask |= attrs.own(up)
-        near[k] = mask
-        above[k] = attrs.above(node)
-        for up in (node, parent, grand):
-            if up >= 0:
-                for bucket in attrs.buckets(up):
-                    hashed[k, bucket] += 1.0
+    node = np.asarray(blocks.node, dtype=np.int64)
+    parent_of = np.asarray(dom.parent, dtype=np.int64)
+    parent = parent_of[node]
+    grand = np.where(parent >= 0, parent_of[np.maximum(parent, 0)], -1)
+    # Blocks share parents and grandparents: each element is looked at once, then gathered.
+    # Row 0 of the tables stands for "no such element" (mask 0, no tokens).
+    elements = np.unique(np.concatenate([node, parent, grand]))
+    elements = elements[elements >= 0]
+    row = np.zeros(len(parent_of) + 1, dtype=np.int64)
+    row[elements + 1] = np.arange(1, len(elements) + 1)
+    own = np.zeros(len(elements) + 1, dtype=np.int64)
+    tokens = np.zeros((len(elements) + 1, _HASH_BUCKETS))
+    for i, element in enumerate(elements.tolist(), start=1):
+        own[i] = attrs.own(element)
+        for bucket in attrs.buckets(element):
+            tokens[i, bucket] += 1.0
+    at = [row[nodes + 1] for nodes in (node, parent, grand)]
+    near = own[at[0]] | own[at[1]] | own[at[2]]
+    above = np.array([attrs.above(n) for n in blocks.node], dtype=np.int64)
+    hashed = tokens[at[0]] + tokens[at[1]] + tokens[at[2]]
     shifts = np.arange(bits, dtype=np.int64)
     return np.hstack([(near[:, None] >> shifts) & 1, (above[:, None] >> shifts) & 1, hashed])
 
