@@ -273,19 +273,20 @@ def _text_columns(texts: list[str]) -> np.ndarray:
     out[:, 12] = counts[:, 6] / chars
     tokens = [_WORD.findall(text.lower()) for text in texts]
     lang = guess_language(itertools.chain.from_iterable(tokens))
+    words = np.array([len(text.split()) for text in texts], dtype=np.float64)
+    found = np.array([len(t) for t in tokens], dtype=np.float64)
+    sentences = np.array([len(_SENTENCE_END.findall(text)) for text in texts], dtype=np.float64)
+    token_chars = np.array([sum(map(len, t)) for t in tokens], dtype=np.float64)
+    out[:, 1] = np.log1p(words)
+    out[:, 2] = np.log1p(found)
+    out[:, 3] = np.minimum(sentences, 50)
+    out[:, 4] = sentences / np.maximum(words, 1)
+    out[:, 8] = token_chars / np.maximum(found, 1)
     for k, text in enumerate(texts):
-        words = len(text.split())
-        found = tokens[k]
-        sentences = len(_SENTENCE_END.findall(text))
         stripped = text.rstrip()
-        out[k, 1] = math.log1p(words)
-        out[k, 2] = math.log1p(len(found))
-        out[k, 3] = min(sentences, 50)
-        out[k, 4] = sentences / (words or 1)
-        out[k, 8] = sum(map(len, found)) / (len(found) or 1)
         out[k, 9] = bool(stripped) and stripped[-1] in ".!?。！？\"'”"
         out[k, 10] = bool(text) and text[0].isupper()
-        out[k, 11] = stopword_share(found, text, lang)
+        out[k, 11] = stopword_share(tokens[k], text, lang)
     return out
 
 
