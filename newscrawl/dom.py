@@ -102,7 +102,7 @@ BLOCK_TAGS = frozenset(
     }
 )
 MIB = 1024 * 1024
-# A <noscript> of at least this many words may be the page's content (see shows_noscript).
+# A <noscript> of at least this many words may be the page's content (see shown_noscripts).
 NOSCRIPT_MIN_WORDS = 150
 MAX_PAGE_BYTES = 16 * MIB
 # libxml2's element depth limit in huge-tree mode; deeper markup is re-rooted (see nesting).
@@ -161,6 +161,8 @@ class Dom:
         #: decided it: bom, declared, detected, default or text (`newscrawl.encoding`).
         self.encoding = ""
         self.encoding_source = "text"
+        #: The <noscript> elements read as visible text (see `shown_noscripts`).
+        self.shown_noscripts = shown_noscripts(root)
         self._walk(root)
         self._aggregate()
 
@@ -186,7 +188,9 @@ class Dom:
             el, parent, depth, block, in_head, in_link = entry
             ctx = (parent, block, in_head, in_link)  # where this element's tail text lives
             tag = el.tag
-            if not isinstance(tag, str) or (tag.lower() in SKIPPED_TAGS and not shows_noscript(el)):
+            if not isinstance(tag, str) or (
+                tag.lower() in SKIPPED_TAGS and el not in self.shown_noscripts
+            ):
                 # Comments, processing instructions and invisible elements keep only their tail.
                 if el.tail:
                     last_raw = self._add_piece(el.tail, ctx, last_raw)
@@ -350,7 +354,10 @@ class Dom:
         style, ...); a subtree's total is then a prefix-sum difference over the preorder ids.
         Entities count as their decoded characters, so this approximates the source length.
         """
-        own = [_own_html_len(el, tag) for el, tag in zip(self.elements, self.tag, strict=True)]
+        shown = self.shown_noscripts
+        own = [
+            _own_html_len(el, tag, shown) for el, tag in zip(self.elements, self.tag, strict=True)
+        ]
         prefix = [0, *accumulate(own)]
         return [prefix[self.end[i]] - prefix[i] for i in range(len(own))]
 
@@ -426,7 +433,7 @@ _VOID_TAGS = frozenset(
 )
 
 
-def _own_html_len(el: lxml.html.HtmlElement, tag: str) -> int:
+def _own_html_len(el: lxml.html.HtmlElement, tag: str, shown: set[lxml.html.HtmlElement]) -> int:
     """Markup characters that belong to `el` itself rather than to a child node (see html_len)."""
     size = len(tag) + 2 if tag in _VOID_TAGS else 2 * len(tag) + 5
     for name, value in el.items():
@@ -435,7 +442,7 @@ def _own_html_len(el: lxml.html.HtmlElement, tag: str) -> int:
     for child in el:
         size += len(child.tail or "")
         tag = child.tag
-        if not isinstance(tag, str) or (tag.lower() in SKIPPED_TAGS and not shows_noscript(child)):
+        if not isinstance(tag, str) or (tag.lower() in SKIPPED_TAGS and child not in shown):
             size += len(lxml.etree.tostring(child, encoding="unicode", with_tail=False))
     return size
 
@@ -462,29 +469,32 @@ def join_pieces(pieces: Iterable[tuple[int, str, int, bool]]) -> str:
     return "\n".join(lines)
 
 
-def shows_noscript(el: lxml.html.HtmlElement) -> bool:
-    """Whether `el` is a ``<noscript>`` holding the page's content, to be read like visible text.
+def shown_noscripts(root: lxml.html.HtmlElement) -> set[lxml.html.HtmlElement]:
+    """The ``<noscript>`` elements of the page that hold its content, to be read as text.
 
     Forum engines such as Discourse and Flarum serve an empty script application and put the
     posts, server-rendered for clients without scripts, inside ``<noscript>``: that is the page's
     text. A noscript counts as content when it holds at least `NOSCRIPT_MIN_WORDS` words and
     more words than the rest of the page's body; tracking pixels and "enable JavaScript"
-    notices stay hidden.
+    notices stay hidden. The rest of the body is counted once, and only when a noscript is
+    long enough to need it.
     """
-    if el.tag != "noscript" or len(el) == 0:
-        return False
-    words = len(el.text_content().split())
-    if words < NOSCRIPT_MIN_WORDS:
-        return False
-    return words > _visible_body_words(el)
+    candidates = []
+    for el in root.iter("noscript"):
+        if len(el):
+            words = len(el.text_content().split())
+            if words >= NOSCRIPT_MIN_WORDS:
+                candidates.append((el, words))
+    if not candidates:
+        return set()
+    rest = _visible_body_words(root)
+    return {el for el, words in candidates if words > rest}
 
 
-def _visible_body_words(el: lxml.html.HtmlElement) -> int:
+def _visible_body_words(root: lxml.html.HtmlElement) -> int:
     """Words of the page's body outside scripts, styles and noscripts."""
-    texts = (
-        el.getroottree()
-        .getroot()
-        .xpath("//body//text()[not(ancestor::script or ancestor::style or ancestor::noscript)]")
+    texts = root.xpath(
+        "//body//text()[not(ancestor::script or ancestor::style or ancestor::noscript)]"
     )
     return sum(len(t.split()) for t in texts)
 
