@@ -321,13 +321,19 @@ def block_features(
     return out
 
 
-def block_groups(dom: Dom, blocks: Blocks) -> np.ndarray:
-    """Per block, ids of the structures it shares with other blocks of the page: its element's
-    parent, its grandparent, and its tag path (columns in `stacking.GROUPS` order)."""
+def _lineage(dom: Dom, blocks: Blocks) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each block's element, its parent and its grandparent (-1 where there is none)."""
     node = np.asarray(blocks.node, dtype=np.int64)
     parent_of = np.asarray(dom.parent, dtype=np.int64)
     parent = parent_of[node]
     grand = np.where(parent >= 0, parent_of[np.maximum(parent, 0)], -1)
+    return node, parent, grand
+
+
+def block_groups(dom: Dom, blocks: Blocks) -> np.ndarray:
+    """Per block, ids of the structures it shares with other blocks of the page: its element's
+    parent, its grandparent, and its tag path (columns in `stacking.GROUPS` order)."""
+    node, parent, grand = _lineage(dom, blocks)
     path = np.asarray(dom.path_ids, dtype=np.int64)[node] if len(node) else node
     return np.column_stack([parent, grand, path]).astype(np.int32)
 
@@ -357,10 +363,7 @@ def _marks(texts: list[str], digits: np.ndarray) -> np.ndarray:
 
 def _tree_columns(dom: Dom, blocks: Blocks, chars: np.ndarray) -> np.ndarray:
     """Depth, size, link density and fan-out of the block element, its parent and grandparent."""
-    node = np.asarray(blocks.node, dtype=np.int64)
-    parent_of = np.asarray(dom.parent, dtype=np.int64)
-    parent = parent_of[node]
-    grand = np.where(parent >= 0, parent_of[np.maximum(parent, 0)], -1)
+    node, parent, grand = _lineage(dom, blocks)
     own, own_link = dom.subtree_chars(node)
     up, up_link = dom.subtree_chars(np.maximum(parent, 0))
     up2, up2_link = dom.subtree_chars(np.maximum(grand, 0))
@@ -410,15 +413,12 @@ def _attribute_columns(dom: Dom, blocks: Blocks) -> np.ndarray:
     """near_* and above_* keyword/tag bits, then hashed class/id tokens of block and 2 parents."""
     attrs = _Attributes(dom)
     bits = len(_BIT_NAMES)
-    node = np.asarray(blocks.node, dtype=np.int64)
-    parent_of = np.asarray(dom.parent, dtype=np.int64)
-    parent = parent_of[node]
-    grand = np.where(parent >= 0, parent_of[np.maximum(parent, 0)], -1)
+    node, parent, grand = _lineage(dom, blocks)
     # Blocks share parents and grandparents: each element is looked at once, then gathered.
     # Row 0 of the tables stands for "no such element" (mask 0, no tokens).
     elements = np.unique(np.concatenate([node, parent, grand]))
     elements = elements[elements >= 0]
-    row = np.zeros(len(parent_of) + 1, dtype=np.int64)
+    row = np.zeros(len(dom.parent) + 1, dtype=np.int64)
     row[elements + 1] = np.arange(1, len(elements) + 1)
     own = np.zeros(len(elements) + 1, dtype=np.int64)
     tokens = np.zeros((len(elements) + 1, _HASH_BUCKETS))
