@@ -18,6 +18,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from crawl_helpers import FAST_CRAWL
 
 from newscrawl.crawl.runner import crawl_command
 from newscrawl.crawl.urls import canonical_url
@@ -28,15 +29,7 @@ from newscrawl.evaluation.metric import aggregate, score_page
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
-FAST = [
-    "NEWSCRAWL_ALLOW_PRIVATE=loopback",
-    "AUTOTHROTTLE_ENABLED=False",
-    "DOWNLOAD_DELAY=0",
-    "CONCURRENT_REQUESTS_PER_DOMAIN=8",
-    "DOWNLOAD_TIMEOUT=2",
-    "RETRY_TIMES=1",
-    "LOG_LEVEL=INFO",
-]
+FAST = [*FAST_CRAWL, "DOWNLOAD_TIMEOUT=2", "LOG_LEVEL=INFO"]
 MIN_F1 = 0.8  # the primary extractor scored 0.90-0.95 on the demo web (printed with -s)
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from crawl_helpers import FAST_CRAWL
 
 from newscrawl.crawl.runner import crawl_command
 from newscrawl.demo.server import DemoServer
@@ -21,15 +22,7 @@ from newscrawl.demo.web import build_demo_web
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
-FAST = [
-    "NEWSCRAWL_ALLOW_PRIVATE=loopback",
-    "AUTOTHROTTLE_ENABLED=False",
-    "DOWNLOAD_DELAY=0",
-    "CONCURRENT_REQUESTS_PER_DOMAIN=8",
-    "DOWNLOAD_TIMEOUT=1.5",
-    "RETRY_TIMES=1",
-    "NEWSCRAWL_EXTRACTORS=nce",
-]
+FAST = [*FAST_CRAWL, "DOWNLOAD_TIMEOUT=1.5", "NEWSCRAWL_EXTRACTORS=nce"]
 
 
 @pytest.fixture(scope="module")

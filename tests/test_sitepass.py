@@ -15,6 +15,7 @@ from typing import ClassVar
 
 import pandas as pd
 import pytest
+from crawl_helpers import FAST_CRAWL
 
 from newscrawl.crawl.runner import crawl_command
 from newscrawl.crawl.urls import canonical_url
@@ -35,14 +36,7 @@ from newscrawl.template.sitepass import (
 from newscrawl.title import page_title
 
 ROOT = Path(__file__).resolve().parents[1]
-FAST = [
-    "NEWSCRAWL_ALLOW_PRIVATE=loopback",
-    "AUTOTHROTTLE_ENABLED=False",
-    "DOWNLOAD_DELAY=0",
-    "CONCURRENT_REQUESTS_PER_DOMAIN=8",
-    "DOWNLOAD_TIMEOUT=2",
-    "RETRY_TIMES=1",
-]
+FAST = [*FAST_CRAWL, "DOWNLOAD_TIMEOUT=2"]
 
 
 # ---------------------------------------------------------------------------- the site pass
