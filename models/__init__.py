@@ -1,7 +1,12 @@
-"""Trained template models: the one-file model format (`template_model`) and a small bundled
-default model trained on generated sites only (`default_template_model.json`; rebuild it with
-``python -m newscrawl.template.synthetic models/default_template_model.json``)."""
+"""The shipped models, installed as ``newscrawl.models``: the template model format
+(`template_model`), the default template model and the learned extractor model, both trained on
+real pages and rebuilt by ``newscrawl models build ../shared/data``."""
 
-from models.template_model import ModelError, TemplateModel, bundled_model_path, load_model
+from newscrawl.models.template_model import (
+    ModelError,
+    TemplateModel,
+    bundled_model_path,
+    load_model,
+)
 
 __all__ = ["ModelError", "TemplateModel", "bundled_model_path", "load_model"]

@@ -68,11 +68,11 @@ EXTENSIONS = {
     "newscrawl.crawl.summary.CrawlSummary": 900,
 }
 ITEM_PIPELINES = {
-    "pipelines.sitepass.SitePassPipeline": 50,
-    "pipelines.extraction.ExtractionPipeline": 100,
-    "pipelines.classify.ArticleClassifierPipeline": 200,
-    "pipelines.rawpages.RawPagePipeline": 400,
-    "pipelines.parquet.ParquetWriterPipeline": 500,
+    "newscrawl.pipelines.sitepass.SitePassPipeline": 50,
+    "newscrawl.pipelines.extraction.ExtractionPipeline": 100,
+    "newscrawl.pipelines.classify.ArticleClassifierPipeline": 200,
+    "newscrawl.pipelines.rawpages.RawPagePipeline": 400,
+    "newscrawl.pipelines.parquet.ParquetWriterPipeline": 500,
 }
 
 # -- newscrawl --------------------------------------------------------------------------------

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from newscrawl.pipelines.parquet import DatasetPipeline
+
 from newscrawl.crawl.items import PageItem
 from newscrawl.storage.schemas import PAGES_SCHEMA
-from pipelines.parquet import DatasetPipeline
 
 __all__ = ["RawPagePipeline"]
 

@@ -28,6 +28,9 @@ import logging
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
+from newscrawl.pipelines.classify import ArticleClassifierPipeline
+from newscrawl.pipelines.extraction import ExtractionPipeline, content_hash
+from newscrawl.pipelines.parquet import ParquetWriterPipeline, writer_options
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet import defer, threads
@@ -42,9 +45,6 @@ from newscrawl.storage.writer import closed_files, partition_values
 from newscrawl.template.sitelevel import RawPage, SiteLevelRun, nodes_writer, run_sitelevel
 from newscrawl.template.sitemethods import check_site_method
 from newscrawl.template.sitepass import PAGE_STAGE, SitePassRun, site_pass
-from pipelines.classify import ArticleClassifierPipeline
-from pipelines.extraction import ExtractionPipeline, content_hash
-from pipelines.parquet import ParquetWriterPipeline, writer_options
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

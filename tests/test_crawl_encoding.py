@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pyarrow as pa
+from newscrawl.pipelines.extraction import ExtractionPipeline
+from newscrawl.pipelines.parquet import ParquetWriterPipeline
 
 from newscrawl.crawl.items import PageItem
 from newscrawl.storage.schemas import ARTICLES_SCHEMA
-from pipelines.extraction import ExtractionPipeline
-from pipelines.parquet import ParquetWriterPipeline
 
 PAGE = (
     "<html><head><meta charset='utf-8'><title>Русский заголовок</title></head>"

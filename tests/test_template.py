@@ -8,8 +8,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from models.template_model import (
+from newscrawl.models.template_model import (
     FORMAT,
     BucketModel,
     ModelError,
@@ -17,6 +16,7 @@ from models.template_model import (
     bundled_model_path,
     load_model,
 )
+
 from newscrawl.cli import main
 from newscrawl.dom import Dom, parse_html
 from newscrawl.template.buckets import DEFAULT_BOUNDARIES, bucket_of, fit_boundaries

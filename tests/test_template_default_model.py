@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from newscrawl.models.template_model import ModelError, check_model, load_model
 
-from models.template_model import ModelError, check_model, load_model
 from newscrawl.dom import parse_html
 from newscrawl.template.default_model import DATASETS, build_default_template_model
 from newscrawl.template.extractor import TemplateConfig, TemplateExtractor

@@ -32,12 +32,12 @@ __all__ = ["HELP", "add_arguments", "run"]
 HELP = "crawl pages/s and peak memory on the demo web, with the site pass and without"
 
 _NO_EXTRACTION = {
-    "pipelines.rawpages.RawPagePipeline": 400,
-    "pipelines.parquet.ParquetWriterPipeline": 500,
+    "newscrawl.pipelines.rawpages.RawPagePipeline": 400,
+    "newscrawl.pipelines.parquet.ParquetWriterPipeline": 500,
 }
 _NO_SITELEVEL = {
-    "pipelines.extraction.ExtractionPipeline": 100,
-    "pipelines.classify.ArticleClassifierPipeline": 200,
+    "newscrawl.pipelines.extraction.ExtractionPipeline": 100,
+    "newscrawl.pipelines.classify.ArticleClassifierPipeline": 200,
     **_NO_EXTRACTION,
 }
 VARIANTS: dict[str, dict[str, Any]] = {

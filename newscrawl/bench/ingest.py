@@ -35,7 +35,7 @@ from newscrawl.warc.reader import Record, read_archive
 from newscrawl.ingest.spider import wanted
 from newscrawl.dom import parse_html
 from newscrawl.extractors import DEFAULT_EXTRACTOR
-from pipelines.extraction import load_extractors
+from newscrawl.pipelines.extraction import load_extractors
 pages = [r.payload for r in read_archive(sys.argv[1], wanted, 10 << 20)
          if isinstance(r, Record) and r.payload is not None]
 extractors = load_extractors([DEFAULT_EXTRACTOR, "cetd-tpc"], {})

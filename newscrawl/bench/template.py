@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from models.template_model import TemplateModel
+    from newscrawl.models.template_model import TemplateModel
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -98,7 +98,7 @@ def _buffer(pages: list[tuple[str, bytes]]) -> tuple[list, float]:
 
 def _model(path: str | None) -> TemplateModel:
     """The model to time: the file given, or one trained here on generated sites."""
-    from models.template_model import load_model
+    from newscrawl.models.template_model import load_model
     from newscrawl.template.sitelevel import RawPage, run_sitelevel
     from newscrawl.template.synthetic import synthetic_site
     from newscrawl.template.train import TrainConfig, pages_data, train

@@ -24,6 +24,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from newscrawl.models.template_model import bundled_model_path
+
 __all__ = ["HELP", "add_arguments", "run"]
 
 HELP = "rebuild the shipped models; cross-validate the learned extractor"
@@ -165,7 +167,7 @@ def _build(args: argparse.Namespace) -> int:
     if not datasets:
         print(f"error: no dataset folders (html/ and gold/) in {args.data}", file=sys.stderr)
         return 2
-    out = args.out or Path(__file__).resolve().parents[2] / "models"
+    out = args.out or bundled_model_path().parent
     out.mkdir(parents=True, exist_ok=True)
     command = _command(args)
     if args.only in (None, "extractor"):

@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from newscrawl.models.template_model import bundled_model_path
+
 __all__ = [
     "FORMAT",
     "VERSION",
@@ -35,7 +37,7 @@ __all__ = [
 
 FORMAT = "newscrawl-extractor-model"
 VERSION = 1
-_BUNDLED = Path(__file__).resolve().parents[2] / "models" / "extractor_model.json"
+_BUNDLED = "extractor_model.json"
 
 
 class ModelFileError(ValueError):
@@ -253,4 +255,5 @@ def load_extractor_model(path: str | Path) -> ExtractorModel:
 
 def bundled_extractor_model() -> Path:
     """Path of the shipped default extractor model."""
-    return _BUNDLED
+    # the shipped models live side by side in the newscrawl.models package
+    return bundled_model_path().with_name(_BUNDLED)

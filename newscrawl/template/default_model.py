@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from models.template_model import TemplateModel
+from newscrawl.models.template_model import TemplateModel
 from newscrawl.template.buckets import MIN_AREA
 from newscrawl.template.features import FEATURES, node_features
 from newscrawl.template.train import NodeData, TrainConfig, train

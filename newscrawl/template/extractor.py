@@ -27,9 +27,9 @@ from typing import ClassVar
 
 import numpy as np
 
-from models.template_model import TemplateModel, check_model, load_model
 from newscrawl.dom import BLOCK_TAGS, Dom
 from newscrawl.extractors.base import Extraction, Extractor
+from newscrawl.models.template_model import TemplateModel, check_model, load_model
 from newscrawl.template.features import FEATURES
 from newscrawl.template.records import PageNodes, site_of
 from newscrawl.template.scoring import raw_scores, smooth_page

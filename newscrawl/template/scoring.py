@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from models.template_model import TemplateModel, check_model
 from newscrawl.dom import Dom
+from newscrawl.models.template_model import TemplateModel, check_model
 from newscrawl.template.features import FEATURES, node_features
 from newscrawl.template.isotonic import DEFAULT_C, smooth_scores
 from newscrawl.template.records import PageNodes

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from models.template_model import VERSION, BucketModel, TemplateModel
+from newscrawl.models.template_model import VERSION, BucketModel, TemplateModel
 from newscrawl.template.buckets import MIN_AREA, bucket_of, fit_boundaries
 from newscrawl.template.features import FEATURES, node_features
 from newscrawl.template.records import PageNodes
