@@ -59,6 +59,8 @@ __all__ = [
     "SiteLevelConfig",
     "SiteLevelRun",
     "SiteTemplates",
+    "distinct_pages",
+    "frequent_hashes",
     "label_page",
     "label_site",
     "nodes_schema",
@@ -104,16 +106,22 @@ class SiteLevelConfig:
 
 def template_hashes(pages: Sequence[PageNodes], config: SiteLevelConfig) -> np.ndarray:
     """Sorted uint64 hashes that occur on at least p of the site's distinct pages."""
+    return frequent_hashes(distinct_pages(page.hash for page in pages), config)
+
+
+def distinct_pages(page_hashes: Iterable[np.ndarray]) -> list[np.ndarray]:
+    """Each page's distinct node hashes, pages with an already seen root hash (the same page
+    fetched twice) and empty pages left out."""
     seen_roots: set[int] = set()
     per_page: list[np.ndarray] = []
-    for page in pages:
-        if len(page) and int(page.hash[0]) not in seen_roots:
-            seen_roots.add(int(page.hash[0]))
-            per_page.append(np.unique(page.hash))
-    return _frequent(per_page, config)
+    for hashes in page_hashes:
+        if len(hashes) and int(hashes[0]) not in seen_roots:
+            seen_roots.add(int(hashes[0]))
+            per_page.append(np.unique(hashes))
+    return per_page
 
 
-def _frequent(per_page: Sequence[np.ndarray], config: SiteLevelConfig) -> np.ndarray:
+def frequent_hashes(per_page: Sequence[np.ndarray], config: SiteLevelConfig) -> np.ndarray:
     """Hashes on at least p of the pages (and on `min_occurrences` pages), from each page's
     distinct hashes."""
     if not per_page:
@@ -193,7 +201,7 @@ class SiteTemplates:
         if len(pages) < self.config.min_pages:
             return np.zeros(0, dtype=np.uint64)
         if site not in self._cache:
-            self._cache[site] = _frequent(pages, self.config)
+            self._cache[site] = frequent_hashes(pages, self.config)
         return self._cache[site]
 
 
