@@ -15,14 +15,19 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import functools
 import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from newscrawl.extractors import DEFAULT_EXTRACTOR
+
+if TYPE_CHECKING:
+    from newscrawl.extractors.base import Extractor
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -31,6 +36,12 @@ WARMUP_PAGES = 10
 
 # A stage turns one page's bytes into nothing of interest; it may raise (counted, not fatal).
 Stage = Callable[[bytes], object]
+
+
+def _parse_extract(extractor: Extractor, data: bytes) -> object:
+    from newscrawl.dom import parse_html
+
+    return extractor.extract(parse_html(data))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -108,7 +119,7 @@ def _stages(names: Sequence[str]) -> dict[str, Stage]:
     extractors = [build_extractor(name) for name in names]
     stages: dict[str, Stage] = {"parse": parse_html}
     for extractor in extractors:
-        stages[f"parse + {extractor.name}"] = lambda data, e=extractor: e.extract(parse_html(data))
+        stages[f"parse + {extractor.name}"] = functools.partial(_parse_extract, extractor)
 
     def all_together(data: bytes) -> None:
         dom = parse_html(data)
@@ -164,8 +175,9 @@ def _report(timings: list[Timing], pages: int, ours: str, theirs: str) -> list[s
         lines.append(f"{timing.label.ljust(width)}  {pps:9.1f}  {1000 / pps:8.2f}  {timing.errors}")
     default = f"parse + {DEFAULT_EXTRACTOR}"
     for label in dict.fromkeys((default, ours)):
-        if speed.get(label) and speed.get(theirs):
-            ratio = speed[label] / speed[theirs]
+        mine, reference = speed.get(label), speed.get(theirs)
+        if mine and reference:
+            ratio = mine / reference
             lines.append(f"speed ratio, {label} vs trafilatura: {ratio:.2f}x")
     return lines
 

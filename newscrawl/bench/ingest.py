@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 HELP = "ingest records/s and pages/s beside extraction-only speed; peak memory by input size"
 
@@ -71,7 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--keep", type=Path, default=None, help="keep the inputs in this folder")
 
 
-def _pinned() -> dict[str, object]:
+def _pinned() -> dict[str, Any]:
     """Child processes on one core (the last), where the OS allows it."""
     cores = sorted(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else []
     if not cores:

@@ -22,6 +22,7 @@ its site.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -407,7 +408,7 @@ def page_items(paths: list[str], site_from: str, stdin: bytes | None = None) -> 
     for label in paths:
         if label == STDIN:
             data = stdin if stdin is not None else b""
-            site = site_for(site_from, head=lambda data=data: data)
+            site = site_for(site_from, head=functools.partial(bytes, data))
             items.append(Item(label, data, None, site))
             continue
         path = Path(os.path.abspath(label))
@@ -417,7 +418,7 @@ def page_items(paths: list[str], site_from: str, stdin: bytes | None = None) -> 
             site_from,
             meta=meta,
             folder=path.parent.name,
-            head=lambda label=label: _read_head(label),
+            head=functools.partial(_read_head, label),
         )
         url = url if isinstance(url, str) and url else None
         content_type = content_type if isinstance(content_type, str) and content_type else None

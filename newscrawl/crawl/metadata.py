@@ -106,7 +106,8 @@ def parse_time(value: str | None) -> datetime | None:
             match = _ISO_PREFIX.search(text)
             if match:
                 try:
-                    when = datetime(*(int(g) for g in match.groups()))
+                    year, month, day = (int(g) for g in match.groups())
+                    when = datetime(year, month, day)
                 except ValueError:
                     when = None
     if when is None:

@@ -106,7 +106,7 @@ def _resolve(host: str) -> list[IPAddress]:
     found: list[IPAddress] = []
     for info in infos:
         try:
-            found.append(ipaddress.ip_address(info[4][0].split("%", 1)[0]))
+            found.append(ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]))
         except ValueError:
             continue
     return found

@@ -46,7 +46,10 @@ class SiteRedirectMiddleware(RedirectMiddleware):
         middleware.policy = AddressPolicy(allow)
         return middleware
 
-    def process_response(self, request: Request, response: Response) -> Request | Response:
+    # Scrapy >= 2.13 calls it without the (deprecated) spider argument its stub still declares
+    def process_response(  # type: ignore[override]
+        self, request: Request, response: Response
+    ) -> Request | Response:
         try:
             result = super().process_response(request, response)
         except CrawlRefusal:

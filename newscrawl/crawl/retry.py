@@ -58,7 +58,10 @@ class RetryAfterMiddleware(RetryMiddleware):
         middleware.max_wait = crawler.settings.getfloat("NEWSCRAWL_RETRY_AFTER_MAX", 120.0)
         return middleware
 
-    async def process_response(self, request: Request, response: Response) -> Request | Response:
+    # Scrapy >= 2.13 calls it without the (deprecated) spider argument its stub still declares
+    async def process_response(  # type: ignore[override]
+        self, request: Request, response: Response
+    ) -> Request | Response:
         wait = parse_retry_after(response.headers.get("Retry-After"))
         if (
             wait is None

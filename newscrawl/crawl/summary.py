@@ -81,7 +81,7 @@ def build_summary(
     stored_pages, stored_articles = stored or (Counter(), Counter())
     spider = crawler.spider
     names = list(getattr(spider, "sites", {}) or report.by_site)
-    sites = {
+    sites: dict[str, dict[str, Any]] = {
         name: {
             "pages": _site_stat(stats, name, "pages"),
             "articles": stored_articles[name] + _site_stat(stats, name, "articles"),

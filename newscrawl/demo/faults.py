@@ -464,7 +464,7 @@ def _trap_site() -> DemoSite:
 def _reset(handler: BaseHTTPRequestHandler) -> None:
     """Drop the connection with a TCP RST: linger 0, then close the descriptor ourselves
     (detached, so the handler's own clean-up cannot send a FIN first)."""
-    sock: socket.socket = handler.connection  # type: ignore[assignment]
+    sock: socket.socket = handler.connection
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     os.close(sock.detach())
     handler.close_connection = True

@@ -187,7 +187,8 @@ class _Server(ThreadingHTTPServer):
     def server_bind(self) -> None:
         """Bind without `HTTPServer`'s reverse DNS lookup of the address (it can stall)."""
         socketserver.TCPServer.server_bind(self)
-        self.server_name, self.server_port = self.server_address[:2]
+        host, port = self.server_address[:2]
+        self.server_name, self.server_port = str(host), int(port)
 
     def handle_error(self, request: object, client_address: object) -> None:
         """Clients that hang up mid-response are normal here (timeouts, resets, size caps);
@@ -278,7 +279,7 @@ class DemoServer:
             thread = threading.Thread(
                 target=server.serve_forever,
                 kwargs={"poll_interval": 0.1},
-                name=f"demo-{server.server_address[0]}",
+                name=f"demo-{server.server_address[0]!s}",
                 daemon=True,
             )
             thread.start()

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 from functools import cache
 from importlib.resources import files
+from typing import Literal
 
 __all__ = [
     "Block",
@@ -31,12 +32,14 @@ _CAST = ("person_name", "place_name", "accented_name", "project", "dish", "route
 _MAX_DEPTH = 12
 _A_AN = re.compile(r"\b([Aa]) ([aeiouAEIOU])")
 
+SiteKind = Literal["news", "blog"]
+
 
 @dataclass(frozen=True, slots=True)
 class Block:
     """One body block of an article: a paragraph, a subheading or a bullet list."""
 
-    kind: str  # "p", "h2" or "ul"
+    kind: Literal["p", "h2", "ul"]
     text: str = ""
     items: tuple[str, ...] = ()
 
@@ -142,7 +145,7 @@ def _length(rng: random.Random) -> int:
 
 
 def write_story(
-    rng: random.Random, kind: str, section: str, *, accented: bool = False
+    rng: random.Random, kind: SiteKind, section: str, *, accented: bool = False
 ) -> StoryText:
     """Headline and body blocks of one article; `kind` is "news" or "blog"."""
     grammar = load_grammar().with_section(section)

@@ -20,14 +20,16 @@ Bodies hold the placeholder ``{{BASE}}`` (scheme://host:port) wherever an absolu
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
+from typing import Literal
 
-from newscrawl.demo.text import StoryText, person, write_comment, write_story
+from newscrawl.demo.text import SiteKind, StoryText, person, write_comment, write_story
 from newscrawl.demo.themes import (
     BASE,
     THEMES,
@@ -92,7 +94,7 @@ class DemoPage:
 @dataclass(slots=True)
 class DemoSite:
     name: str
-    kind: str  # "news" or "blog"
+    kind: SiteKind
     pages: dict[str, DemoPage]
     articles: dict[str, DemoArticle]
     disallowed: list[str]
@@ -153,14 +155,14 @@ class _Spec:
     name: str
     title: str
     tagline: str
-    kind: str
+    kind: SiteKind
     theme: str
     sections: tuple[_Section, ...]
     tags: tuple[str, ...]
     articles: int
     gap_hours: tuple[int, int]
     urls: _Urls
-    sitemap: str  # "index-monthly", "urlset-news" or "index-split"
+    sitemap: Literal["index-monthly", "urlset-news", "index-split"]
     accented_every: int = 0  # every Nth article in windows-1252 with accented names
     home_pages: bool = False  # paginated home page (blogs) instead of one front page
     staff: int = 5
@@ -333,7 +335,7 @@ def _tag_label(tag: str) -> str:
     return tag.replace("-", " ").capitalize()
 
 
-def _comments(rng: random.Random, story_time: datetime, section: str, kind: str) -> tuple:
+def _comments(rng: random.Random, story_time: datetime, section: str, kind: SiteKind) -> tuple:
     if rng.random() > (0.7 if kind == "blog" else 0.45):
         return ()
     moment = story_time
@@ -506,7 +508,7 @@ class _Builder:
         for section in self.spec.sections:
             members = [s for s in self.linked if s.section == section]
             self.paginated(
-                lambda page, slug=section.slug: urls.section(slug, page),
+                functools.partial(urls.section, section.slug),
                 section.label,
                 f"The latest from our {section.label.lower()} desk.",
                 members,

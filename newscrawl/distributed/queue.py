@@ -355,7 +355,7 @@ class SiteQueue:
 
     def renew(self, worker: str, sites: Iterable[str]) -> list[str]:
         """Push back the deadlines of `worker`'s leases; returns the sites it no longer holds."""
-        args = [worker, self.lease_seconds, *sites]
+        args: list[str | float] = [worker, self.lease_seconds, *sites]
         keys = self._k("leased", "owner", "workers", "worker_leases")
         return [str(s) for s in self._renew(keys=keys, args=args)]
 

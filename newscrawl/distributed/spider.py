@@ -46,7 +46,7 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from functools import partial
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from scrapy import signals
 from scrapy.dupefilters import BaseDupeFilter
@@ -137,7 +137,7 @@ class RedisSiteSpider(RedisSpider, SiteSpider):
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> RedisSiteSpider:
         # RedisSpider.from_crawler -> SiteSpider.from_crawler (site set-up) -> setup_redis
-        spider = super().from_crawler(crawler, *args, **kwargs)
+        spider = cast(RedisSiteSpider, super().from_crawler(crawler, *args, **kwargs))
         spider._setup_worker(crawler)
         return spider
 
@@ -268,11 +268,12 @@ class RedisSiteSpider(RedisSpider, SiteSpider):
 
     def _engine_idle(self) -> bool:
         engine = self.crawler.engine
+        scheduler = engine.scheduler  # set once the engine has opened the spider
         scraper_idle = engine.scraper.slot is None or engine.scraper.slot.is_idle()
         return (
             scraper_idle
             and not engine.downloader.active
-            and not engine.scheduler.has_pending_requests()
+            and not (scheduler is not None and scheduler.has_pending_requests())
         )
 
     # -- a lease found gone: stop the site, keep nothing of it ---------------------------------
@@ -320,7 +321,9 @@ class RedisSiteSpider(RedisSpider, SiteSpider):
     def parse_feed(self, response: Any) -> Any:
         return super().parse_feed(response) if self._live(response) else ()
 
-    def page_failed(self, failure: Any) -> None:
+    # Returns None, as before: the base class's answer (a generator that counts the failed page
+    # off its site's frontier) is dropped here.
+    def page_failed(self, failure: Any) -> None:  # type: ignore[override]
         if failure.request.meta.get("site") in self.sites:
             super().page_failed(failure)
 
@@ -443,7 +446,8 @@ class RedisSiteSpider(RedisSpider, SiteSpider):
             if tries:
                 from twisted.internet import reactor
 
-                reactor.callLater(0.1, self._install_signal_hand_back, tries - 1)
+                # twisted's interface stub has no `self`: mypy reads the delay as the callable
+                reactor.callLater(0.1, self._install_signal_hand_back, tries - 1)  # type: ignore[arg-type]
             return
         for signum in (signal.SIGTERM, signal.SIGINT):
             previous = signal.getsignal(signum)

@@ -113,10 +113,10 @@ def _cells(row: Row) -> tuple[str, ...]:
         row.extractor,
         str(row.pages),
         str(row.errors),
-        num(shingle and shingle.precision),
-        num(shingle and shingle.recall),
-        num(shingle and shingle.f1),
-        num(token and token.f1),
+        num(None if shingle is None else shingle.precision),
+        num(None if shingle is None else shingle.recall),
+        num(None if shingle is None else shingle.f1),
+        num(None if token is None else token.f1),
         f"{row.pages_per_second:.1f}",
     )
 

@@ -15,6 +15,7 @@ stay per-process speed: the seconds of all workers are added up.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -134,7 +135,7 @@ def dataset_sites(dataset: Dataset, mode: str) -> list[str]:
             mode,
             meta=dataset.meta.get(page_id, {}),
             folder=dataset.name,
-            head=lambda page_id=page_id: dataset.head(page_id, HEAD_BYTES),
+            head=functools.partial(dataset.head, page_id, HEAD_BYTES),
         )
         for page_id in dataset.ids
     ]

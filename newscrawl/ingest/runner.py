@@ -184,7 +184,7 @@ def ingest(
             pending.append(path)
     if pending and cluster is None:
         ingest_in_process(pending, out, run, overrides or {})
-    elif pending:
+    elif pending and cluster is not None:
         _on_dask(pending, out, run, cluster, dask_workers, argv, result, progress)
     for path in pending:
         report = read_marker(out, run, file_slug(path))

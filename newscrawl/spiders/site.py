@@ -5,6 +5,13 @@ pages announce with ``<link rel="alternate">``, and follows links that stay on t
 breadth first. Each HTML page is parsed once, into newscrawl's DOM model; the spider takes the
 links from that DOM and hands it on inside the item, so the pipelines never parse again.
 
+Incremental (NEWSCRAWL_INCREMENTAL, on unless ``--full``): when the output folder holds earlier
+crawls of a site (`newscrawl.crawl.history`), an article page stored before is not fetched again
+unless a sitemap ``<lastmod>`` or a feed date says it changed; other stored pages (home,
+sections, tags) and the sitemaps and feeds are fetched again with conditional requests, and a
+304 (nothing new there) is not followed further; sitemap and feed entries go newest first; only
+pages never stored count against the page cap.
+
 Run it with ``scrapy crawl site -a sites=FILE_OR_URLS`` or ``newscrawl crawl SITES --out DIR``.
 Settings: MAX_PAGES_PER_SITE (default 200), NEWSCRAWL_MAX_QUEUED_PER_SITE, NEWSCRAWL_TRAP_RUN,
 NEWSCRAWL_SITES (when no -a sites= is given); see newscrawl/settings.py.
@@ -15,6 +22,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from operator import itemgetter
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urljoin, urlsplit
 
@@ -26,10 +34,17 @@ from newscrawl.crawl.content import is_html_type
 from newscrawl.crawl.errors import record, record_failure
 from newscrawl.crawl.feeds import (
     UnsafeXmlError,
+    feed_entries,
     feed_links,
-    parse_feed,
     parse_sitemap,
     robots_sitemaps,
+)
+from newscrawl.crawl.history import (
+    StoredFetch,
+    conditional_headers,
+    crawl_history,
+    response_validators,
+    write_validators,
 )
 from newscrawl.crawl.items import PageItem
 from newscrawl.crawl.private import AddressPolicy, literal_address, parse_allow_private
@@ -57,9 +72,16 @@ T = TypeVar("T")
 _SKIPPED_SCHEMES = ("javascript:", "mailto:", "tel:", "data:", "ftp:", "file:", "#")
 _MAX_SITEMAPS_PER_SITE = 50
 _MAX_FEEDS_PER_SITE = 5
+_NOT_MODIFIED = 304
 # Sent (site=NAME, pages=N) when nothing of a site is left to fetch or parse: its frontier is
 # exhausted and N pages went to the item pipelines (the site pass writes the site then).
 site_drained = object()
+
+
+def _request_of(failure: Failure) -> scrapy.Request:
+    """The request an errback's `failure` is about (Scrapy sets it on the failure)."""
+    request: scrapy.Request = failure.request  # type: ignore[attr-defined]
+    return request
 
 
 @dataclass(slots=True)
@@ -107,10 +129,14 @@ class SiteSpider(scrapy.Spider):
         source = self._sites_arg or settings.get("NEWSCRAWL_SITES")
         if not source and self.sites_required:
             raise ValueError("no sites: pass -a sites=FILE_OR_URLS or set NEWSCRAWL_SITES")
-        self.default_cap = self._max_pages_arg
-        if self.default_cap is None:
-            self.default_cap = settings.getint("MAX_PAGES_PER_SITE", 200)
+        cap = self._max_pages_arg
+        self.default_cap: int = (
+            cap if cap is not None else settings.getint("MAX_PAGES_PER_SITE", 200)
+        )
         self.crawl_info = crawl_state(crawler)
+        self.history = crawl_history(crawler)
+        self.incremental = settings.getbool("NEWSCRAWL_INCREMENTAL", True)
+        self.validators: dict[str, dict[str, str]] = {}  # of this run's sitemaps and feeds
         self.max_queued = settings.getint("NEWSCRAWL_MAX_QUEUED_PER_SITE", 0)
         self.trap_run = settings.getint("NEWSCRAWL_TRAP_RUN", 10)
         self.policy = AddressPolicy(parse_allow_private(settings.get("NEWSCRAWL_ALLOW_PRIVATE")))
@@ -118,12 +144,20 @@ class SiteSpider(scrapy.Spider):
             self.add_site(spec)
         crawler.signals.connect(self._count_stored_pages, signal=signals.spider_opened)
         crawler.signals.connect(self._request_dropped, signal=signals.request_dropped)
+        crawler.signals.connect(self._save_validators, signal=signals.spider_closed)
 
     def add_site(self, spec: SiteSpec) -> SiteRun:
         """Crawl `spec` too (its own page cap, else the spider's default)."""
         cap = spec.max_pages if spec.max_pages is not None else self.default_cap
         run = self.sites[spec.name] = SiteRun(spec, spec.scope, cap)
         return run
+
+    def _save_validators(self) -> None:
+        """Keep this run's sitemap and feed validators for the next run's conditional requests."""
+        write_validators(self.crawl_info.state_dir, self.validators)
+
+    def _site_stat(self, run: SiteRun, name: str) -> None:
+        self.crawler.stats.inc_value(f"newscrawl/site/{run.spec.name}/{name}")
 
     def _count_stored_pages(self) -> None:
         """On resume, pages stored before the stop count against each site's cap."""
@@ -145,6 +179,12 @@ class SiteSpider(scrapy.Spider):
 
     def _discovery(self, run: SiteRun, url: str, kind: str, priority: int = 0) -> scrapy.Request:
         run.discovery.add(canonical_url(url))
+        meta = self._meta(run, kind)
+        headers = {}
+        if self.incremental and kind != "robots":
+            headers = self.history.validators(canonical_url(url))
+            if headers:  # a 304 reaches the callback: nothing new listed there
+                meta["handle_httpstatus_list"] = [_NOT_MODIFIED]
         callback = {
             "robots": self.parse_robots,
             "sitemap": self.parse_sitemap,
@@ -154,7 +194,8 @@ class SiteSpider(scrapy.Spider):
             url,
             callback=callback,
             errback=self.discovery_failed,
-            meta=self._meta(run, kind),
+            meta=meta,
+            headers=headers,
             priority=priority,
         )
 
@@ -203,9 +244,16 @@ class SiteSpider(scrapy.Spider):
             self.crawler.signals.send_catch_log(site_drained, site=run.spec.name, pages=run.pages)
 
     def _page_request(
-        self, run: SiteRun, url: str, referer_shape: str | None, run_length: int, priority: int = 0
+        self,
+        run: SiteRun,
+        url: str,
+        referer_shape: str | None,
+        run_length: int,
+        priority: int = 0,
+        modified: datetime | None = None,
     ) -> scrapy.Request | None:
-        """A request for a page of `run`'s site, or None (recorded) when it must not be made."""
+        """A request for a page of `run`'s site, or None (recorded) when it must not be made.
+        `modified`: when a sitemap or feed says the page last changed."""
         url = canonical_url(url)
         if url in run.queued:
             return None
@@ -227,6 +275,9 @@ class SiteSpider(scrapy.Spider):
             )
             run.queued.add(url)
             return None
+        known = self._known(run, url)
+        if known is not None and self._unchanged_article(run, url, known, modified):
+            return None
         if run.cap and page_count(self.crawler, run.spec.name) >= run.cap:
             return None
         limit = self.max_queued or max(10 * run.cap, 1000)
@@ -235,9 +286,38 @@ class SiteSpider(scrapy.Spider):
             return None
         run.queued.add(url)
         meta = self._meta(run, "page", shape=shape, trap_run=length)
+        headers: dict[str, str] = {}
+        if known is not None:
+            meta["newscrawl_known"] = True  # not a new page: the page cap does not count it
+            stored = self.history.site(run.spec.name).article(url)
+            if stored is not None and not stored.is_article:
+                headers = conditional_headers(known)  # a listing page: fetched if changed
+                meta["handle_httpstatus_list"] = [_NOT_MODIFIED]
         return scrapy.Request(
-            url, callback=self.parse_page, errback=self.page_failed, meta=meta, priority=priority
+            url,
+            callback=self.parse_page,
+            errback=self.page_failed,
+            meta=meta,
+            headers=headers,
+            priority=priority,
         )
+
+    def _known(self, run: SiteRun, url: str) -> StoredFetch | None:
+        """The earlier crawls' latest fetch of `url` (None: a new page, or a full crawl)."""
+        if not self.incremental:
+            return None
+        return self.history.site(run.spec.name).known(url)
+
+    def _unchanged_article(
+        self, run: SiteRun, url: str, known: StoredFetch, modified: datetime | None
+    ) -> bool:
+        """True (counted) for an article stored before that nothing says has changed."""
+        stored = self.history.site(run.spec.name).article(url)
+        if stored is None or not stored.is_article or known.changed_by(modified):
+            return False
+        run.queued.add(url)
+        self._site_stat(run, "unchanged")
+        return True
 
     def _offsite_link(self, run: SiteRun, url: str) -> None:
         """Offsite links are skipped quietly, except links to non-public addresses: reported."""
@@ -255,12 +335,20 @@ class SiteSpider(scrapy.Spider):
         return self._answered(run, self._page(run, response))
 
     def _page(self, run: SiteRun, response: Response) -> Iterator[PageItem | scrapy.Request]:
+        if response.status == _NOT_MODIFIED:
+            self._site_stat(run, "not_modified")  # unchanged since the last run: not followed
+            return
         replayed = bool(response.meta.get("newscrawl_replayed"))
-        content_type = response.headers.get("Content-Type", b"").decode("latin-1")
+        known = bool(response.meta.get("newscrawl_known"))
+        content_type = (response.headers.get("Content-Type") or b"").decode("latin-1")
         if not is_html_type(content_type):
             record(self.crawler, "not_html", response.url, run.spec.name, content_type)
             return
-        if not replayed and run.cap and page_count(self.crawler, run.spec.name) >= run.cap:
+        if (
+            not (replayed or known)
+            and run.cap
+            and page_count(self.crawler, run.spec.name) >= run.cap
+        ):
             record(self.crawler, "cap_reached", response.url, run.spec.name, "fetched in flight")
             return
         if response.meta.get("newscrawl_seed") and not run.scope.contains(response.url):
@@ -270,7 +358,9 @@ class SiteSpider(scrapy.Spider):
         except PageError as err:
             record(self.crawler, "not_html", response.url, run.spec.name, str(err))
             return
-        if not replayed:
+        if known:
+            self._site_stat(run, "refetched")
+        elif not replayed:
             self.crawler.stats.inc_value(pages_stat(run.spec.name))
         yield self._item(run, response, dom, content_type, replayed)
         yield from self._follow(run, response, dom)
@@ -285,14 +375,17 @@ class SiteSpider(scrapy.Spider):
     def _item(
         self, run: SiteRun, response: Response, dom: Dom, content_type: str, replayed: bool
     ) -> PageItem:
-        first = (response.meta.get("redirect_urls") or [response.request.url])[0]
+        request = response.request
+        assert request is not None  # response.meta above needs it too
+        first = (response.meta.get("redirect_urls") or [request.url])[0]
         headers = {
-            key.lower(): value
+            str(key).lower(): value
             for key, value in response.headers.to_unicode_dict().items()
             if key.lower() in KEPT_HEADERS
         }
         fetched = response.meta.get("newscrawl_fetched_at") or datetime.now(UTC)
         final_url = canonical_url(response.url)
+        canonical = _canonical_link(dom, response.url)
         return PageItem(
             url=canonical_url(first),
             final_url=final_url,
@@ -308,6 +401,7 @@ class SiteSpider(scrapy.Spider):
             stored=replayed and final_url in self.crawl_info.stored_articles,
             max_pages=run.cap,
             warc=response.meta.get("newscrawl_warc"),
+            extras={"canonical": canonical} if canonical else {},
         )
 
     def _follow(self, run: SiteRun, response: Response, dom: Dom) -> Iterator[scrapy.Request]:
@@ -371,17 +465,33 @@ class SiteSpider(scrapy.Spider):
         return self._answered(run, self._sitemap(run, response))
 
     def _sitemap(self, run: SiteRun, response: Response) -> Iterator[scrapy.Request]:
+        if self._not_modified(run, response):
+            return
         links = self._read_xml(parse_sitemap, response, run)
         if links is None:
             return
         for url in links.sitemaps:
             yield from self._sitemap_request(run, urljoin(response.url, url))
-        yield from self._listed_pages(run, response.url, links.pages)
+        entries = [(url, links.lastmod.get(url)) for url in links.pages]
+        yield from self._listed_pages(run, response.url, entries)
 
     def parse_feed(self, response: Response) -> Iterator[scrapy.Request]:
         run = self.sites[response.meta["site"]]
-        links = self._read_xml(parse_feed, response, run)
-        return self._answered(run, self._listed_pages(run, response.url, links or ()))
+        if self._not_modified(run, response):
+            return self._answered(run, ())
+        entries = self._read_xml(feed_entries, response, run)
+        return self._answered(run, self._listed_pages(run, response.url, entries or ()))
+
+    def _not_modified(self, run: SiteRun, response: Response) -> bool:
+        """A sitemap or feed unchanged since the last run (304): nothing new is listed there.
+        Otherwise its validators are kept for the next run."""
+        if response.status == _NOT_MODIFIED:
+            self._site_stat(run, "not_modified")
+            return True
+        found = response_validators(response.headers)
+        if found:
+            self.validators[canonical_url(response.url)] = found
+        return False
 
     def _read_xml(self, parse: Callable[[bytes], T], response: Response, run: SiteRun) -> T | None:
         """A sitemap or feed parsed, or None (recorded) when it is unsafe XML."""
@@ -392,30 +502,51 @@ class SiteSpider(scrapy.Spider):
             return None
 
     def _listed_pages(
-        self, run: SiteRun, base: str, urls: Iterable[str]
+        self, run: SiteRun, base: str, entries: Iterable[tuple[str, datetime | None]]
     ) -> Iterator[scrapy.Request]:
-        """Requests for the pages a sitemap or a feed lists."""
-        for url in urls:
-            request = self._page_request(run, urljoin(base, url), None, 0, priority=1)
+        """Requests for the pages a sitemap or a feed lists (url, date), newest first: the
+        scheduler keeps the order of equal priorities, so the cap takes the latest pages."""
+        floor = datetime.min.replace(tzinfo=UTC)
+        dated = sorted(((url, date or floor) for url, date in entries), key=itemgetter(1))
+        for url, date in reversed(dated):
+            modified = None if date == floor else date
+            request = self._page_request(run, urljoin(base, url), None, 0, 1, modified)
             if request is not None:
                 yield request
 
     # -- errbacks ------------------------------------------------------------------------------
 
     def page_failed(self, failure: Failure) -> Iterator[scrapy.Request]:
-        record_failure(self.crawler, failure, failure.request.meta.get("site", ""))
-        return self._answered(self.sites.get(failure.request.meta.get("site", "")), ())
+        request = _request_of(failure)
+        record_failure(self.crawler, failure, request.meta.get("site", ""))
+        run = self.sites.get(request.meta.get("site", ""))
+        if run is not None and request.meta.get("newscrawl_seed"):
+            self._site_stat(run, "failed")  # the start page failed: the site is not reached
+        return self._answered(run, ())
 
     def discovery_failed(self, failure: Failure) -> Iterator[scrapy.Request]:
         """A missing robots.txt, sitemap or feed is normal; other failures are reported."""
-        run = self.sites.get(failure.request.meta.get("site", ""))
+        run = self.sites.get(_request_of(failure).meta.get("site", ""))
         return self._answered(run, self._discovery_failed(run, failure))
 
     def _discovery_failed(self, run: SiteRun | None, failure: Failure) -> Iterator[scrapy.Request]:
-        request = failure.request
+        request = _request_of(failure)
         if failure.check(HttpError) and failure.value.response.status in (404, 410, 403, 401):
             self.crawler.stats.inc_value("newscrawl/discovery/missing")
         else:
             record_failure(self.crawler, failure, request.meta.get("site", ""))
         if run is not None and request.meta.get("newscrawl_kind") == "robots":
             yield from self._sitemap_request(run, urljoin(run.spec.url, "/sitemap.xml"))
+
+
+def _canonical_link(dom: Dom, base: str) -> str | None:
+    """The page's ``<link rel="canonical">`` in canonical form (AMP and print views point to
+    the article's own URL there), or None."""
+    for node in dom.nodes_by_tag.get("link", ()):
+        element = dom.elements[node]
+        if "canonical" in (element.get("rel") or "").lower().split():
+            href = (element.get("href") or "").strip()
+            url = urljoin(base, href) if href else ""
+            if urlsplit(url).scheme in ("http", "https"):
+                return canonical_url(url)
+    return None

@@ -186,8 +186,8 @@ def node_data(
     if not parts["y"]:
         empty = np.zeros(0, dtype=object)
         return NodeData(empty, empty, np.zeros(0), np.zeros((0, len(FEATURES))), np.zeros(0, bool))
-    weight = np.concatenate(parts["w"])
-    weight *= len(weight) / weight.sum()  # mean 1: C keeps its meaning
+    weights = np.concatenate(parts["w"])
+    weights *= len(weights) / weights.sum()  # mean 1: C keeps its meaning
     site = np.concatenate(parts["site"])
     return NodeData(
         site=site,
@@ -195,7 +195,7 @@ def node_data(
         area=np.concatenate(parts["area"]),
         features=np.concatenate(parts["x"]),
         label=np.concatenate(parts["y"]),
-        weight=weight,
+        weight=weights,
     )
 
 

@@ -121,9 +121,9 @@ def gold_template(dom: Dom, gold: str, mostly: float = 0.5) -> np.ndarray:
     inside = content_prefix[end] - content_prefix[:count]  # content nodes in each subtree
     keep = inside > 0  # content nodes and their ancestors
     cover = np.zeros(count + 1, dtype=np.int64)
-    for node in np.flatnonzero(content & (inside == 1)):  # content with no content below
-        cover[node] += 1
-        cover[end[node]] -= 1
+    for lowest in np.flatnonzero(content & (inside == 1)):  # content with no content below
+        cover[lowest] += 1
+        cover[end[lowest]] -= 1
     keep |= np.cumsum(cover)[:count] > 0
     parent = dom.parent
     for node in range(count):  # text-less nodes inside content

@@ -360,6 +360,7 @@ class _StaticLayout:
         if width is None and height is None:
             return default
         if width is None:  # keep the default's aspect ratio
+            assert height is not None
             width = height * default[0] / default[1]
         if height is None:
             height = width * default[1] / default[0]
@@ -426,8 +427,8 @@ class _StaticLayout:
                     inline_px[box] += (len(dom.piece_text[piece]) + 1) * self.char_width(box)
         for node, items in enumerate(self.items):
             box = node if self.kind[node] == BLOCK else self.anchor[node]
-            for kind, extra in items:
-                if kind == "extra" and box >= 0:
+            for item_kind, extra in items:
+                if item_kind == "extra" and box >= 0:
                     inline_px[box] += self.extras[extra][0]
         for node in range(n - 1, -1, -1):
             kind = self.kind[node]

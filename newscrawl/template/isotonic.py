@@ -277,6 +277,7 @@ def _solve(
         pending = (np.concatenate((parent[level.inner], parent[level.leaves])), up)
     choice = np.empty(len(parent), dtype=np.intp)
     roots = levels[0]  # no parent: no constraint, no penalty
+    assert roots.cost is not None
     choice[roots.inner] = roots.cost.argmin(axis=1)
     choice[roots.leaves] = nearest[roots.leaves]
     for level in levels[1:]:
@@ -430,6 +431,7 @@ class _Workspace:
 
 def _inner_choice(level: _Level, above: np.ndarray) -> np.ndarray:
     """Inner nodes' indices given their parents' indices `above`."""
+    assert level.stay is not None and level.cost is not None  # set by the climb
     choice = above.copy()
     move = np.flatnonzero(~level.stay[np.arange(len(above)), above])
     if move.size:

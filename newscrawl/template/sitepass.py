@@ -34,6 +34,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Final, Literal
 
 import numpy as np
 
@@ -59,8 +60,9 @@ __all__ = [
     "slot_name",
 ]
 
-SITE_STAGE = "site"  # the text went through the site pass
-PAGE_STAGE = "page"  # page-level text (the site had too few pages, or no site pass ran)
+Stage = Literal["site", "page"]
+SITE_STAGE: Final = "site"  # the text went through the site pass
+PAGE_STAGE: Final = "page"  # page-level text (the site had too few pages, or no site pass ran)
 _DIGIT = re.compile(r"\d")
 
 
@@ -316,7 +318,7 @@ class PageOutcome:
 
     raw: RawPage
     extraction: Extraction
-    stage: str
+    stage: Stage
 
 
 @dataclass(slots=True)
@@ -370,7 +372,7 @@ def site_pass(
         outcomes = [PageOutcome(raw, choice.extraction, PAGE_STAGE) for raw, choice in pairs]
         return SitePassRun(run, outcomes, None)
     template = learn_template(choices, config)
-    labels = run.labels or [None] * len(choices)
+    labels: Sequence[np.ndarray | None] = run.labels if run.labels else [None for _ in choices]
     outcomes = [
         PageOutcome(raw, final_extraction(choice, template, label, config), SITE_STAGE)
         for raw, choice, label in zip(seen, choices, labels, strict=True)

@@ -57,8 +57,8 @@ from newscrawl.template.sitemethods import PageShape, SiteMethod, range_min
 __all__ = ["NAME", "SSTConfig", "SiteStyleTree", "site_scores"]
 
 NAME = "sst"
-DISPLAY_ATTRIBUTES = ("align", "bgcolor", "border", "color", "face", "height", "size", "valign")
-DISPLAY_ATTRIBUTES += ("width",)
+_ATTRIBUTES = ("align", "bgcolor", "border", "color", "face", "height", "size", "valign")
+DISPLAY_ATTRIBUTES: tuple[str, ...] = (*_ATTRIBUTES, "width")
 _TEXT = "#text"
 _WORD = re.compile(r"\w+")
 

@@ -275,7 +275,7 @@ def _confusion(truth: np.ndarray, predicted: np.ndarray) -> dict[str, float]:
 def _model(
     buckets: tuple[BucketModel | None, ...],
     boundaries: tuple[float, ...],
-    sites: Sequence[str],
+    sites: Iterable[str],
     config: TrainConfig,
 ) -> TemplateModel:
     return TemplateModel(
