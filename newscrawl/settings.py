@@ -68,10 +68,11 @@ EXTENSIONS = {
     "newscrawl.crawl.summary.CrawlSummary": 900,
 }
 ITEM_PIPELINES = {
+    # raw pages first: a page is in the `pages` writer before its site pass can write the site
+    "newscrawl.pipelines.rawpages.RawPagePipeline": 40,
     "newscrawl.pipelines.sitepass.SitePassPipeline": 50,
     "newscrawl.pipelines.extraction.ExtractionPipeline": 100,
     "newscrawl.pipelines.classify.ArticleClassifierPipeline": 200,
-    "newscrawl.pipelines.rawpages.RawPagePipeline": 400,
     "newscrawl.pipelines.parquet.ParquetWriterPipeline": 500,
 }
 
@@ -90,11 +91,18 @@ NEWSCRAWL_KEEP_ALL_TEXTS = False
 NEWSCRAWL_MAX_QUEUED_PER_SITE = 0  # 0 = 10 x the page cap (at least 1000)
 NEWSCRAWL_TRAP_RUN = 10  # links in a row to same-shaped URLs before it is a trap
 NEWSCRAWL_RETRY_AFTER_MAX = 120.0
+# a run into a folder holding earlier crawls fetches only what may be new (--full: False)
+NEWSCRAWL_INCREMENTAL = True
+NEWSCRAWL_HISTORY_DIR = ""  # where the earlier crawls are ("" = NEWSCRAWL_OUT; workers: OUT)
 NEWSCRAWL_SITELEVEL = True  # the site pass: SiteLevel, then each site's template out of its text
 NEWSCRAWL_SITELEVEL_MAX_BYTES = 256 * 1024 * 1024
 # what labels each site's template nodes in the site pass: sitelevel, sst, pagelets or entropy
 NEWSCRAWL_SITE_METHOD = "sitelevel"
 NEWSCRAWL_GEOMETRY = "static"
+# a site's pages (and page-level articles) reach a complete Parquet file at least this often,
+# in seconds or rows of the site, so a SIGKILL loses at most that window (0 = off)
+NEWSCRAWL_FLUSH_SECONDS = 30.0
+NEWSCRAWL_FLUSH_ROWS = 50
 NEWSCRAWL_PARQUET_ROW_GROUP_ROWS = 256
 NEWSCRAWL_PARQUET_ROW_GROUP_BYTES = 32 * 1024 * 1024
 NEWSCRAWL_PARQUET_FILE_ROWS = 10_000

@@ -5,9 +5,12 @@ site, flushed in row groups, files closed atomically. A page whose `final_url` i
 this crawl's complete files - a resumed crawl meeting what it stored before a stop - is not
 written again, so the union of a crawl's files has each page once however often it was
 stopped. A site's files are closed as soon as the site has its page cap, or when
-`close_site` says the site is finished (what a crawl worker does before publishing it).
+`close_site` says the site is finished (what a crawl worker does before publishing it), and
+in between at least every NEWSCRAWL_FLUSH_SECONDS (30 s) or NEWSCRAWL_FLUSH_ROWS rows of the
+site (a timer checks every second), so a SIGKILL loses at most the pages of that window.
 
-Settings: NEWSCRAWL_OUT, NEWSCRAWL_PARQUET_ROW_GROUP_ROWS, NEWSCRAWL_PARQUET_ROW_GROUP_BYTES,
+Settings: NEWSCRAWL_OUT, NEWSCRAWL_FLUSH_SECONDS, NEWSCRAWL_FLUSH_ROWS (0: off),
+NEWSCRAWL_PARQUET_ROW_GROUP_ROWS, NEWSCRAWL_PARQUET_ROW_GROUP_BYTES,
 NEWSCRAWL_PARQUET_FILE_ROWS, NEWSCRAWL_PARQUET_FILE_SECONDS, NEWSCRAWL_PARQUET_COMPRESSION,
 NEWSCRAWL_PARQUET_SYNC_FOLDERS (sync a folder after each file renamed into it; an ingest turns it
 off for its staging folder, whose files it moves on and syncs in OUT).
@@ -20,6 +23,8 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import pyarrow as pa
+from newscrawl.pipelines.repeats import RepeatRouter
+from twisted.internet.task import LoopingCall
 
 from newscrawl.crawl.items import PageItem
 from newscrawl.crawl.sitecap import page_count
@@ -30,18 +35,34 @@ from newscrawl.storage.writer import ParquetDatasetWriter
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-__all__ = ["DatasetPipeline", "ParquetWriterPipeline", "writer_options"]
+__all__ = ["DatasetPipeline", "ParquetWriterPipeline", "site_complete", "writer_options"]
 
 logger = logging.getLogger(__name__)
+# Sent (site=NAME) by the site pass before it writes a complete site's rows: each dataset closes
+# the site's open file first, so its pages are on disk before its articles and nodes.
+site_complete = object()
 
 
-def writer_options(settings: Any, prefix: str = "NEWSCRAWL_PARQUET_") -> dict[str, Any]:
-    """ParquetDatasetWriter keyword arguments from the NEWSCRAWL_PARQUET_* settings."""
+def _smallest(*limits: float) -> float:
+    """The smallest of the limits that are set (0 when none is)."""
+    return min((limit for limit in limits if limit > 0), default=0)
+
+
+def writer_options(
+    settings: Any, prefix: str = "NEWSCRAWL_PARQUET_", *, flush: bool = False
+) -> dict[str, Any]:
+    """ParquetDatasetWriter keyword arguments from the NEWSCRAWL_PARQUET_* settings; with
+    `flush`, files also close at NEWSCRAWL_FLUSH_SECONDS / NEWSCRAWL_FLUSH_ROWS (what a crawl's
+    datasets written as pages arrive use, so a kill loses little)."""
     seconds = settings.getfloat(f"{prefix}FILE_SECONDS", 0.0)
+    rows = settings.getint(f"{prefix}FILE_ROWS", 10_000)
+    if flush:
+        seconds = _smallest(seconds, settings.getfloat("NEWSCRAWL_FLUSH_SECONDS", 30.0))
+        rows = int(_smallest(rows, settings.getint("NEWSCRAWL_FLUSH_ROWS", 50)))
     return {
         "row_group_rows": settings.getint(f"{prefix}ROW_GROUP_ROWS", 256),
         "row_group_bytes": settings.getint(f"{prefix}ROW_GROUP_BYTES", 32 * 1024 * 1024),
-        "file_rows": settings.getint(f"{prefix}FILE_ROWS", 10_000),
+        "file_rows": rows or 10_000,
         "file_seconds": seconds or None,
         "compression": settings.get(f"{prefix}COMPRESSION", "zstd"),
         "sync_folders": settings.getbool(f"{prefix}SYNC_FOLDERS", True),
@@ -57,10 +78,12 @@ class DatasetPipeline:
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
         self.state = crawl_state(crawler)
-        self.options = writer_options(crawler.settings)
+        self.options = writer_options(crawler.settings, flush=True)
         self.writer: ParquetDatasetWriter | None = None
+        self.timer: LoopingCall | None = None
         self.written: set[str] = set()  # final_url of every page stored or written: never twice
         self.site_written: defaultdict[str, list[str]] = defaultdict(list)  # written by this run
+        crawler.signals.connect(self._site_complete, signal=site_complete)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> DatasetPipeline:
@@ -89,6 +112,9 @@ class DatasetPipeline:
         self.writer = ParquetDatasetWriter(
             self.state.dataset_root(self.dataset), self.schema, PARTITION_BY, **self.options
         )
+        if self.options["file_seconds"]:  # a quiet site's rows reach a file in time too
+            self.timer = LoopingCall(self.writer.rotate_old)
+            self.timer.start(min(1.0, self.options["file_seconds"] / 10), now=False)
 
     def process_item(self, item: Any) -> Any:
         if not isinstance(item, PageItem) or self.writer is None:
@@ -109,6 +135,11 @@ class DatasetPipeline:
     def count(self, item: PageItem) -> None:
         """Dataset-specific counters (for the summary)."""
 
+    def _site_complete(self, site: str) -> None:
+        """`site_complete`: the site's rows so far go to a closed file now."""
+        if self.writer is not None:
+            self.writer.close_partition(self.state.partition(site))
+
     def close_site(self, site: str) -> None:
         """The site is finished: write out its rows and close its file, then forget its pages,
         so the same site given to this process again (a crawl worker's next lease of it) is
@@ -123,6 +154,8 @@ class DatasetPipeline:
             self.writer.forget_closed()
 
     def close_spider(self) -> None:
+        if self.timer is not None and self.timer.running:
+            self.timer.stop()
         if self.writer is not None:
             self.writer.close()
             logger.info(
@@ -138,6 +171,11 @@ class ParquetWriterPipeline(DatasetPipeline):
 
     dataset = "articles"
     schema = ARTICLES_SCHEMA
+
+    def __init__(self, crawler: Crawler) -> None:
+        super().__init__(crawler)
+        # pages an earlier crawl of the folder stored go to `versions` / `duplicates`
+        self.repeats = RepeatRouter(crawler, self.options)
 
     def stored_keys(self) -> set[str]:
         return self.state.stored_articles
@@ -172,7 +210,26 @@ class ParquetWriterPipeline(DatasetPipeline):
         if isinstance(item, PageItem) and item.deferred:
             item.release()  # its row is written by the site pass, once its site is complete
             return item
+        if self._diverted(item):
+            item.release()
+            return item
         item = super().process_item(item)
         if isinstance(item, PageItem):
             item.release()  # the last pipeline: drop the bytes and the tree
         return item
+
+    def _diverted(self, item: Any) -> bool:
+        """The page is not new (a version or duplicate of a stored row): written elsewhere."""
+        if not isinstance(item, PageItem) or self.writer is None or item.context:
+            return isinstance(item, PageItem) and item.context
+        if item.final_url in self.written:
+            return False  # the base class skips it (a resumed crawl's own row)
+        return self.repeats.divert(item, self.row(item))
+
+    def close_site(self, site: str) -> None:
+        super().close_site(site)
+        self.repeats.close_site(site)
+
+    def close_spider(self) -> None:
+        super().close_spider()
+        self.repeats.close()

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from newscrawl.pipelines.classify import ArticleClassifierPipeline
 from newscrawl.pipelines.extraction import ExtractionPipeline, content_hash
-from newscrawl.pipelines.parquet import ParquetWriterPipeline, writer_options
+from newscrawl.pipelines.parquet import ParquetWriterPipeline, site_complete, writer_options
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet import defer, threads
@@ -69,6 +69,7 @@ class SitePassPipeline:
         self.extraction = ExtractionPipeline.from_crawler(crawler)
         self.classifier = ArticleClassifierPipeline(crawler)
         self.articles = ParquetWriterPipeline(crawler)
+        self.articles.options = writer_options(crawler.settings)  # a site's rows close together
         options = {**writer_options(crawler.settings), "row_group_rows": 65_536}
         self.nodes = nodes_writer(self.state.dataset_root("nodes"), **options)
         self.buffers: defaultdict[str, list[PageItem]] = defaultdict(list)
@@ -142,13 +143,18 @@ class SitePassPipeline:
         self.sizes[item.site] += len(item.html)
         return True
 
-    async def finish(self, site: str) -> None:
-        """Run the site pass of `site` and write its nodes and articles (once per site)."""
+    async def finish(self, site: str, partial: bool = False) -> None:
+        """Run the site pass of `site` and write its nodes and articles (once per site).
+        `partial`: the crawl was stopped before the site was complete; the site is marked so a
+        resumed crawl writes it again from all its pages."""
         await maybe_deferred_to_future(self.lock.acquire())
         try:
             if site in self.done:
                 return
             self.done.add(site)
+            if partial:
+                self.state.mark_partial(site)
+                self.crawler.stats.inc_value("newscrawl/sitepass/partial_sites")
             buffered = self.buffers.pop(site, [])
             self.sizes.pop(site, None)
             items = await maybe_deferred_to_future(
@@ -198,7 +204,9 @@ class SitePassPipeline:
         return run
 
     def _write(self, site: str, items: list[PageItem], run: SitePassRun | None) -> None:
-        """The site's articles rows (in URL order, closed together), then its nodes."""
+        """The site's articles rows (in URL order, closed together), then its nodes; its pages
+        are closed into their files first (`site_complete`)."""
+        self.crawler.signals.send_catch_log(site_complete, site=site)
         for item in sorted(items, key=lambda item: item.final_url):
             if not item.stage:  # the pass did not reach it: page by page
                 self.extraction.fill(item)
@@ -261,8 +269,9 @@ class SitePassPipeline:
     async def close_spider(self) -> None:
         for started in self.started:
             await maybe_deferred_to_future(started)
+        stopped = not self.crawler.crawling  # Ctrl-C, SIGTERM: the sites left are not complete
         for site in sorted(set(self.buffers) | (self.pending - self.done)):
-            await self.finish(site)
+            await self.finish(site, partial=stopped)
         for site in sorted(set(self.state.site_pages) - self.labelled):
             await self._label_stored(site)
         self.articles.close_spider()

@@ -7,10 +7,14 @@ writes to ``NEWSCRAWL_OUT/<dataset>/crawl=<id>/site=<name>/``. Its state lives i
 
 Resuming, the completed Parquet files are the truth: the pages they hold are not fetched
 again (ReplayMiddleware serves them from the stored HTML so their links are still followed) and
-no writer writes a row twice. Scrapy's JOBDIR (scheduler queue, seen-request filter) is kept
-after a clean pause; after a kill (state still "running") it is torn - its queue files and seen
-filter are written lazily - so it is cleared and the crawl restarts from the site list,
-replaying what was stored.
+no writer writes a row twice. A site whose site pass ran on part of its pages because the crawl
+was stopped (Ctrl-C, SIGTERM) is marked partial (``<id>/partial/<site>``): a resumed crawl
+deletes its `articles` and `nodes` files at the start and runs its site pass again over every
+stored page, so `nodes` covers every stored page after any stop.
+
+Scrapy's JOBDIR (scheduler queue, seen-request filter) is kept after a clean pause; after a
+kill (state still "running") it is torn - its queue files and seen filter are written lazily -
+so it is cleared and the crawl restarts from the site list, replaying what was stored.
 """
 
 from __future__ import annotations
@@ -25,10 +29,18 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, unquote
 
 from scrapy import signals
 
-from newscrawl.storage.writer import new_run_id, read_column, read_columns, remove_torn_files
+from newscrawl.storage.writer import (
+    closed_files,
+    fsync_path,
+    new_run_id,
+    read_column,
+    read_columns,
+    remove_torn_files,
+)
 
 if TYPE_CHECKING:
     from scrapy import Spider
@@ -95,13 +107,44 @@ class CrawlState:
 
     @property
     def stored_articles(self) -> set[str]:
-        """final_url of every row of this crawl's complete `articles` files."""
+        """final_url of every row of this crawl's complete `articles` files (but those of
+        partial sites, which are written again)."""
         if self._articles is None:
             self._articles = set()
             root = self.dataset_root("articles")
-            for _, _, values in read_column(root, "final_url", {"crawl": self.crawl_id}):
-                self._articles.update(values)
+            partial = self.partial_sites()
+            for _, parts, values in read_column(root, "final_url", {"crawl": self.crawl_id}):
+                if parts.get("site", "") not in partial:
+                    self._articles.update(values)
         return self._articles
+
+    # -- partial sites -------------------------------------------------------------------------
+
+    def _partial_marker(self, site: str) -> Path:
+        return self.state_dir / "partial" / quote(site, safe="")
+
+    def partial_sites(self) -> set[str]:
+        """Sites whose site pass saw only part of their pages (the crawl was stopped)."""
+        folder = self.state_dir / "partial"
+        if not folder.is_dir():
+            return set()
+        return {unquote(path.name) for path in folder.iterdir() if not path.name.startswith(".")}
+
+    def mark_partial(self, site: str) -> None:
+        """Before a site pass over part of a site's pages: its rows are to be rewritten."""
+        marker = self._partial_marker(site)
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.touch()
+        fsync_path(marker.parent)
+
+    def clear_partial(self, site: str) -> None:
+        """Delete a partial site's `articles` and `nodes` files of this crawl, then its mark:
+        the site is pending again (stored pages, no rows), what a resumed crawl rebuilds."""
+        marker = self._partial_marker(site)
+        for dataset in ("articles", "nodes"):
+            for path in closed_files(self.dataset_root(dataset), self.partition(site)):
+                path.unlink(missing_ok=True)
+        marker.unlink(missing_ok=True)
 
     def _load_pages(self) -> None:
         per_site: Counter[str] = Counter()
@@ -184,6 +227,9 @@ def open_crawl_state(settings: Any) -> CrawlState:
     )
     if torn:
         logger.info("removed %d unfinished Parquet files of crawl %s", torn, state.crawl_id)
+    for site in sorted(state.partial_sites()):
+        logger.info("site %s was written from part of its pages: its site pass runs again", site)
+        state.clear_partial(site)
     return state
 
 

@@ -62,6 +62,10 @@ def ingest_settings(
     # staging folders are scratch (cleared at start, their files moved into OUT and synced
     # there before a file's marker): no folder sync after each file closed in them
     settings.set("NEWSCRAWL_PARQUET_SYNC_FOLDERS", False, priority="cmdline")
+    # a WARC file is the unit of work, its rows published together once it is done: no
+    # crawl-style flush of a host's rows part-way through a file
+    settings.set("NEWSCRAWL_FLUSH_SECONDS", 0, priority="cmdline")
+    settings.set("NEWSCRAWL_FLUSH_ROWS", 0, priority="cmdline")
     extensions = dict(settings.getdict("EXTENSIONS"))
     extensions.update(_OFF)
     settings.set("EXTENSIONS", extensions, priority="cmdline")

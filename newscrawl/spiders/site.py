@@ -134,6 +134,11 @@ class SiteSpider(scrapy.Spider):
             cap if cap is not None else settings.getint("MAX_PAGES_PER_SITE", 200)
         )
         self.crawl_info = crawl_state(crawler)
+        # Resumed from a paused crawl's queue (JOBDIR): requests come back from the queue and
+        # the seen filter drops the start requests, so no site's frontier can be counted and a
+        # site is complete only at its cap or at the crawl's end.
+        jobdir = self.crawl_info.jobdir
+        self.queue_resumed = jobdir is not None and (jobdir / "requests.queue").exists()
         self.history = crawl_history(crawler)
         self.incremental = settings.getbool("NEWSCRAWL_INCREMENTAL", True)
         self.validators: dict[str, dict[str, str]] = {}  # of this run's sitemaps and feeds
@@ -239,6 +244,8 @@ class SiteSpider(scrapy.Spider):
             self._check_drained(run)
 
     def _check_drained(self, run: SiteRun) -> None:
+        if self.queue_resumed:
+            return
         if run.outstanding <= 0 and not run.drained:
             run.drained = True
             self.crawler.signals.send_catch_log(site_drained, site=run.spec.name, pages=run.pages)

@@ -12,7 +12,10 @@ long the crawl runs. An open file is written under a hidden temporary name in it
 rename within one folder is atomic, so a reader sees a complete file or no file; a kill loses at
 most the rows of the files still open, which a resumed crawl fetches again.
 
-Files rotate after `file_rows` rows or `file_seconds` seconds, which bounds what a kill can lose.
+Files rotate after `file_rows` rows or `file_seconds` seconds, which bounds what a kill can lose:
+a partition's rows reach a complete file at most `file_seconds` after the first of them arrived,
+whether they were still in the buffer or in an open file, as long as something calls `write` or
+`rotate_old` (a crawl's pipelines call it every second).
 `sync_folders=False` leaves the folder's sync after a rename to whoever moves the file on (an
 ingest's staging folder, whose files are moved into OUT and synced there).
 Partition columns are not stored inside the files (readers rebuild them from the folder names;
@@ -82,7 +85,7 @@ class _OpenFile:
     final: Path
     tmp: Path
     writer: pq.ParquetWriter
-    opened: float
+    opened: float  # when its oldest row arrived (in the buffer, before the file was opened)
     rows: int = 0
 
 
@@ -92,6 +95,7 @@ class _Buffer:
     tables: list[pa.Table] = field(default_factory=list)
     count: int = 0
     nbytes: int = 0
+    since: float = field(default_factory=time.monotonic)  # when its first row arrived
 
 
 class ParquetDatasetWriter:
@@ -187,6 +191,11 @@ class ParquetDatasetWriter:
             self._close_file(key)
         return list(self.closed)
 
+    def rotate_old(self) -> int:
+        """Close every partition whose oldest unsaved row is `file_seconds` old (buffered or in
+        an open file); returns how many files were closed."""
+        return self._close_old_files()
+
     def forget_closed(self) -> None:
         """Let go of the list of files closed so far (a long-lived writer whose files are moved
         on as they close - an ingest's - would otherwise keep a path per file forever)."""
@@ -231,7 +240,13 @@ class ParquetDatasetWriter:
         return pa.Table.from_arrays(columns, schema=self.file_schema)
 
     def _after_append(self, key: Partition, buffer: _Buffer) -> None:
-        if buffer.count >= self.row_group_rows or buffer.nbytes >= self.row_group_bytes:
+        handle = self._open.get(key)
+        in_file = handle.rows if handle is not None else 0
+        if (
+            buffer.count >= self.row_group_rows
+            or buffer.nbytes >= self.row_group_bytes
+            or buffer.count + in_file >= self.file_rows
+        ):
             self._flush(key)
         self._close_old_files()
 
@@ -243,21 +258,21 @@ class ParquetDatasetWriter:
         if buffer.rows:
             parts.append(pa.Table.from_pylist(buffer.rows, schema=self.file_schema))
         table = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
-        handle = self._open.get(key) or self._open_file(key)
+        handle = self._open.get(key) or self._open_file(key, buffer.since)
         handle.writer.write_table(table, row_group_size=max(table.num_rows, 1))
         handle.rows += table.num_rows
         self.rows_written += table.num_rows
         if handle.rows >= self.file_rows:
             self._close_file(key)
 
-    def _open_file(self, key: Partition) -> _OpenFile:
+    def _open_file(self, key: Partition, since: float) -> _OpenFile:
         folder = partition_dir(self.root, dict(key))
         folder.mkdir(parents=True, exist_ok=True)
         self._seq += 1
         name = f"part-{self.run_id}-{self._seq:05d}.parquet"
         tmp = folder / f".{name}{TMP_SUFFIX}"
         writer = pq.ParquetWriter(tmp, self.file_schema, compression=self.compression)
-        handle = _OpenFile(final=folder / name, tmp=tmp, writer=writer, opened=time.monotonic())
+        handle = _OpenFile(final=folder / name, tmp=tmp, writer=writer, opened=since)
         self._open[key] = handle
         return handle
 
@@ -274,15 +289,17 @@ class ParquetDatasetWriter:
         self.files_closed += 1
         return handle.final
 
-    def _close_old_files(self) -> None:
-        """Rotate files open longer than `file_seconds`, so a kill loses little."""
+    def _close_old_files(self) -> int:
+        """Close the partitions whose oldest unsaved row is older than `file_seconds`, so a
+        kill loses little."""
         if self.file_seconds is None:
-            return
-        now = time.monotonic()
-        for key, handle in list(self._open.items()):
-            if now - handle.opened >= self.file_seconds:
-                self._flush(key)
-                self._close_file(key)
+            return 0
+        oldest = time.monotonic() - self.file_seconds
+        old = {key for key, handle in self._open.items() if handle.opened <= oldest}
+        old.update(key for key, buffer in self._buffers.items() if buffer.since <= oldest)
+        for key in old:
+            self._flush(key)
+        return sum(self._close_file(key) is not None for key in old)
 
 
 def fsync_path(path: Path) -> None:
