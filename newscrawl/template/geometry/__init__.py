@@ -1,0 +1,114 @@
+"""Page geometry: an (x, y, width, height) box in CSS pixels for every node of a `Dom`.
+
+The template classifiers (seed 004) use where a node sits on the rendered page (distance to the
+top and left margins) and pick their model by node area (width x height, px^2, buckets from
+2,000 px^2 up). Three providers compute boxes, chosen by name with `get_geometry_provider`:
+
+``static`` (default)
+    No browser: a deterministic block-layout model of the DOM (`StaticGeometry`), fast enough
+    to run on every crawled page. It knows the browser's default stylesheet, not the page's
+    CSS, so it sees an unstyled page laid out in a 1280 px wide window.
+``chromium``
+    Real boxes from Debian's chromium (/usr/bin/chromium) driven through Playwright
+    (`ChromiumGeometry`). The Dom is serialised with a ``data-nc-id`` attribute on every
+    element, loaded with ``page.set_content`` (scripts stripped, JavaScript off, network off
+    unless asked for), and every element's ``getBoundingClientRect`` is read in one call.
+    Elements the browser does not render get zero boxes. One browser serves many pages; use
+    the class as a context manager to control its lifetime.
+
+``flow``
+    The cheapest: no layout at all (`FlowGeometry`). A node's y is where its text starts in
+    document order (lines of text before it), its x its indentation (nesting depth), its
+    height the lines its text takes at the width left to it, its width that width (or its
+    text's width for a short inline element). About a millisecond a page; numpy over the
+    Dom's text runs.
+
+All return a float array of shape ``(len(dom), 4)``: x, y, width, height, in page (not
+viewport) coordinates; hidden nodes (``<head>`` and its content, ``hidden``, ``display:none``)
+are all zeros.
+
+At crawl time, boxes from the page as the crawler rendered it can come from scrapy-playwright:
+request with ``meta={"playwright": True, "playwright_include_page": True}``, parse the response
+into a Dom, then in the (async) callback ``boxes = await render_boxes(page, dom, response.url)``
+and ``await page.close()``; pass the boxes on to the template stage (``PageNodes.from_dom(...,
+boxes=boxes)``). `render_boxes` re-lays the parsed DOM out in the crawler's page with the
+page's own stylesheets, so node ids match the Dom exactly.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+from typing import Any
+
+from newscrawl.template.geometry.base import (
+    DEFAULT_PROVIDER,
+    GeometryError,
+    GeometryProvider,
+    node_areas,
+)
+from newscrawl.template.geometry.chromium import (
+    CHROMIUM_ARGS,
+    CHROMIUM_PATH,
+    ID_ATTRIBUTE,
+    ChromiumGeometry,
+    boxes_from_rects,
+    marked_html,
+    render_boxes,
+)
+from newscrawl.template.geometry.flow import FlowConfig, FlowGeometry
+from newscrawl.template.geometry.static import StaticGeometry
+from newscrawl.template.geometry.stylesheet import StaticConfig
+
+__all__ = [
+    "CHROMIUM_ARGS",
+    "CHROMIUM_PATH",
+    "DEFAULT_PROVIDER",
+    "ID_ATTRIBUTE",
+    "PROVIDERS",
+    "ChromiumGeometry",
+    "FlowConfig",
+    "FlowGeometry",
+    "GeometryError",
+    "GeometryProvider",
+    "StaticGeometry",
+    "boxes_from_rects",
+    "get_geometry_provider",
+    "marked_html",
+    "node_areas",
+    "render_boxes",
+]
+
+PROVIDERS: dict[str, type] = {
+    "static": StaticGeometry,
+    "chromium": ChromiumGeometry,
+    "flow": FlowGeometry,
+}
+_shared = threading.local()  # per thread: Playwright's sync objects belong to one thread
+
+
+def get_geometry_provider(name: str | None = None, **options: Any) -> GeometryProvider:
+    """The provider called `name` ("static" when None or empty).
+
+    Without options the instance is shared per thread, so per-page calls reuse one browser;
+    with options (e.g. ``load_resources=True`` for chromium) a new instance is made.
+    """
+    name = (name or DEFAULT_PROVIDER).strip().lower()
+    if name not in PROVIDERS:
+        raise ValueError(f"unknown geometry provider {name!r}; choose from {sorted(PROVIDERS)}")
+    if options:
+        if name == "static":
+            return StaticGeometry(StaticConfig(**options))
+        if name == "flow":
+            return FlowGeometry(FlowConfig(**options))
+        return ChromiumGeometry(**options)
+    cache = getattr(_shared, "providers", None)
+    if cache is None:
+        cache = _shared.providers = {}
+    if name not in cache:
+        cache[name] = PROVIDERS[name]()
+        if name == "chromium" and threading.current_thread() is threading.main_thread():
+            # Playwright's objects must be closed by their own thread; a worker thread's
+            # browser goes away with the Playwright driver when the process exits.
+            atexit.register(cache[name].close)
+    return cache[name]

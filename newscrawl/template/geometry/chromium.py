@@ -1,0 +1,187 @@
+"""The ``chromium`` provider: real boxes from Debian's chromium through Playwright, and
+`render_boxes` for a page already open in scrapy-playwright."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+from collections.abc import Iterable, Iterator
+from copy import deepcopy
+from typing import Any
+
+import lxml.html
+import numpy as np
+
+from newscrawl.dom import Dom
+from newscrawl.template.geometry.base import GeometryError
+
+CHROMIUM_PATH = "/usr/bin/chromium"
+CHROMIUM_ARGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+)
+ID_ATTRIBUTE = "data-nc-id"
+
+
+# Every marked element's box in page coordinates, in one round trip.
+BOXES_JS = """() => Array.from(document.querySelectorAll('[data-nc-id]'), (el) => {
+  const r = el.getBoundingClientRect();
+  return [Number(el.getAttribute('data-nc-id')), r.left + window.scrollX, r.top + window.scrollY,
+          r.width, r.height];
+})"""
+_STRIPPED = ("script", "noscript")  # the Dom has no nodes for them; a browser with JS hides both
+
+
+def marked_html(dom: Dom, url: str | None = None) -> str:
+    """The Dom's markup with ``data-nc-id="<node id>"`` on every element, for a browser.
+
+    Works on a copy (the Dom's own tree is shared with other stages and must not change).
+    Scripts and noscript blocks are dropped; with `url`, a ``<base href>`` makes the page's
+    relative stylesheet and image links resolve.
+    """
+    if len(dom) == 0:
+        return "<html></html>"
+    root = dom.elements[0]
+    copy = deepcopy(root)
+    position = {el: i for i, el in enumerate(root.iter())}
+    copies = list(copy.iter())
+    for node, el in enumerate(dom.elements):
+        copies[position[el]].set(ID_ATTRIBUTE, str(node))
+    for el in [e for e in copies if isinstance(e.tag, str) and e.tag.lower() in _STRIPPED]:
+        el.drop_tree()  # keeps its tail text
+    if url:
+        _add_base(copy, url)
+    doctype = root.getroottree().docinfo.doctype or ""
+    body = lxml.html.tostring(copy, encoding="unicode", method="html")
+    return f"{doctype}\n{body}" if doctype else body
+
+
+def _add_base(root: lxml.html.HtmlElement, url: str) -> None:
+    head = root.find("head")
+    if head is None:
+        head = lxml.html.Element("head")
+        root.insert(0, head)
+    base = lxml.html.Element("base", href=url)
+    head.insert(0, base)
+
+
+def boxes_from_rects(count: int, rects: Iterable[Iterable[float]]) -> np.ndarray:
+    """A (count, 4) box array from ``[node id, x, y, width, height]`` rows (`BOXES_JS`)."""
+    out = np.zeros((count, 4))
+    for node, x, y, width, height in rects:
+        node = int(node)
+        if 0 <= node < count and all(math.isfinite(v) for v in (x, y, width, height)):
+            out[node] = (x, y, width, height)
+    return out
+
+
+async def render_boxes(page: Any, dom: Dom, url: str | None = None) -> np.ndarray:
+    """Boxes of `dom` laid out in an open Playwright page (async API, e.g. scrapy-playwright's).
+
+    The page's content is replaced by the marked Dom; with `url`, the page's stylesheets load.
+    """
+    if len(dom) == 0:
+        return np.zeros((0, 4))
+    await page.set_content(marked_html(dom, url), wait_until="load")
+    return boxes_from_rects(len(dom), await page.evaluate(BOXES_JS))
+
+
+class ChromiumGeometry:
+    """Boxes from Debian's chromium through Playwright (sync API). One browser, many pages.
+
+    ``with ChromiumGeometry() as geometry: geometry.boxes(dom)`` starts the browser once and
+    closes it at the end; used without ``with``, it starts on first use and closes at exit.
+    With `load_resources` (and a page `url`) the page's stylesheets and images are fetched,
+    otherwise every request is refused and the page is laid out with the default stylesheet.
+    Playwright's sync API is bound to one thread and cannot run inside an asyncio loop: in
+    Scrapy, use `render_boxes` with scrapy-playwright's page instead.
+    """
+
+    name = "chromium"
+
+    def __init__(
+        self,
+        executable_path: str = CHROMIUM_PATH,
+        viewport: tuple[int, int] = (1280, 800),
+        timeout_ms: float = 30_000,
+        load_resources: bool = False,
+    ) -> None:
+        self.executable_path = executable_path
+        self.viewport = viewport
+        self.timeout_ms = timeout_ms
+        self.load_resources = load_resources
+        self._playwright: Any = None
+        self._browser: Any = None
+        self._page: Any = None
+
+    def __enter__(self) -> ChromiumGeometry:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def start(self) -> None:
+        if self._page is not None:
+            return
+        if not os.path.exists(self.executable_path):
+            raise GeometryError(
+                f"chromium not found at {self.executable_path}: install Debian's chromium "
+                "(apt-get install chromium) or use the static geometry provider"
+            )
+        from playwright.sync_api import sync_playwright
+
+        self._playwright = sync_playwright().start()
+        try:
+            self._browser = self._playwright.chromium.launch(
+                executable_path=self.executable_path, args=list(CHROMIUM_ARGS), headless=True
+            )
+            width, height = self.viewport
+            context = self._browser.new_context(
+                viewport={"width": width, "height": height}, java_script_enabled=False
+            )
+            if not self.load_resources:
+                context.route("**/*", lambda route: route.abort())
+            context.set_default_timeout(self.timeout_ms)
+            self._page = context.new_page()
+        except Exception:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Close the browser (a no-op when it is not running)."""
+        browser, playwright = self._browser, self._playwright
+        self._page = self._browser = self._playwright = None
+        try:
+            if browser is not None:
+                browser.close()
+        finally:
+            if playwright is not None:
+                playwright.stop()
+
+    def boxes(
+        self, dom: Dom, html: str | bytes | None = None, url: str | None = None
+    ) -> np.ndarray:
+        """Boxes of every node of `dom`. `html` is not used: the Dom itself is rendered, so
+        that node ids match; `url` resolves relative links when resources are loaded."""
+        if len(dom) == 0:
+            return np.zeros((0, 4))
+        self.start()
+        from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+        markup = marked_html(dom, url if self.load_resources else None)
+        # A resource that never finished loading does not stop us: the layout is there.
+        with contextlib.suppress(PlaywrightTimeout):
+            self._page.set_content(markup, wait_until="load")
+        return boxes_from_rects(len(dom), self._page.evaluate(BOXES_JS))
+
+    def boxes_many(self, pages: Iterable[tuple[Dom, str | None]]) -> Iterator[np.ndarray]:
+        """Boxes of many (dom, url) pages, one after another in the same browser tab."""
+        for dom, url in pages:
+            yield self.boxes(dom, url=url)
