@@ -7,6 +7,16 @@ DIR/articles (text, article flag, metadata) and DIR/pages (raw HTML), partitione
 site; DIR/nodes gets the SiteLevel template labels. Interrupted crawls resume with --resume
 (after Ctrl-C or even a kill) without duplicate rows.
 
+Run it again into the same DIR (a scheduled crawl) and it is incremental: stored articles are
+not fetched again unless a sitemap or feed says they changed, listing pages are revalidated
+with conditional requests, each article stays once in DIR/articles (changed versions go to
+DIR/versions, duplicates to DIR/duplicates) and each site's template is learnt from its stored
+pages too; --full fetches everything again. Two runs into one DIR never overlap (a lock).
+
+Exit status: 0 the crawl finished and every site was reached; 3 it finished but some sites
+failed (their start page could not be fetched); 1 it failed (did not finish, or every site
+failed); 2 bad arguments; 75 another run holds DIR's lock (nothing was done).
+
 Open the result with pandas.read_parquet("DIR/articles"), polars.scan_parquet(
 "DIR/articles/**/*.parquet", hive_partitioning=True) or DuckDB's read_parquet(
 'DIR/articles/**/*.parquet').
@@ -19,6 +29,7 @@ import sys
 from pathlib import Path
 
 __all__ = [
+    "EXIT_STATUS",
     "HELP",
     "add_allow_private_argument",
     "add_arguments",
@@ -53,6 +64,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--resume",
         action="store_true",
         help="resume the last unfinished crawl in DIR (or --crawl-id)",
+    )
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="fetch every page again, stored or not (default: incremental when DIR holds "
+        "earlier crawls)",
     )
     parser.add_argument(
         "--extractors",
@@ -167,13 +184,40 @@ def _overrides(args: argparse.Namespace) -> dict[str, object]:
         values["NEWSCRAWL_PRIMARY_EXTRACTOR"] = args.primary
     if args.all_texts:
         values["NEWSCRAWL_KEEP_ALL_TEXTS"] = True
+    if args.full:
+        values["NEWSCRAWL_INCREMENTAL"] = False
     return {**values, **option_settings(args)}
 
 
+# Exit statuses by the summary's status (see the module docstring).
+EXIT_STATUS = {"ok": 0, "partial": 3, "failed": 1}
+
+
 def run(args: argparse.Namespace) -> int:
+    from newscrawl.crawl.lock import LOCK_BUSY_EXIT, DirLock, LockBusyError
+
+    try:
+        lock = DirLock(args.out).acquire()
+    except LockBusyError as err:
+        print(f"newscrawl crawl: {err}", file=sys.stderr)
+        return LOCK_BUSY_EXIT
+    except OSError as err:
+        print(f"newscrawl crawl: cannot lock {args.out}: {err}", file=sys.stderr)
+        return 1
+    if lock.recovered:
+        print(
+            f"newscrawl crawl: the last run (pid {lock.recovered.get('pid', '?')}, started "
+            f"{lock.recovered.get('started', '?')}) ended without releasing its lock; taken over",
+            file=sys.stderr,
+        )
+    with lock:
+        return _run_locked(args)
+
+
+def _run_locked(args: argparse.Namespace) -> int:
     from newscrawl.crawl.runner import crawl_settings, latest_unfinished, run_crawl
     from newscrawl.crawl.sites import SiteListError, read_sites
-    from newscrawl.crawl.summary import format_summary
+    from newscrawl.crawl.summary import crawl_status, format_summary
 
     try:
         read_sites(args.sites)
@@ -199,4 +243,8 @@ def run(args: argparse.Namespace) -> int:
         print("newscrawl crawl: the crawl ended without a summary (see the log)", file=sys.stderr)
         return 1
     print(format_summary(summary))
-    return 0 if summary.get("reason") == "finished" else 1
+    status = summary.get("status") or crawl_status(summary.get("reason", ""), summary["sites"])
+    if status != "ok":
+        failed = ", ".join(summary.get("failed_sites") or []) or "-"
+        print(f"newscrawl crawl: {status} (failed sites: {failed})", file=sys.stderr)
+    return EXIT_STATUS.get(status, 1)

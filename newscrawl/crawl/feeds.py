@@ -1,5 +1,10 @@
 """Page discovery from robots.txt, sitemaps and RSS/Atom feeds - parsed safely.
 
+Sitemaps are read by Scrapy's own sitemap reader (`scrapy.utils.sitemap.Sitemap`, which
+never resolves entities) once the checks below have passed; each listed page keeps its
+``<lastmod>``, and each feed item its date, so an incremental crawl can tell what changed and
+fetch the newest first.
+
 XML from the open web can be hostile: "billion laughs" entity expansion, external entities that
 read local files or reach the network, gigabyte gzip bombs. Sitemaps and feeds never need a
 DTD, so a document that declares entities is refused outright (`UnsafeXmlError`), the parser
@@ -12,9 +17,12 @@ from __future__ import annotations
 import gzip
 import io
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from email.utils import parsedate_to_datetime
 
 import lxml.etree
+from scrapy.utils.sitemap import Sitemap
 from w3lib.encoding import read_bom
 
 from newscrawl.encoding import sniff_wide
@@ -22,7 +30,9 @@ from newscrawl.encoding import sniff_wide
 __all__ = [
     "SitemapLinks",
     "UnsafeXmlError",
+    "feed_entries",
     "feed_links",
+    "parse_date",
     "parse_feed",
     "parse_sitemap",
     "robots_sitemaps",
@@ -43,10 +53,12 @@ class UnsafeXmlError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class SitemapLinks:
-    """What a sitemap lists: pages (a urlset) or more sitemaps (a sitemap index)."""
+    """What a sitemap lists: pages (a urlset) or more sitemaps (a sitemap index), and the
+    ``<lastmod>`` of those that give one."""
 
     pages: list[str]
     sitemaps: list[str]
+    lastmod: dict[str, datetime] = field(default_factory=dict)
 
 
 def _parser() -> lxml.etree.XMLParser:
@@ -72,6 +84,14 @@ def _gunzip(body: bytes, max_bytes: int) -> bytes:
 
 
 def _root(body: bytes, max_bytes: int = MAX_XML_BYTES) -> lxml.etree._Element | None:
+    return _checked(body, max_bytes)[0]
+
+
+def _checked(
+    body: bytes, max_bytes: int = MAX_XML_BYTES
+) -> tuple[lxml.etree._Element | None, bytes]:
+    """The parsed root (None: not XML) and the decompressed body, once the body passed the
+    safety checks (raises UnsafeXmlError otherwise)."""
     if body[:2] == b"\x1f\x8b":
         try:
             body = _gunzip(body, max_bytes)
@@ -84,12 +104,12 @@ def _root(body: bytes, max_bytes: int = MAX_XML_BYTES) -> lxml.etree._Element | 
     try:
         root = lxml.etree.fromstring(body, parser=_parser())
     except lxml.etree.XMLSyntaxError:
-        return None
+        return None, body
     # In any encoding the check above did not read, the parser's own view of the DTD decides.
     dtd = root.getroottree().docinfo.internalDTD if root is not None else None
     if dtd is not None and any(True for _ in dtd.iterentities()):
         raise _entities_refused()
-    return root
+    return root, body
 
 
 def _entities_refused() -> UnsafeXmlError:
@@ -137,38 +157,90 @@ def _texts(root: lxml.etree._Element, parent: str, child: str) -> list[str]:
 
 
 def parse_sitemap(body: bytes, max_bytes: int = MAX_XML_BYTES) -> SitemapLinks:
-    """Page and sitemap URLs listed by a sitemap or sitemap index (plain or gzip).
+    """Page and sitemap URLs listed by a sitemap or sitemap index (plain or gzip), with their
+    ``<lastmod>`` where given.
 
     A text sitemap (one URL per line, which the protocol also allows) works too.
     """
-    root = _root(body, max_bytes)
+    root, body = _checked(body, max_bytes)
     if root is None:
         text = body.decode("utf-8", "replace")
         lines = [ln.strip() for ln in text.splitlines()]
         return SitemapLinks([ln for ln in lines if ln.startswith(("http://", "https://"))], [])
+    try:  # handed over re-serialised (UTF-8): Scrapy's reader misses UTF-32 and EBCDIC
+        entries = [e for e in Sitemap(lxml.etree.tostring(root)) if e.get("loc")]
+    except (lxml.etree.XMLSyntaxError, StopIteration):
+        entries = []
+    urls = [entry["loc"] for entry in entries]
+    lastmod = {e["loc"]: d for e in entries if (d := parse_date(e.get("lastmod"))) is not None}
     if _local(root.tag) == "sitemapindex":
-        return SitemapLinks([], _texts(root, "sitemap", "loc"))
-    return SitemapLinks(_texts(root, "url", "loc"), [])
+        return SitemapLinks([], urls, lastmod)
+    return SitemapLinks(urls, [], lastmod)
 
 
 def parse_feed(body: bytes, max_bytes: int = MAX_XML_BYTES) -> list[str]:
     """Item links of an RSS 0.9x/1.0/2.0 or Atom feed."""
+    return [url for url, _ in feed_entries(body, max_bytes)]
+
+
+# Where a feed item says when it was written or last changed (RSS 2.0, Dublin Core, Atom).
+_ITEM_DATES = ("updated", "modified", "pubdate", "date", "published", "issued")
+
+
+def _entry_date(entry: lxml.etree._Element) -> datetime | None:
+    """The newest date an item or entry gives (its last change, else its publication)."""
+    found = [
+        d
+        for sub in entry
+        if _local(sub.tag) in _ITEM_DATES and (d := parse_date(sub.text)) is not None
+    ]
+    return max(found) if found else None
+
+
+def feed_entries(body: bytes, max_bytes: int = MAX_XML_BYTES) -> list[tuple[str, datetime | None]]:
+    """(link, date) of each item of an RSS 0.9x/1.0/2.0 or Atom feed, in feed order."""
     root = _root(body, max_bytes)
     if root is None:
         return []
-    links = _texts(root, "item", "link")
+    entries: list[tuple[str, datetime | None]] = []
     for el in root.iter():
-        if _local(el.tag) != "entry":
+        kind = _local(el.tag)
+        if kind == "item":
+            links = [s.text.strip() for s in el if _local(s.tag) == "link" and s.text]
+            links = links or [
+                s.text.strip()
+                for s in el
+                if _local(s.tag) == "guid" and s.get("isPermaLink", "true") == "true" and s.text
+            ]
+        elif kind == "entry":
+            links = [
+                s.get("href").strip()
+                for s in el
+                if _local(s.tag) == "link"
+                and s.get("rel", "alternate") == "alternate"
+                and s.get("href")
+            ]
+        else:
             continue
-        for sub in el:
-            rel = sub.get("rel", "alternate")
-            if _local(sub.tag) == "link" and rel == "alternate" and sub.get("href"):
-                links.append(sub.get("href").strip())
-    if not links:  # RSS items with only a permalink guid
-        for el in root.iter():
-            if _local(el.tag) == "guid" and el.get("isPermaLink", "true") == "true" and el.text:
-                links.append(el.text.strip())
-    return links
+        date = _entry_date(el)
+        entries.extend((link, date) for link in links[:1] if link)
+    return entries
+
+
+def parse_date(text: str | None) -> datetime | None:
+    """A sitemap (W3C datetime) or feed (RFC 822 or ISO 8601) date as an aware UTC datetime;
+    None when there is none or it does not parse. A date without a zone is taken as UTC."""
+    text = (text or "").strip()
+    if not text:
+        return None
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        try:
+            moment = parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError):
+            return None
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def robots_sitemaps(text: str) -> list[str]:

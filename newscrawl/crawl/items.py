@@ -51,6 +51,7 @@ class PageItem:
     stored: bool = False  # and its `articles` row is stored too: nothing to extract or write
     max_pages: int = 0  # the site's page cap (0: none)
     deferred: bool = False  # extracted and written by the site pass (pipelines.sitepass)
+    context: bool = False  # an earlier crawl's page: its site's template, never written again
     warc: WarcOrigin | None = None  # provenance in a web archive, when there is one
     # filled in by the pipelines
     title: str = ""

@@ -7,6 +7,15 @@ Pages and articles, per site and in total (``pages``, ``articles``), count the w
 resumed run includes what earlier runs of the crawl stored. What this run itself did is
 ``pages_fetched`` (pages not stored before; ``pages_per_s`` is their rate), ``articles_written``
 and ``rows_written``; ``resumed`` gives the pages and articles stored before it started.
+
+An incremental run (earlier crawls in the same folder) also says per site what it found
+(``incremental``): new articles, changed (a new version written to `versions`), unchanged
+(stored articles not fetched again, or fetched with the same text), ``not_modified`` (304
+answers to conditional requests), duplicates, ``refetched`` (stored listing pages fetched again)
+and ``redesigned`` (the site's template changed: its site pass used only pages of the new
+design). ``status`` is "ok", "partial" (some sites failed: their start page could not be
+fetched) or "failed" (the crawl did not finish, or every site failed); `newscrawl crawl` exits
+0, 3 and 1 for them.
 """
 
 from __future__ import annotations
@@ -52,6 +61,30 @@ def _site_stat(stats: dict[str, Any], site: str, name: str) -> int:
     return int(stats.get(f"newscrawl/site/{site}/{name}", 0))
 
 
+# Per-site counters of an incremental run (stats newscrawl/site/<name>/<counter>).
+INCREMENTAL_COUNTERS = (
+    "changed",
+    "unchanged",
+    "not_modified",
+    "duplicates",
+    "refetched",
+    "redesigned",
+)
+
+
+def _incremental(stats: dict[str, Any], site: str) -> dict[str, int]:
+    found = {name: _site_stat(stats, site, name) for name in INCREMENTAL_COUNTERS}
+    return {"new": _site_stat(stats, site, "articles"), **found}
+
+
+def crawl_status(reason: str, sites: dict[str, dict[str, Any]]) -> str:
+    """ "ok", "partial" (some sites failed) or "failed" (not finished, or every site failed)."""
+    failed = sum(bool(site.get("failed")) for site in sites.values())
+    if reason != "finished" or (sites and failed == len(sites)):
+        return "failed"
+    return "partial" if failed else "ok"
+
+
 def _internal_errors(stats: dict[str, Any]) -> dict[str, int]:
     """Exceptions in newscrawl's own callbacks and pipelines (bugs, not the web's fault)."""
     found = {"spider_exception": int(stats.get("spider_exceptions/count", 0) or 0)}
@@ -87,6 +120,8 @@ def build_summary(
             "articles": stored_articles[name] + _site_stat(stats, name, "articles"),
             "rows": _site_stat(stats, name, "rows"),
             "errors": dict(report.by_site.get(name, {})),
+            "incremental": _incremental(stats, name),
+            "failed": bool(_site_stat(stats, name, "failed")),
         }
         for name in names
     }
@@ -96,6 +131,11 @@ def build_summary(
         "crawl_id": state.crawl_id,
         "out": str(state.out),
         "reason": reason,
+        "status": crawl_status(reason, sites),
+        "failed_sites": sorted(name for name, site in sites.items() if site["failed"]),
+        "incremental": any(
+            site["incremental"][name] for site in sites.values() for name in INCREMENTAL_COUNTERS
+        ),
         "elapsed_s": round(elapsed, 2),
         "pages": pages,
         "articles": sum(s["articles"] for s in sites.values()),
@@ -151,7 +191,12 @@ def format_summary(summary: dict[str, Any]) -> str:
     lines.append(f"  {'site':<{width}}  pages  articles  errors")
     for name, site in summary["sites"].items():
         errors = sum(c for k, c in site["errors"].items() if k not in SKIP_KINDS)
-        lines.append(f"  {name:<{width}}  {site['pages']:>5}  {site['articles']:>8}  {errors:>6}")
+        failed = "  FAILED" if site.get("failed") else ""
+        lines.append(
+            f"  {name:<{width}}  {site['pages']:>5}  {site['articles']:>8}  {errors:>6}{failed}"
+        )
+    if summary.get("incremental"):
+        lines += _incremental_lines(summary["sites"], width)
     problems = {k: v for k, v in summary["errors"].items() if k not in SKIP_KINDS}
     skipped = {k: v for k, v in summary["errors"].items() if k in SKIP_KINDS}
     for title, group in (("errors", problems), ("refused or skipped", skipped)):
@@ -164,6 +209,23 @@ def format_summary(summary: dict[str, Any]) -> str:
         lines.append("no errors")
     lines.append(f"output: {summary['out']}")
     return "\n".join(lines)
+
+
+def _incremental_lines(sites: dict[str, Any], width: int) -> list[str]:
+    """The per-site table of an incremental run."""
+    lines = [
+        "incremental (earlier crawls in this folder):",
+        f"  {'site':<{width}}    new  changed  unchanged    304  duplicates  refetched",
+    ]
+    for name, site in sites.items():
+        c = site.get("incremental") or {}
+        flag = "  REDESIGNED" if c.get("redesigned") else ""
+        lines.append(
+            f"  {name:<{width}}  {c.get('new', 0):>5}  {c.get('changed', 0):>7}  "
+            f"{c.get('unchanged', 0):>9}  {c.get('not_modified', 0):>5}  "
+            f"{c.get('duplicates', 0):>10}  {c.get('refetched', 0):>9}{flag}"
+        )
+    return lines
 
 
 def read_summary(out: str | os.PathLike[str], crawl_id: str) -> dict[str, Any] | None:

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urljoin, urlsplit, urlunsplit
 
-from w3lib.url import canonicalize_url
+from w3lib.url import canonicalize_url, url_query_cleaner
 
 __all__ = [
     "IGNORED_EXTENSIONS",
@@ -132,12 +132,7 @@ def canonical_url(url: str) -> str:
     segments resolved, tracking parameters dropped, query arguments sorted."""
     parts = urlsplit(url.strip())
     if parts.query:
-        kept = [
-            (k, v)
-            for k, v in parse_qsl(parts.query, keep_blank_values=True)
-            if not _TRACKING.match(k)
-        ]
-        parts = parts._replace(query=urlencode(kept))
+        parts = urlsplit(_without_tracking(urlunsplit(parts)))
     scheme = parts.scheme.lower()
     netloc = parts.netloc.lower()
     if parts.port is not None and parts.port == _DEFAULT_PORTS.get(scheme):
@@ -146,6 +141,15 @@ def canonical_url(url: str) -> str:
     if "/." in path:
         path = urlsplit(urljoin(f"{scheme}://{netloc}/", path)).path
     return canonicalize_url(urlunsplit((scheme, netloc, path, parts.query, "")))
+
+
+def _without_tracking(url: str) -> str:
+    """`url` without its tracking parameters (w3lib's cleaner, given the names that match)."""
+    query = urlsplit(url).query
+    names = {k for k, _ in parse_qsl(query, keep_blank_values=True) if _TRACKING.match(k)}
+    if not names:
+        return url
+    return url_query_cleaner(url, sorted(names), remove=True, unique=False, keep_fragments=True)
 
 
 def has_ignored_extension(url: str) -> bool:

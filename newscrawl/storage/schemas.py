@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-__all__ = ["ARTICLES_SCHEMA", "KEPT_HEADERS", "PAGES_SCHEMA", "PARTITION_BY"]
+__all__ = ["ARTICLES_SCHEMA", "KEPT_HEADERS", "PAGES_SCHEMA", "PARTITION_BY", "REPEATS_SCHEMA"]
 
 PARTITION_BY = ("crawl", "site")
 _TIME = pa.timestamp("ms", tz="UTC")
@@ -106,4 +106,22 @@ PAGES_SCHEMA = pa.schema(
         *_provenance(),
     ],
     metadata={"dataset": "newscrawl pages", "version": "1"},
+)
+
+# `versions` and `duplicates`: rows of pages already in `articles` (from an earlier crawl of the
+# same folder) - a changed version of a stored page, or the same article under another URL -
+# so `articles` holds each article once; the three columns name the stored row.
+REPEATS_SCHEMA = pa.schema(
+    [
+        *ARTICLES_SCHEMA,
+        _field("repeat_of", pa.string(), "final_url of the stored row this page repeats"),
+        _field("repeat_crawl", pa.string(), "crawl that wrote the stored row"),
+        _field(
+            "repeat_reason",
+            pa.string(),
+            "changed (a new version of the page), canonical (its canonical link names a stored "
+            "article), content_hash (the same text as a stored article)",
+        ),
+    ],
+    metadata={"dataset": "newscrawl article versions and duplicates", "version": "1"},
 )
