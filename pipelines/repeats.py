@@ -111,7 +111,9 @@ class RepeatRouter:
         if repeat.dataset == "duplicates":
             stats.inc_value(f"newscrawl/site/{item.site}/duplicates")
         elif item.is_article:  # a listing page that changed is expected: not counted
-            stats.inc_value(f"newscrawl/site/{item.site}/{repeat.reason}")
+            # (fetched with the same text: counted apart from the spider's unfetched ones)
+            name = "unchanged_fetched" if repeat.reason == "unchanged" else repeat.reason
+            stats.inc_value(f"newscrawl/site/{item.site}/{name}")
         if repeat.dataset:
             stats.inc_value(f"newscrawl/written/{repeat.dataset}")
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import signal
+import sys
 import threading
 from typing import TYPE_CHECKING
 
@@ -22,6 +23,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--port", type=int, default=0, help="port shared by all sites (default: any free port)"
     )
     parser.add_argument("--seed", type=int, default=4, help="seed of the generated web")
+    parser.add_argument(
+        "--day",
+        type=int,
+        default=0,
+        metavar="N",
+        help="serve the web as it is on day N: new articles each day, an article updated and "
+        "an AMP duplicate from day 1, one site redesigned from day 1 (default: 0)",
+    )
     parser.add_argument(
         "--faults", action="store_true", help="also serve the fault site (errors, traps, bombs)"
     )
@@ -40,7 +49,10 @@ def run(args: argparse.Namespace) -> int:
     if threading.current_thread() is threading.main_thread():
         # started from a script's background job, SIGINT arrives ignored: Ctrl-C must still stop
         signal.signal(signal.SIGINT, signal.default_int_handler)
-    web = build_demo_web(args.seed)
+    if args.day < 0:
+        print("newscrawl serve-demo: --day must be 0 or more", file=sys.stderr)
+        return 2
+    web = build_demo_web(args.seed, day=args.day)
     server = DemoServer(web, port=args.port, faults=args.faults, slow_seconds=args.slow_seconds)
     with server:
         try:  # Ctrl-C may come while the URLs are still being printed

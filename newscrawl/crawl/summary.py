@@ -74,6 +74,7 @@ INCREMENTAL_COUNTERS = (
 
 def _incremental(stats: dict[str, Any], site: str) -> dict[str, int]:
     found = {name: _site_stat(stats, site, name) for name in INCREMENTAL_COUNTERS}
+    found["unchanged"] += _site_stat(stats, site, "unchanged_fetched")
     return {"new": _site_stat(stats, site, "articles"), **found}
 
 

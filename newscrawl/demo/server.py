@@ -303,6 +303,18 @@ class DemoServer:
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
 
+    def set_web(self, web: DemoWeb) -> None:
+        """Serve `web` from now on, on the same addresses and port (the demo web of a later
+        day: `build_demo_web(seed, day=N)`); its sites must have the same names."""
+        served = {state.site.name: server for server in self._servers if (state := server.state)}
+        for site in web.sites:
+            if site.name not in served:
+                raise ValueError(f"the served web has no site named {site.name!r}")
+        for site in web.sites:
+            served[site.name].state.site = site
+        fault = [self.fault_site.site] if self.fault_site is not None else []
+        self.web, self.sites = web, [*web.sites, *fault]
+
     # -- queries -------------------------------------------------------------------------
 
     def record(self, host: str, path: str, status: int) -> None:

@@ -13,6 +13,15 @@ Each site is built to exercise a crawler as well as the extractors:
 * some articles of the table-layout site are served in windows-1252 (declared in the header and
   in ``<meta>``) and carry accented names, to exercise decoding.
 
+The web advances in time (`build_demo_web(seed, day=N)`, ``newscrawl serve-demo --day N``), for
+scheduled, incremental crawls: day 0 is the web above; each later day adds `NEW_PER_DAY` new
+articles per site (newer than all before, linked from the home page, sections, tags, archive,
+feed and sitemap); from day 1 one earlier article of each site is updated (a paragraph added, a
+later Last-Modified and sitemap ``<lastmod>``) and each sitemap lists an AMP view of another
+(``?outputType=amp``: the same page, its canonical link naming the article); from
+`REDESIGN_DAY` the site `REDESIGNED` wears another theme (a redesign: new markup on every page).
+Article and listing pages answer conditional requests (Last-Modified / If-Modified-Since).
+
 Bodies hold the placeholder ``{{BASE}}`` (scheme://host:port) wherever an absolute URL is needed
 (canonical links, feeds, sitemaps, robots.txt); the demo server fills it in per request.
 """
@@ -29,7 +38,7 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from typing import Literal
 
-from newscrawl.demo.text import SiteKind, StoryText, person, write_comment, write_story
+from newscrawl.demo.text import Block, SiteKind, StoryText, person, write_comment, write_story
 from newscrawl.demo.themes import (
     BASE,
     THEMES,
@@ -44,9 +53,23 @@ from newscrawl.demo.themes import (
 )
 from newscrawl.demo.themes import e as _x
 
-__all__ = ["DemoArticle", "DemoPage", "DemoSite", "DemoWeb", "build_demo_web"]
+__all__ = [
+    "NEW_PER_DAY",
+    "REDESIGNED",
+    "REDESIGN_DAY",
+    "DemoArticle",
+    "DemoPage",
+    "DemoSite",
+    "DemoWeb",
+    "build_demo_web",
+]
 
 _NEWEST = datetime(2024, 6, 28, 9, 30, tzinfo=UTC)
+NEW_PER_DAY: dict[str, int] = {"news": 3, "blog": 2}  # new articles a site publishes each day
+REDESIGN_DAY = 1  # from this day on, REDESIGNED wears another theme
+REDESIGNED = ("valley-courier", "html5")
+_UPDATED_INDEX = 16  # from day 1, the first linked day-0 article from here on is updated
+_AMP_INDEX = 18  # ... and the first linked one from here on is also listed as an AMP view
 
 
 # ---------------------------------------------------------------------------- public data
@@ -319,6 +342,11 @@ class _Story:
     comments: tuple[Comment, ...]
     discovery: str = "link"
     charset: str = "utf-8"
+    updated: datetime | None = None  # when the article was last changed, if after publication
+
+    @property
+    def modified(self) -> datetime:
+        return self.updated or self.published
 
     @property
     def summary(self) -> str:
@@ -381,6 +409,56 @@ def _plan(spec: _Spec, rng: random.Random) -> list[_Story]:
     return stories
 
 
+def _later_days(spec: _Spec, seed: int, day: int, before: list[_Story]) -> list[_Story]:
+    """The articles of days 1..`day`, newest first (each day's from a generator of its own, so
+    day N's articles are the same whatever day the web is built for)."""
+    titles = {s.text.title for s in before}
+    count = NEW_PER_DAY[spec.kind]
+    added: list[_Story] = []
+    for d in range(1, day + 1):
+        rng = random.Random(f"{seed}/{spec.name}/day/{d}")
+        for k in range(count):
+            moment = _NEWEST + timedelta(days=d, hours=-2 * k, minutes=-rng.randint(0, 59))
+            section = rng.choice(spec.sections)
+            text = write_story(rng, spec.kind, section.key)
+            while text.title in titles:
+                text = write_story(rng, spec.kind, section.key)
+            titles.add(text.title)
+            index = spec.articles + (d - 1) * count + k
+            path = spec.urls.article(moment, section.slug, _slug(text.title), 40000 + index * 7)
+            tags = tuple(rng.sample(spec.tags, rng.randint(1, 3)))
+            comments = _comments(rng, moment, section.key, spec.kind)
+            story = _Story(index, path, text, section, tags, moment, person(rng), comments)
+            added.append(story)
+    return sorted(added, key=lambda s: s.published, reverse=True)
+
+
+def _linked_from(stories: list[_Story], start: int) -> _Story:
+    return next(s for s in stories[start:] if s.discovery == "link")
+
+
+def _update(story: _Story, day: int) -> None:
+    """The article corrected on day 1: a paragraph added, a later modification time."""
+    note = Block(
+        "p",
+        "Correction: an earlier version of this article gave the wrong date for the next "
+        "meeting. The article has been updated with the date the organisers confirmed.",
+    )
+    story.text = StoryText(story.text.title, (*story.text.blocks, note))
+    story.updated = _NEWEST + timedelta(days=1, hours=1)
+
+
+def _site_plan(spec: _Spec, seed: int, day: int) -> tuple[random.Random, list[_Story], str]:
+    """The site's generator, its articles on `day` (newest first) and its AMP path ("": none)."""
+    rng = random.Random(f"{seed}/{spec.name}")  # str seeds are stable across processes
+    stories = _plan(spec, rng)
+    if day <= 0:
+        return rng, stories, ""
+    _update(_linked_from(stories, _UPDATED_INDEX), day)
+    amp = _linked_from(stories, _AMP_INDEX).path + "?outputType=amp"
+    return rng, _later_days(spec, seed, day, stories) + stories, amp
+
+
 # ---------------------------------------------------------------------------- rendering
 
 
@@ -389,13 +467,16 @@ class _Builder:
     spec: _Spec
     rng: random.Random
     stories: list[_Story]
+    theme_name: str = ""
+    floor: datetime | None = None  # no page older than this (a redesign changed them all)
+    extra_sitemap: tuple[str, ...] = ()  # paths listed in the sitemap besides the site's own
     theme: Theme = field(init=False)
     linked: list[_Story] = field(init=False)
     pages: dict[str, DemoPage] = field(default_factory=dict)
     chrome: Chrome = field(init=False)
 
     def __post_init__(self) -> None:
-        self.theme = THEMES[self.spec.theme]
+        self.theme = THEMES[self.theme_name or self.spec.theme]
         self.linked = [s for s in self.stories if s.discovery == "link"]
         self.chrome = self._chrome()
 
@@ -452,6 +533,7 @@ class _Builder:
         return tuple(Link(s.text.title, s.path) for s in picked)
 
     def add_html(self, info: PageInfo, main: str, *, kind: str, modified: datetime) -> None:
+        modified = max(modified, self.floor) if self.floor else modified
         html = self.theme.page(self.chrome, info, main)
         codec = "cp1252" if info.charset == "windows-1252" else info.charset
         body = html.encode(codec, "xmlcharrefreplace")
@@ -465,7 +547,7 @@ class _Builder:
     # -- page families -------------------------------------------------------------------
 
     def articles(self) -> None:
-        with_times = self.spec.theme != "table"  # the old site has no article meta tags
+        with_times = self.theme.name != "table"  # the old site has no article meta tags
         for story in self.stories:
             view = self.view(story, full=True)
             info = PageInfo(
@@ -476,7 +558,7 @@ class _Builder:
                 current=view.section.href,
             )
             main = self.theme.article(view, self.related(story))
-            self.add_html(info, main, kind="article", modified=story.published)
+            self.add_html(info, main, kind="article", modified=story.modified)
 
     def paginated(
         self,
@@ -590,7 +672,7 @@ class _Builder:
             p
             for p, page in self.pages.items()
             if page.kind in ("home", "listing", "about") and "?" not in p
-        )
+        ) + list(self.extra_sitemap)
         style = self.spec.sitemap
         xml = "application/xml; charset=utf-8"
         if style == "urlset-news":
@@ -638,7 +720,7 @@ def _urlset(stories: list[_Story], others: list[str], news: str = "") -> str:
             )
         rows.append(
             f"<url><loc>{BASE}{_x(story.path)}</loc>"
-            f"<lastmod>{story.published:%Y-%m-%d}</lastmod>{extra}</url>"
+            f"<lastmod>{story.modified:%Y-%m-%d}</lastmod>{extra}</url>"
         )
     rows += [
         f"<url><loc>{BASE}{_x(path)}</loc><changefreq>daily</changefreq></url>" for path in others
@@ -718,13 +800,23 @@ def _gold(story: _Story) -> DemoArticle:
     )
 
 
-def _build_site(spec: _Spec, seed: int) -> DemoSite:
-    rng = random.Random(f"{seed}/{spec.name}")  # str seeds are stable across processes
-    stories = _plan(spec, rng)
-    builder = _Builder(spec, rng, stories)
+def _build_site(spec: _Spec, seed: int, day: int = 0) -> DemoSite:
+    rng, stories, amp = _site_plan(spec, seed, day)
+    redesigned = day >= REDESIGN_DAY and spec.name == REDESIGNED[0]
+    builder = _Builder(
+        spec,
+        rng,
+        stories,
+        theme_name=REDESIGNED[1] if redesigned else spec.theme,
+        floor=_NEWEST + timedelta(days=REDESIGN_DAY) if redesigned else None,
+        extra_sitemap=(amp,) if amp else (),
+    )
     builder.articles()
     builder.listings()
     builder.static()
+    if redesigned:  # the new theme links its authors to /about/: the site serves it there too
+        about = builder.pages[spec.urls.about]
+        builder.pages.setdefault("/about/", dataclasses.replace(about, path="/about/"))
     builder.robots()
     builder.feed()
     builder.sitemaps()
@@ -735,11 +827,14 @@ def _build_site(spec: _Spec, seed: int) -> DemoSite:
         articles={s.path: _gold(s) for s in stories},
         disallowed=["/private/", "/search"],
         title=spec.title,
-        theme=spec.theme,
+        theme=builder.theme.name,
         feed=spec.urls.feed,
     )
 
 
-def build_demo_web(seed: int = 4) -> DemoWeb:
-    """The whole demo web; the same seed always gives the same pages, byte for byte."""
-    return DemoWeb([_build_site(spec, seed) for spec in _SPECS], seed)
+def build_demo_web(seed: int = 4, day: int = 0) -> DemoWeb:
+    """The whole demo web on `day` (0: the first; see the module docstring for what each later
+    day brings); the same seed and day always give the same pages, byte for byte."""
+    if day < 0:
+        raise ValueError(f"the demo web starts on day 0, not {day}")
+    return DemoWeb([_build_site(spec, seed, day) for spec in _SPECS], seed)

@@ -95,6 +95,7 @@ class SiteRun:
     discovery: set[str] = field(default_factory=set)
     feeds: int = 0
     sitemaps: int = 0
+    skipped: set[str] = field(default_factory=set)  # stored articles left alone, unchanged
     outstanding: int = 0  # requests yielded and not yet answered (callback or errback)
     pages: int = 0  # PageItems yielded
     drained: bool = False
@@ -285,6 +286,9 @@ class SiteSpider(scrapy.Spider):
         known = self._known(run, url)
         if known is not None and self._unchanged_article(run, url, known, modified):
             return None
+        if url in run.skipped:  # a sitemap or feed now says it changed
+            run.skipped.discard(url)
+            self._count_skipped(run)
         if run.cap and page_count(self.crawler, run.spec.name) >= run.cap:
             return None
         limit = self.max_queued or max(10 * run.cap, 1000)
@@ -322,9 +326,14 @@ class SiteSpider(scrapy.Spider):
         stored = self.history.site(run.spec.name).article(url)
         if stored is None or not stored.is_article or known.changed_by(modified):
             return False
-        run.queued.add(url)
-        self._site_stat(run, "unchanged")
+        # not queued: a sitemap or feed met later may still say it changed
+        run.skipped.add(url)
+        self._count_skipped(run)
         return True
+
+    def _count_skipped(self, run: SiteRun) -> None:
+        name = f"newscrawl/site/{run.spec.name}/unchanged"
+        self.crawler.stats.set_value(name, len(run.skipped))
 
     def _offsite_link(self, run: SiteRun, url: str) -> None:
         """Offsite links are skipped quietly, except links to non-public addresses: reported."""
