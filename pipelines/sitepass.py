@@ -11,6 +11,13 @@ page-level extraction, metadata and article flag, and the site's template out of
 text. Then the site's `articles` rows are written together, each with the `stage` that
 produced its text ("site", or "page" when the site had too few pages for SiteLevel).
 
+Templates carry across crawls (NEWSCRAWL_INCREMENTAL): a site pass also reads the site's pages
+stored by earlier crawls of the output folder (`CrawlHistory.context_pages`, the latest version
+of each URL up to the site's page budget), so a few new pages are cleaned with the site's full
+template; those pages shape the template and are never written again. When most template
+hashes of the new pages were never seen on the stored ones (`newscrawl.template.carry`), the
+site was redesigned: the summary flags it and the site pass runs on the new pages alone.
+
 A killed crawl loses no page: pages are stored as they arrive, and a resumed crawl rebuilds
 each pending site (stored pages, no articles yet) from its stored pages plus what it fetches
 anew. A site whose articles are written is done: its pages replayed on resume are skipped. A
@@ -35,14 +42,17 @@ from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet import defer, threads
 
+from newscrawl.crawl.history import crawl_history
 from newscrawl.crawl.items import PageItem, WarcOrigin
 from newscrawl.crawl.sitecap import page_count
 from newscrawl.crawl.state import crawl_state
 from newscrawl.dom import Dom
 from newscrawl.extractors.base import Extraction
 from newscrawl.spiders.site import site_drained
+from newscrawl.storage.nodes import nodes_writer
 from newscrawl.storage.writer import closed_files, partition_values
-from newscrawl.template.sitelevel import RawPage, SiteLevelRun, nodes_writer, run_sitelevel
+from newscrawl.template.carry import is_redesign
+from newscrawl.template.sitelevel import RawPage, SiteLevelRun, run_sitelevel
 from newscrawl.template.sitemethods import check_site_method
 from newscrawl.template.sitepass import PAGE_STAGE, SitePassRun, site_pass
 
@@ -82,6 +92,9 @@ class SitePassPipeline:
         self.expected: dict[str, int] = {}  # pages the spider yielded, once a site is drained
         self.started: list[defer.Deferred[None]] = []  # site passes started by a signal
         crawler.signals.connect(self._drained, signal=site_drained)
+        self.history = crawl_history(crawler)
+        self.incremental = crawler.settings.getbool("NEWSCRAWL_INCREMENTAL", True)
+        self.default_cap = crawler.settings.getint("MAX_PAGES_PER_SITE", 200) or 200
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SitePassPipeline:
@@ -160,16 +173,47 @@ class SitePassPipeline:
             items = await maybe_deferred_to_future(
                 threads.deferToThread(self._site_items, site, buffered)
             )
-            run = await maybe_deferred_to_future(threads.deferToThread(self._pass, site, items))
+            run = await maybe_deferred_to_future(
+                threads.deferToThread(self._carried_pass, site, items)
+            )
             self._write(site, items, run)
         finally:
             self.lock.release()
 
     def _site_items(self, site: str, buffered: list[PageItem]) -> list[PageItem]:
-        """The site's pages: stored by an earlier run of this crawl, then buffered here."""
+        """The site's pages: stored by an earlier run of this crawl, then buffered here, then
+        (`context`) stored by earlier crawls of the folder, to carry the site's template."""
         fresh = {item.final_url for item in buffered}
         stored = [i for i in stored_items(self.state, site) if i.final_url not in fresh]
-        return stored + buffered
+        items = stored + buffered
+        if not self.incremental or not items:
+            return items
+        cap = max((item.max_pages for item in items), default=0) or self.default_cap
+        seen = {url for item in items for url in (item.url, item.final_url)}
+        rows = self.history.context_pages(site, seen, cap - len(items))
+        return items + [_context_item(row, site) for row in rows]
+
+    def _carried_pass(self, site: str, items: list[PageItem]) -> SitePassRun | None:
+        """The site pass with the site's stored pages; without them when the site was
+        redesigned (the new pages' template is not the stored pages')."""
+        run = self._pass(site, items)
+        context = {item.final_url for item in items if item.context}
+        if run is None or not context:
+            return run
+        new = [page for page in run.sitelevel.pages if page.url not in context]
+        old = [page for page in run.sitelevel.pages if page.url in context]
+        redesigned, share = is_redesign(new, old)
+        if not redesigned:
+            return run
+        logger.warning(
+            "site %s was redesigned: %.0f%% of its new pages' template was never seen on its "
+            "%d stored pages; its site pass uses the new pages only",
+            site,
+            100 * share,
+            len(old),
+        )
+        self.crawler.stats.set_value(f"newscrawl/site/{site}/redesigned", 1)
+        return self._pass(site, [item for item in items if not item.context])
 
     def _pass(self, site: str, items: list[PageItem]) -> SitePassRun | None:
         """The site pass (in a worker thread); None when it failed (pages go page-level)."""
@@ -207,6 +251,7 @@ class SitePassPipeline:
         """The site's articles rows (in URL order, closed together), then its nodes; its pages
         are closed into their files first (`site_complete`)."""
         self.crawler.signals.send_catch_log(site_complete, site=site)
+        items = [item for item in items if not item.context]  # earlier crawls wrote those
         for item in sorted(items, key=lambda item: item.final_url):
             if not item.stage:  # the pass did not reach it: page by page
                 self.extraction.fill(item)
@@ -220,7 +265,7 @@ class SitePassPipeline:
         if run is not None:
             stage = "site" if run.template else "page"
             self.crawler.stats.inc_value(f"newscrawl/sitepass/{stage}_sites")
-            self._write_nodes(site, run.sitelevel)
+            self._write_nodes(site, _own_pages(run.sitelevel, {item.final_url for item in items}))
 
     def _write_nodes(self, site: str, sitelevel: SiteLevelRun) -> None:
         if site in self.labelled:
@@ -276,6 +321,24 @@ class SitePassPipeline:
             await self._label_stored(site)
         self.articles.close_spider()
         self.nodes.close()
+
+
+def _context_item(row: dict[str, Any], site: str) -> PageItem:
+    """A page an earlier crawl stored, for the site's template only (`context`)."""
+    item = _stored_item(row, site, str(row.get("crawl") or ""))
+    item.context = True
+    return item
+
+
+def _own_pages(run: SiteLevelRun, urls: set[str]) -> SiteLevelRun:
+    """The SiteLevel run of `urls` only (their node rows; the stored pages' rows are their
+    own crawls')."""
+    if run.labels is None:
+        return run
+    keep = [i for i, page in enumerate(run.pages) if page.url in urls]
+    pages = [run.pages[i] for i in keep]
+    labels = [run.labels[i] for i in keep]
+    return SiteLevelRun(run.site, pages, labels, run.errors)
 
 
 def stored_items(state: Any, site: str) -> list[PageItem]:

@@ -286,7 +286,7 @@ def test_bench_refuses_an_unknown_method(tmp_path: Path, capsys: pytest.CaptureF
 
 def test_deboiler_cleans_a_generated_site() -> None:
     pytest.importorskip("deboiler")
-    from newscrawl.template.methods_eval import deboiler_html
+    from newscrawl.evaluation.site_methods import deboiler_html
 
     urls = [f"https://example.org/{i}" for i in range(5)]
     cleaned = deboiler_html(urls, [_page(i) for i in range(5)])
@@ -346,7 +346,7 @@ def test_study_evaluation_trains_on_another_methods_labels(
 ) -> None:
     from test_template_evaluation import write_dataset
 
-    from newscrawl.template.evaluation import load_site, site_groups
+    from newscrawl.evaluation.template_sites import load_site, site_groups
 
     data = write_dataset(tmp_path / "gen", [f"s{i}.example.org" for i in range(3)])
     dataset, site, ids = site_groups([data])[0]

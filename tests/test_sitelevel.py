@@ -13,14 +13,13 @@ import pytest
 
 from newscrawl.cli import main
 from newscrawl.dom import Dom, parse_html
+from newscrawl.storage.nodes import NODE_COLUMNS, nodes_schema
 from newscrawl.template.records import PageNodes, node_hashes
 from newscrawl.template.sitelevel import (
-    NODE_COLUMNS,
     SiteLevel,
     SiteLevelConfig,
     SiteTemplates,
     label_site,
-    nodes_schema,
     template_hashes,
 )
 from newscrawl.template.synthetic import synthetic_site

@@ -27,8 +27,8 @@ from newscrawl.template.extractor import (
     pruned_dom,
 )
 from newscrawl.template.features import FEATURES, node_features
-from newscrawl.template.records import PageNodes, is_intra_site
-from newscrawl.template.sitelevel import label_site, site_kind
+from newscrawl.template.records import PageNodes, is_intra_site, site_kind
+from newscrawl.template.sitelevel import label_site
 from newscrawl.template.synthetic import synthetic_site
 from newscrawl.template.train import NodeData, TrainConfig, TrainError, pages_data, train
 
@@ -298,7 +298,8 @@ def test_training_reads_a_crawls_nodes_layout(tmp_path: Path) -> None:
     # A crawl writes nodes/crawl=<id>/site=<site>/part-*.parquet (partition columns in folders).
     from test_sitelevel import page, records
 
-    from newscrawl.template.sitelevel import SiteLevel, nodes_writer
+    from newscrawl.storage.nodes import nodes_writer
+    from newscrawl.template.sitelevel import SiteLevel
     from newscrawl.template.train import read_nodes
 
     with nodes_writer(tmp_path) as writer:

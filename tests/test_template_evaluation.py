@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from newscrawl.cli import main
+from newscrawl.cli import main as cli_main
 from newscrawl.dom import Dom, parse_html
-from newscrawl.template.evaluation import gold_template
-from newscrawl.template.evaluation import main as evaluation_main
+from newscrawl.evaluation.template_sites import gold_template
 from newscrawl.template.synthetic import synthetic_site
 
 PAGE = (
@@ -71,7 +71,7 @@ def test_evaluation_runs_across_sites(tmp_path: Path, capsys: pytest.CaptureFixt
     data = write_dataset(tmp_path / "gen", [f"s{i}.example.org" for i in range(3)])
     out = tmp_path / "figures.json"
     args = [str(data), "--folds", "3", "--extractors", "nce", "--json", str(out), "-q"]
-    assert evaluation_main(args) == 0
+    assert cli_main(["bench", "template-eval", *args]) == 0
     text = capsys.readouterr().out
     assert "everything template" in text and "| gen | 15 | nce |" in text
     figures = json.loads(out.read_text())

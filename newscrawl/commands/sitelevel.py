@@ -128,7 +128,8 @@ def _run_here(args: argparse.Namespace, config: SiteLevelConfig) -> int:
     """Label site after site in this process, streaming the pages."""
     from tqdm import tqdm
 
-    from newscrawl.template.sitelevel import nodes_writer, run_sitelevel
+    from newscrawl.storage.nodes import nodes_writer
+    from newscrawl.template.sitelevel import run_sitelevel
     from newscrawl.template.sources import SourceError, read_sources
 
     try:

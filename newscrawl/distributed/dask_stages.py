@@ -479,7 +479,7 @@ class SiteLevelStage:
 
     @property
     def partition_by(self) -> tuple[str, ...]:
-        from newscrawl.template.sitelevel import NODES_PARTITION_BY
+        from newscrawl.storage.nodes import NODES_PARTITION_BY
 
         return tuple(NODES_PARTITION_BY)
 

@@ -106,7 +106,7 @@ class PageRecord:
 def page_record(dataset: str, page: Any, geometry: str = GEOMETRY) -> PageRecord | None:
     """One `Dataset` page as a record; None when the page cannot be parsed."""
     from newscrawl.dom import PageError, parse_html
-    from newscrawl.template.evaluation import gold_template
+    from newscrawl.evaluation.template_sites import gold_template
     from newscrawl.template.records import PageNodes
 
     url = page.meta.get("url") or ""
@@ -234,7 +234,7 @@ def provenance(counts: dict[str, dict[str, int]]) -> dict[str, Any]:
         "sites": sum(c["sites"] for c in counts.values()),
         "geometry": GEOMETRY,
         "features": list(FEATURES),
-        "labels": "gold-aligned nodes (newscrawl.template.evaluation.gold_template)",
+        "labels": "gold-aligned nodes (newscrawl.evaluation.template_sites.gold_template)",
         "weighting": "each dataset equal total weight, each page equal within its dataset, "
         f"at most {MAX_PAGE_NODES} classified nodes a page, classes balanced",
         "threshold": THRESHOLD,

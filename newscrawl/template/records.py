@@ -9,6 +9,7 @@ words, links, intra-site links, HTML characters), the node's content hash and it
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 from hashlib import blake2b
 from urllib.parse import urlsplit
@@ -18,7 +19,15 @@ import numpy as np
 from newscrawl.crawl.urls import site_of
 from newscrawl.dom import Dom
 
-__all__ = ["TAGS", "PageNodes", "is_intra_site", "node_hashes", "page_kind", "site_of"]
+__all__ = [
+    "TAGS",
+    "PageNodes",
+    "is_intra_site",
+    "node_hashes",
+    "page_kind",
+    "site_kind",
+    "site_of",
+]
 
 # Tag ids stored per node (0 = any other tag). Order is part of the nodes dataset: append only.
 _TAG_NAMES = """
@@ -230,3 +239,9 @@ class PageNodes:
     def area(self) -> np.ndarray:
         """width x height of each node's box, px²."""
         return self.boxes[:, 2] * self.boxes[:, 3]
+
+
+def site_kind(pages: Sequence[PageNodes]) -> str:
+    """The kind most of the site's pages have ("blog" or "news"; ties go to "news")."""
+    blogs = sum(page.kind == "blog" for page in pages)
+    return "blog" if blogs * 2 > len(pages) else "news"

@@ -27,8 +27,8 @@ Use: `run_sitelevel(site, raw_pages)` is the one SiteLevel stage - the crawl's s
 `newscrawl sitelevel` and the Dask stage all call it: each page is parsed once into its node
 records (`PageNodes`: content hashes, counts, boxes), a `visit` callback sees each parsed page
 (the site pass extracts it there), the site is labelled, and `SiteLevelRun.write(writer, ...)`
-writes its rows to the `nodes` dataset (`nodes_writer(root)`), or nothing when the site has too
-few pages.
+writes its rows to the `nodes` dataset (`newscrawl.storage.nodes.nodes_writer(root)`), or
+nothing when the site has too few pages.
 """
 
 from __future__ import annotations
@@ -36,15 +36,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from newscrawl.dom import Dom, PageError, parse_html
-from newscrawl.template.buckets import DEFAULT_BOUNDARIES, bucket_of
-from newscrawl.template.features import FEATURES, node_features
-from newscrawl.template.records import TAGS, PageNodes, site_of
+from newscrawl.storage.nodes import nodes_table
+from newscrawl.template.records import PageNodes, site_of
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -52,8 +50,6 @@ if TYPE_CHECKING:
     from newscrawl.storage import ParquetDatasetWriter
 
 __all__ = [
-    "NODES_PARTITION_BY",
-    "NODE_COLUMNS",
     "RawPage",
     "SiteLevel",
     "SiteLevelConfig",
@@ -63,32 +59,10 @@ __all__ = [
     "frequent_hashes",
     "label_page",
     "label_site",
-    "nodes_schema",
-    "nodes_table",
-    "nodes_writer",
     "raw_page",
     "run_sitelevel",
-    "site_kind",
     "template_hashes",
 ]
-
-# Columns of the `nodes` dataset, in order (features are float32, one column each).
-NODE_COLUMNS: tuple[str, ...] = (
-    *("site", "kind", "url", "page", "node", "parent", "depth", "tag", "area", "bucket"),
-    *FEATURES,
-    *("label", "crawl"),
-)
-# The nodes dataset is Hive-partitioned like pages and articles:
-# NODES/crawl=<id>/site=<site>/part-*.parquet (crawl and site live in the folder names).
-NODES_PARTITION_BY = ("crawl", "site")
-
-_STRING_COLUMNS = frozenset({"site", "kind", "url", "tag", "crawl"})
-
-
-def site_kind(pages: Sequence[PageNodes]) -> str:
-    """The kind most of the site's pages have ("blog" or "news"; ties go to "news")."""
-    blogs = sum(page.kind == "blog" for page in pages)
-    return "blog" if blogs * 2 > len(pages) else "news"
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,96 +213,6 @@ class SiteLevel:
             return None
         labels = labels if labels is not None else self.label(pages)
         return nodes_table(pages, labels, crawl=crawl, site=site, kind=kind)
-
-
-def nodes_columns(
-    pages: Sequence[PageNodes],
-    labels: Sequence[np.ndarray],
-    crawl: str = "",
-    site: str | None = None,
-    kind: str | None = None,
-) -> dict[str, np.ndarray | list]:
-    """Column arrays of the `nodes` dataset for these pages (see NODE_COLUMNS)."""
-    parts: dict[str, list] = {name: [] for name in NODE_COLUMNS}
-    kind = kind or site_kind(pages)
-    for index, (page, label) in enumerate(zip(pages, labels, strict=True)):
-        area = page.area
-        keep = np.flatnonzero(area > 0)
-        features = node_features(page)[keep]
-        n = len(keep)
-        parts["site"].append([site or page.site] * n)
-        parts["kind"].append([kind] * n)
-        parts["url"].append([page.url] * n)
-        parts["page"].append(np.full(n, index, dtype=np.int32))
-        parts["node"].append(keep.astype(np.int32))
-        parts["parent"].append(page.parent[keep])
-        parts["depth"].append(page.depth[keep])
-        parts["tag"].append([TAGS[t] or "other" for t in page.tag[keep]])
-        parts["area"].append(area[keep].astype(np.float32))
-        parts["bucket"].append(bucket_of(area[keep], DEFAULT_BOUNDARIES))
-        for column, name in enumerate(FEATURES):
-            parts[name].append(features[:, column])
-        parts["label"].append(label[keep])
-        parts["crawl"].append([crawl] * n)
-    return {
-        name: (
-            [v for chunk in chunks for v in chunk]
-            if name in _STRING_COLUMNS
-            else np.concatenate(chunks)
-            if chunks
-            else np.zeros(0)
-        )
-        for name, chunks in parts.items()
-    }
-
-
-def nodes_table(
-    pages: Sequence[PageNodes],
-    labels: Sequence[np.ndarray],
-    crawl: str = "",
-    site: str | None = None,
-    kind: str | None = None,
-) -> pa.Table:
-    """The `nodes` dataset rows as a pyarrow Table."""
-    import pyarrow as pa
-
-    columns = nodes_columns(pages, labels, crawl=crawl, site=site, kind=kind)
-    schema = nodes_schema()
-    return pa.table({f.name: pa.array(columns[f.name], type=f.type) for f in schema}, schema=schema)
-
-
-def nodes_schema() -> pa.Schema:
-    """The explicit schema of the `nodes` dataset."""
-    import pyarrow as pa
-
-    types = {
-        "site": pa.string(),
-        "kind": pa.string(),
-        "url": pa.string(),
-        "page": pa.int32(),
-        "node": pa.int32(),
-        "parent": pa.int32(),
-        "depth": pa.int16(),
-        "tag": pa.string(),
-        "area": pa.float32(),
-        "bucket": pa.int8(),
-        "label": pa.bool_(),
-        "crawl": pa.string(),
-    }
-    return pa.schema(
-        [pa.field(name, types.get(name, pa.float32())) for name in NODE_COLUMNS],
-        metadata={"dataset": "newscrawl nodes", "version": "1"},
-    )
-
-
-def nodes_writer(root: str | Path, **options: Any) -> ParquetDatasetWriter:
-    """A dataset writer for `nodes` rows, partitioned by NODES_PARTITION_BY; write each site's
-    table with ``writer.write_table(table, {"crawl": crawl, "site": site})``."""
-    from newscrawl.storage import ParquetDatasetWriter
-
-    options.setdefault("row_group_rows", 65_536)
-    options.setdefault("file_rows", 1_000_000)
-    return ParquetDatasetWriter(root, nodes_schema(), NODES_PARTITION_BY, **options)
 
 
 @dataclass(frozen=True, slots=True)

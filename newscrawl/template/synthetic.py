@@ -172,7 +172,8 @@ def train_default_model(path: str, sites: int = 24, pages: int = 12) -> None:
 
     A demo and test helper: the shipped default model is trained on real pages instead
     (`newscrawl.template.default_model`)."""
-    from newscrawl.template.sitelevel import RawPage, run_sitelevel, site_kind
+    from newscrawl.template.records import site_kind
+    from newscrawl.template.sitelevel import RawPage, run_sitelevel
     from newscrawl.template.train import TrainConfig, pages_data, train
 
     data = []

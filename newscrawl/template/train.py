@@ -143,7 +143,7 @@ def read_nodes(paths: Sequence[str | Path]) -> NodeData:
     """Read the training columns of one or more `nodes` datasets (Parquet files or folders)."""
     import pyarrow as pa
 
-    from newscrawl.template.sitelevel import NODES_PARTITION_BY
+    from newscrawl.storage.nodes import NODES_PARTITION_BY
     from newscrawl.template.sources import open_parquet
 
     columns = ["site", "kind", "area", *FEATURES, "label"]

@@ -1,10 +1,9 @@
 """Evaluation of template detection on multi-page sites of gold-text datasets (seed 004, §4).
 
-Run: ``python -m newscrawl.template.evaluation DATASET... [--groups site_groups.tsv]`` (or
-``newscrawl bench template-eval ...``). A DATASET is a dataset folder (html/, gold/,
-meta.jsonl) or a folder of them. Sites come from the groups file (dataset, site, n_pages) when
-one is given or found beside the datasets, else from each page's meta.jsonl "site"; sites with
-fewer than --min-pages pages are left out.
+Run: ``newscrawl bench template-eval DATASET... [--groups site_groups.tsv]``. A DATASET is a
+dataset folder (html/, gold/, meta.jsonl) or a folder of them. Sites come from the groups file
+(dataset, site, n_pages) when one is given or found beside the datasets, else from each page's
+meta.jsonl "site"; sites with fewer than --min-pages pages are left out.
 
 Procedure, per fold of a k-fold split of the *sites* (a site is never in training and test):
 1. every page of every site is labelled by SiteLevel (or the --site-method given) against the
@@ -22,10 +21,6 @@ nodes the classifiers see) and averaged over pages, as the study reports them.
 
 from __future__ import annotations
 
-import argparse
-import csv
-import json
-import sys
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -34,18 +29,26 @@ from typing import Any
 
 import numpy as np
 
-from newscrawl.dom import Dom, PageError, parse_html
-from newscrawl.evaluation.dataset import Dataset, DatasetError, Page
-from newscrawl.evaluation.metric import PageScore, aggregate, score_page, tokens
+from newscrawl.dom import Dom
+from newscrawl.evaluation.dataset import Dataset
+from newscrawl.evaluation.metric import PageScore, aggregate, score_page
+from newscrawl.evaluation.template_sites import PageCase, SiteCase, parse_page
 from newscrawl.template.buckets import MIN_AREA
 from newscrawl.template.extractor import TemplateExtractor, mask_from_scores, pruned_dom
 from newscrawl.template.features import node_features
-from newscrawl.template.records import PageNodes
-from newscrawl.template.sitelevel import label_site, site_kind
-from newscrawl.template.sitemethods import DEFAULT_SITE_METHOD, SITE_METHODS, new_site_method
 from newscrawl.template.train import NodeData, TrainConfig, TrainError, pages_data, train
 
-__all__ = ["SMOOTHING", "STUDY", "evaluate", "gold_template", "main"]
+__all__ = [
+    "DEFAULT_EXTRACTORS",
+    "SMOOTHING",
+    "STUDY",
+    "Results",
+    "as_json",
+    "evaluate",
+    "gain_lines",
+    "shingle_table",
+    "template_table",
+]
 
 # Variants of the template-class table: None is "no smoothing".
 SMOOTHING: tuple[float | None, ...] = (None, 0.01, 0.1, 1.0)
@@ -73,184 +76,6 @@ DEFAULT_EXTRACTORS = ("nce", "mss", "cetd-tpc")
 # template SiteLevel learns from the test site's own pages ("site"; what a crawl knows once it
 # has buffered a site, and what `learn_sites` learns during extraction).
 FILTERS = ("template", "site")
-_SHINGLE = 4
-
-
-# -- gold node labels ------------------------------------------------------------------------
-
-
-def gold_template(dom: Dom, gold: str, mostly: float = 0.5) -> np.ndarray:
-    """Node labels from the gold text: True = template, as the study labelled its test pages.
-
-    The study marked the node holding the article, its ancestors and its descendants
-    non-template and everything else template. Here, without a human to point at the node:
-    a page token is *gold* when a 4-token window through it occurs in the gold text; a node is
-    *content* when more than `mostly` of its tokens are gold. Non-template are the content
-    nodes and their ancestors, every descendant of a content node that holds no smaller content
-    node (the "article node" of the study, whose inline links and line breaks belong to it) and
-    text-less nodes inside content. So a big container that is mostly gold (often <body>) stays
-    non-template without dragging its menus and footers along.
-    """
-    count = len(dom)
-    piece_tokens = [tokens(text) for text in dom.piece_text]
-    stream = [t for words in piece_tokens for t in words]
-    gold_words = tokens(gold)
-    wanted = {tuple(gold_words[i : i + _SHINGLE]) for i in range(len(gold_words) - _SHINGLE + 1)}
-    if 0 < len(gold_words) < _SHINGLE:
-        wanted.add(tuple(gold_words))
-    hit = np.zeros(len(stream) + 1, dtype=np.int32)  # difference array over token positions
-    size = min(_SHINGLE, len(stream))
-    for i in range(len(stream) - size + 1):
-        if tuple(stream[i : i + size]) in wanted:
-            hit[i] += 1
-            hit[i + size] -= 1
-    is_gold = np.cumsum(hit)[: len(stream)] > 0
-    per_piece_total = np.fromiter((len(w) for w in piece_tokens), np.int64, len(piece_tokens))
-    bounds = np.concatenate(([0], np.cumsum(per_piece_total)))
-    gold_prefix = np.concatenate(([0], np.cumsum(is_gold, dtype=np.int64)))
-    piece_gold = gold_prefix[bounds[1:]] - gold_prefix[bounds[:-1]]
-    piece_prefix = np.concatenate(([0], np.cumsum(per_piece_total)))
-    piece_gold_prefix = np.concatenate(([0], np.cumsum(piece_gold)))
-    start = np.asarray(dom.piece_start, dtype=np.int64)
-    end_piece = np.asarray(dom.piece_end, dtype=np.int64)
-    node_tokens = piece_prefix[end_piece] - piece_prefix[start]
-    node_gold = piece_gold_prefix[end_piece] - piece_gold_prefix[start]
-    content = (node_tokens > 0) & (node_gold > mostly * node_tokens)
-    end = np.asarray(dom.end, dtype=np.int64)
-    content_prefix = np.concatenate(([0], np.cumsum(content, dtype=np.int64)))
-    inside = content_prefix[end] - content_prefix[:count]  # content nodes in each subtree
-    keep = inside > 0  # content nodes and their ancestors
-    cover = np.zeros(count + 1, dtype=np.int64)
-    for lowest in np.flatnonzero(content & (inside == 1)):  # content with no content below
-        cover[lowest] += 1
-        cover[end[lowest]] -= 1
-    keep |= np.cumsum(cover)[:count] > 0
-    parent = dom.parent
-    for node in range(count):  # text-less nodes inside content
-        if not keep[node] and node_tokens[node] == 0 and parent[node] >= 0:
-            keep[node] = bool(
-                content[parent[node]] or (keep[parent[node]] and node_tokens[parent[node]] == 0)
-            )
-    return ~keep
-
-
-# -- data -----------------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class PageCase:
-    """One test page, reduced to what the evaluation needs."""
-
-    page_id: str
-    nodes: PageNodes
-    sitelevel: np.ndarray  # bool template labels from SiteLevel
-    gold: np.ndarray  # bool template labels from the gold text
-    body: int
-
-
-@dataclass(slots=True)
-class SiteCase:
-    dataset: str
-    path: Path
-    site: str
-    kind: str
-    pages: list[PageCase] = field(default_factory=list)
-
-
-def _dataset_dirs(paths: Sequence[str | Path]) -> list[Path]:
-    found: list[Path] = []
-    for arg in paths:
-        path = Path(arg)
-        if (path / "html").is_dir():
-            found.append(path)
-        elif path.is_dir():
-            found.extend(sorted(p for p in path.iterdir() if (p / "html").is_dir()))
-        else:
-            raise DatasetError(f"{path}: no such dataset folder")
-    if not found:
-        raise DatasetError("no dataset folder (with html/ and gold/) found")
-    return found
-
-
-def _read_groups(path: Path) -> dict[str, set[str]]:
-    groups: dict[str, set[str]] = {}
-    with path.open(encoding="utf-8") as lines:
-        for row in csv.DictReader(lines, delimiter="\t"):
-            if row.get("dataset") and row.get("site"):
-                groups.setdefault(row["dataset"], set()).add(row["site"])
-    return groups
-
-
-def _groups_file(paths: Sequence[str | Path], given: str | None) -> Path | None:
-    if given:
-        return Path(given)
-    for arg in paths:
-        for folder in (Path(arg), Path(arg).parent):
-            candidate = folder / "site_groups.tsv"
-            if candidate.is_file():
-                return candidate
-    return None
-
-
-def site_groups(
-    paths: Sequence[str | Path], groups: str | None = None, min_pages: int = 5
-) -> list[tuple[Dataset, str, list[str]]]:
-    """(dataset, site, page ids) of every multi-page site of the datasets."""
-    tsv = _groups_file(paths, groups)
-    listed = _read_groups(tsv) if tsv else None
-    out: list[tuple[Dataset, str, list[str]]] = []
-    for folder in _dataset_dirs(paths):
-        dataset = Dataset(folder)
-        by_site: dict[str, list[str]] = {}
-        for page_id in dataset.ids:
-            site = str(dataset.meta.get(page_id, {}).get("site") or "")
-            if site:
-                by_site.setdefault(site, []).append(page_id)
-        wanted = listed.get(dataset.name, set()) if listed is not None else set(by_site)
-        for site in sorted(wanted):
-            ids = by_site.get(site, [])
-            if len(ids) >= min_pages:
-                out.append((dataset, site, ids))
-    return out
-
-
-def _parse(page: Page) -> Dom | None:
-    try:
-        return parse_html(page.html, url=page.meta.get("url") or None)
-    except PageError:
-        return None
-
-
-def load_site(
-    dataset: Dataset,
-    site: str,
-    ids: Sequence[str],
-    max_pages: int,
-    site_method: str = DEFAULT_SITE_METHOD,
-) -> SiteCase:
-    """Parse a site's pages once: node records, gold labels and the site's own template labels
-    (SiteLevel's, or another site-level method's: `newscrawl.template.sitemethods`)."""
-    pages: list[PageCase] = []
-    records: list[PageNodes] = []
-    state = new_site_method(site_method) if site_method != DEFAULT_SITE_METHOD else None
-    for page_id in list(ids)[:max_pages]:
-        page = dataset.page(page_id)
-        dom = _parse(page)
-        if dom is None:
-            continue
-        nodes = PageNodes.from_dom(dom, page.meta.get("url") or "", site=site)
-        records.append(nodes)
-        if state is not None:
-            state.add(dom)
-        empty = np.zeros(len(dom), dtype=bool)
-        pages.append(PageCase(page_id, nodes, empty, gold_template(dom, page.gold), dom.body))
-    labels = label_site(records) if state is None else state.masks()
-    for case, label in zip(pages, labels, strict=True):
-        case.sitelevel = label
-    return SiteCase(dataset.name, dataset.path, site, site_kind(records), pages)
-
-
-# -- scoring --------------------------------------------------------------------------------
 
 
 @dataclass(slots=True)
@@ -392,6 +217,7 @@ def evaluate(
     from tqdm import tqdm
 
     results = Results()
+    handles: dict[Path, Dataset] = {}  # each dataset opened once, for this run
     for site in sites:
         results.sites[(site.dataset, site.kind)] += 1
         results.pages[(site.dataset, site.kind)] += len(site.pages)
@@ -414,7 +240,7 @@ def evaluate(
             for case in site.pages:
                 _score_template(results, case, site.kind, models)
                 if extraction:
-                    _extract_page(results, site, case, total, methods)
+                    _extract_page(results, handles, site, case, total, methods)
                 bar.update(1)
     bar.close()
     return results
@@ -422,14 +248,15 @@ def evaluate(
 
 def _extract_page(
     results: Results,
+    handles: dict[Path, Dataset],
     site: SiteCase,
     case: PageCase,
     model: Any,
     methods: dict[str, TemplateExtractor],
 ) -> None:
     """Shingle scores of every extraction method on one test page (parsed again here)."""
-    page = _dataset_handle(site).page(case.page_id)
-    dom = _parse(page)
+    page = _dataset_handle(handles, site).page(case.page_id)
+    dom = parse_page(page)
     if dom is None:
         return
     raw = model.scores(node_features(case.nodes), case.nodes.area)
@@ -444,13 +271,10 @@ def _sitelevel_mask(case: PageCase) -> np.ndarray:
     return mask
 
 
-_HANDLES: dict[Path, Dataset] = {}
-
-
-def _dataset_handle(site: SiteCase) -> Dataset:
-    if site.path not in _HANDLES:
-        _HANDLES[site.path] = Dataset(site.path)
-    return _HANDLES[site.path]
+def _dataset_handle(handles: dict[Path, Dataset], site: SiteCase) -> Dataset:
+    if site.path not in handles:
+        handles[site.path] = Dataset(site.path)
+    return handles[site.path]
 
 
 # -- report ---------------------------------------------------------------------------------
@@ -568,100 +392,3 @@ def _shingle_figures(scores: Sequence[PageScore]) -> dict[str, float | int]:
         "precision": total.precision,
         "recall": total.recall,
     }
-
-
-# -- command line ---------------------------------------------------------------------------
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "datasets",
-        nargs="+",
-        metavar="DATASET",
-        help="dataset folder (html/, gold/, meta.jsonl) or a folder of them",
-    )
-    parser.add_argument(
-        "--groups",
-        metavar="TSV",
-        help="site groups (dataset, site columns); default: site_groups.tsv "
-        "beside the datasets if there is one, else meta.jsonl sites",
-    )
-    parser.add_argument("--min-pages", type=int, default=5, help="smallest site (default: 5)")
-    parser.add_argument("--max-pages", type=int, default=200, help="pages per site (default: 200)")
-    parser.add_argument("--folds", type=int, default=5, help="site folds (default: 5)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument(
-        "--extractors",
-        default=",".join(DEFAULT_EXTRACTORS),
-        help="page-level extractors, comma-separated (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--plain",
-        action="store_true",
-        help="train the study's unweighted regressions (default: classes weighted equally)",
-    )
-    parser.add_argument(
-        "--no-extraction",
-        action="store_true",
-        help="only the template-class table (skips the slower extraction scores)",
-    )
-    parser.add_argument(
-        "--site-method",
-        default=DEFAULT_SITE_METHOD,
-        choices=SITE_METHODS,
-        help="what labels each site's template nodes for training (and for the site-aware "
-        "filter): SiteLevel, Site Style Tree, pagelets or block entropy (default: %(default)s)",
-    )
-    parser.add_argument("--json", metavar="FILE", help="also write the figures as JSON")
-    parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
-
-
-def run(args: argparse.Namespace) -> int:
-    extractors = [n.strip() for n in args.extractors.split(",") if n.strip()]
-    try:
-        groups = site_groups(args.datasets, args.groups, max(args.min_pages, 2))
-    except (DatasetError, OSError) as err:
-        print(f"template evaluation: {err}", file=sys.stderr)
-        return 2
-    if len({site for _, site, _ in groups}) < 2:
-        print("template evaluation: needs at least 2 multi-page sites", file=sys.stderr)
-        return 2
-    from tqdm import tqdm
-
-    sites = [
-        load_site(d, s, ids, args.max_pages, getattr(args, "site_method", DEFAULT_SITE_METHOD))
-        for d, s, ids in tqdm(groups, desc="sitelevel", unit="site", disable=args.quiet)
-    ]
-    results = evaluate(
-        sites,
-        args.folds,
-        args.seed,
-        extractors,
-        progress=not args.quiet,
-        balanced=not args.plain,
-        extraction=not args.no_extraction,
-    )
-    for (dataset, kind), n in sorted(results.sites.items()):
-        print(f"{dataset}: {n} {kind} sites, {results.pages[(dataset, kind)]} pages")
-    print()
-    print("\n".join(template_table(results)))
-    print()
-    if results.shingle:
-        print("\n".join(shingle_table(results, extractors)))
-        print()
-        print("\n".join(gain_lines(results, extractors)))
-    if args.json:
-        Path(args.json).write_text(json.dumps(as_json(results), indent=1) + "\n", "utf-8")
-    return 0
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m newscrawl.template.evaluation", description=__doc__.split("\n\n")[0]
-    )
-    add_arguments(parser)
-    return run(parser.parse_args(argv))
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,9 +1,9 @@
 """The site-level template methods compared on the dev sets' multi-page sites.
 
 Run: ``newscrawl bench template-eval DATASET... --methods all``. Sites are those of
-`newscrawl.template.evaluation.site_groups` (the site_groups.tsv beside the datasets, else each
-dataset's meta.jsonl "site"; at least --min-pages pages). Per site, its pages are parsed once and
-every method sees all of them: SiteLevel, Site Style Tree, pagelets, entropy
+`newscrawl.evaluation.template_sites.site_groups` (the site_groups.tsv beside the datasets, else
+each dataset's meta.jsonl "site"; at least --min-pages pages). Per site, its pages are parsed
+once and every method sees all of them: SiteLevel, Site Style Tree, pagelets, entropy
 (`newscrawl.template.sitemethods`) and, as the outside reference, deboiler (PyPI; fitted on the
 site's pages, its cleaned HTML read back into our DOM so every method's text is rendered the
 same way). Each page is then scored with the shingle metric twice:
@@ -27,27 +27,33 @@ trained on these datasets, so the extractor columns flatter it alike for every f
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-import json
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from newscrawl.dom import Dom, PageError, parse_html
-from newscrawl.evaluation.dataset import Dataset, DatasetError, Page
+from newscrawl.evaluation.dataset import Dataset, Page
 from newscrawl.evaluation.metric import PageScore, aggregate, score_page
-from newscrawl.extractors import DEFAULT_EXTRACTOR, Extraction, Extractor, get_extractor
+from newscrawl.extractors import Extraction, Extractor
 from newscrawl.template.extractor import dropped_roots, pruned_dom, trim_lines
 from newscrawl.template.sitemethods import SITE_METHODS, site_masks
 from newscrawl.template.sitepass import SitePassConfig
 
-__all__ = ["DEBOILER", "MethodRow", "SiteResult", "compare_site", "deboiler_html", "run"]
+__all__ = [
+    "ALL_METHODS",
+    "DEBOILER",
+    "MethodRow",
+    "SiteResult",
+    "as_json",
+    "compare_site",
+    "deboiler_html",
+    "parse_methods",
+    "report",
+]
 
 DEBOILER = "deboiler"
 BASELINE = "(none)"
@@ -383,43 +389,3 @@ def parse_methods(text: str) -> list[str]:
     if unknown:
         raise ValueError(f"unknown method {unknown[0]!r}: choose among {', '.join(ALL_METHODS)}")
     return names
-
-
-def run(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
-
-    from newscrawl.template.evaluation import site_groups
-
-    try:
-        methods = parse_methods(args.methods)
-        groups = site_groups(args.datasets, args.groups, max(args.min_pages, 2))
-    except (ValueError, DatasetError, OSError) as err:
-        print(f"template evaluation: {err}", file=sys.stderr)
-        return 2
-    if args.sites:
-        groups = groups[: args.sites]
-    if DEBOILER in methods and not _has_deboiler():
-        print(
-            "template evaluation: deboiler is not installed: pip install --no-deps "
-            "'deboiler==2023.46.150' (its own needs come with newscrawl[bench])",
-            file=sys.stderr,
-        )
-        return 2
-    after = args.after or DEFAULT_EXTRACTOR
-    extractor = get_extractor(after) if after != "none" else None
-    results = [
-        compare_site(dataset, site, ids, methods, extractor, args.max_pages)
-        for dataset, site, ids in tqdm(groups, desc="sites", unit="site", disable=args.quiet)
-    ]
-    print("\n".join(report(results, methods, after)))
-    if args.json:
-        Path(args.json).write_text(json.dumps(as_json(results, methods), indent=1) + "\n", "utf-8")
-    return 0
-
-
-def _has_deboiler() -> bool:
-    try:
-        import deboiler  # noqa: F401
-    except ImportError:
-        return False
-    return True
