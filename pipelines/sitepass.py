@@ -203,6 +203,8 @@ class SitePassPipeline:
         new = [page for page in run.sitelevel.pages if page.url not in context]
         old = [page for page in run.sitelevel.pages if page.url in context]
         redesigned, share = is_redesign(new, old)
+        stat = f"newscrawl/site/{site}/template_unseen_pct"
+        self.crawler.stats.set_value(stat, round(100 * share))
         if not redesigned:
             return run
         logger.warning(

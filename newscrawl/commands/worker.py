@@ -54,6 +54,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_allow_private_argument(parser)
     add_warc_argument(parser)
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help="fetch every page again (default: incremental against earlier runs in OUT)",
+    )
     add_settings_arguments(parser, "INFO", "Scrapy log level (default: INFO)")
 
 
@@ -67,6 +72,9 @@ def settings_for(args: argparse.Namespace, worker: str) -> dict[str, object]:
         "NEWSCRAWL_CRAWL_ID": args.run,
         "NEWSCRAWL_OUT_ROOT": args.out,
         "NEWSCRAWL_OUT": str(staging_root(args.out, worker)),
+        # incremental like `newscrawl crawl`: earlier runs are in OUT, not in the staging folder
+        "NEWSCRAWL_HISTORY_DIR": str(args.out),
+        "NEWSCRAWL_INCREMENTAL": not args.full,
         "NEWSCRAWL_WORKER_ID": worker,
         "NEWSCRAWL_LEASE_SECONDS": args.lease,
         "NEWSCRAWL_MAX_ATTEMPTS": args.max_attempts,

@@ -8,8 +8,9 @@ complete Parquet files of every *other* crawl in DIR (a resumed crawl's own rows
   the validators (``ETag``, ``Last-Modified``) a conditional request sends back;
 - `articles`, `versions` and `duplicates`: whether the page was an article, the hash of its
   text and the crawl that wrote it (the latest version wins);
-- ``.newscrawl/<crawl>/validators.json``: validators of the sitemaps and feeds (not stored as
-  pages), the latest crawl's winning.
+- ``.newscrawl/<crawl>/validators-HOST-PID.json``: validators of the sitemaps and feeds (not
+  stored as pages; one file per process, so crawl workers sharing a run do not overwrite each
+  other's), the latest file winning.
 
 The spider asks `SiteHistory.known` before it requests a page; the articles writer asks
 `SiteHistory.article` and `SiteHistory.by_hash` before it writes a row (`RepeatRouter` in
@@ -22,6 +23,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import socket
 import weakref
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -55,7 +57,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 # Where a page that is not a new article goes: a changed version, or a duplicate of a stored one.
 REPEAT_DATASETS = ("versions", "duplicates")
-VALIDATORS_FILE = "validators.json"
+VALIDATORS_FILE = "validators"  # .newscrawl/<crawl>/validators-HOST-PID.json
 _STATE_DIR = ".newscrawl"
 
 
@@ -234,7 +236,7 @@ class CrawlHistory:
     def _read_validators(self) -> dict[str, dict[str, str]]:
         files = [
             p
-            for p in (self.out / _STATE_DIR).glob(f"*/{VALIDATORS_FILE}")
+            for p in (self.out / _STATE_DIR).glob(f"*/{VALIDATORS_FILE}-*.json")
             if p.parent.name != self.current
         ]
         merged: dict[str, dict[str, str]] = {}
@@ -281,14 +283,17 @@ def _read_rows(chosen: list[tuple[datetime, Path, int]]) -> list[dict[str, Any]]
     return rows
 
 
-def write_validators(folder: Path, validators: dict[str, dict[str, str]]) -> None:
-    """Save the validators of this crawl's sitemaps and feeds (atomically)."""
+def write_validators(history: CrawlHistory, validators: dict[str, dict[str, str]]) -> Path | None:
+    """Save this process's sitemap and feed validators where the next run looks (atomically)."""
     if not validators:
-        return
+        return None
+    folder = history.out / _STATE_DIR / history.current
     folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / f".{VALIDATORS_FILE}.tmp"
+    name = f"{VALIDATORS_FILE}-{socket.gethostname()}-{os.getpid()}.json"
+    tmp = folder / f".{name}.tmp"
     tmp.write_text(json.dumps(validators, indent=1, sort_keys=True))
-    os.replace(tmp, folder / VALIDATORS_FILE)
+    os.replace(tmp, folder / name)
+    return folder / name
 
 
 def response_validators(headers: Any) -> dict[str, str]:

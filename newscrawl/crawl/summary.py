@@ -75,6 +75,8 @@ INCREMENTAL_COUNTERS = (
 def _incremental(stats: dict[str, Any], site: str) -> dict[str, int]:
     found = {name: _site_stat(stats, site, name) for name in INCREMENTAL_COUNTERS}
     found["unchanged"] += _site_stat(stats, site, "unchanged_fetched")
+    # the share of the new pages' template never seen on the stored ones (a redesign: >= 50)
+    found["template_unseen_pct"] = _site_stat(stats, site, "template_unseen_pct")
     return {"new": _site_stat(stats, site, "articles"), **found}
 
 

@@ -160,7 +160,7 @@ class SiteSpider(scrapy.Spider):
 
     def _save_validators(self) -> None:
         """Keep this run's sitemap and feed validators for the next run's conditional requests."""
-        write_validators(self.crawl_info.state_dir, self.validators)
+        write_validators(self.history, self.validators)
 
     def _site_stat(self, run: SiteRun, name: str) -> None:
         self.crawler.stats.inc_value(f"newscrawl/site/{run.spec.name}/{name}")
