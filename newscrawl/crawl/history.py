@@ -233,6 +233,12 @@ class CrawlHistory:
         found = self._validators.get(url) or {}
         return {k: v for k, v in found.items() if k in ("If-None-Match", "If-Modified-Since")}
 
+    def feeds(self) -> list[str]:
+        """Feeds read by earlier crawls (every site's; the spider keeps those in scope)."""
+        if self._validators is None:
+            self._validators = self._read_validators()
+        return sorted(url for url, found in self._validators.items() if found.get("kind") == "feed")
+
     def _read_validators(self) -> dict[str, dict[str, str]]:
         files = [
             p

@@ -29,6 +29,7 @@ from urllib.parse import urljoin, urlsplit
 import scrapy
 from scrapy import signals
 from scrapy.spidermiddlewares.httperror import HttpError
+from scrapy.utils.defer import maybe_deferred_to_future
 
 from newscrawl.crawl.content import is_html_type
 from newscrawl.crawl.errors import record, record_failure
@@ -47,6 +48,7 @@ from newscrawl.crawl.history import (
     write_validators,
 )
 from newscrawl.crawl.items import PageItem
+from newscrawl.crawl.parsepool import PageLinks, ParsePool
 from newscrawl.crawl.private import AddressPolicy, literal_address, parse_allow_private
 from newscrawl.crawl.sitecap import page_count, pages_stat
 from newscrawl.crawl.sites import SiteSpec, read_sites
@@ -58,7 +60,7 @@ from newscrawl.crawl.urls import (
     is_far_date_url,
     url_shape,
 )
-from newscrawl.dom import Dom, PageError, parse_html
+from newscrawl.dom import Dom, PageError, PageTooLargeError
 from newscrawl.storage.schemas import KEPT_HEADERS
 
 if TYPE_CHECKING:
@@ -69,6 +71,9 @@ if TYPE_CHECKING:
 __all__ = ["SiteRun", "SiteSpider", "site_drained"]
 
 T = TypeVar("T")
+# what the parse of a page gave: its links and (parsed inline) DOM, the error that refused it,
+# or None for a response that is not parsed (not HTML, not modified)
+Parsed = tuple[PageLinks, Dom | None] | PageError | None
 _SKIPPED_SCHEMES = ("javascript:", "mailto:", "tel:", "data:", "ftp:", "file:", "#")
 _MAX_SITEMAPS_PER_SITE = 50
 _MAX_FEEDS_PER_SITE = 5
@@ -135,6 +140,8 @@ class SiteSpider(scrapy.Spider):
             cap if cap is not None else settings.getint("MAX_PAGES_PER_SITE", 200)
         )
         self.crawl_info = crawl_state(crawler)
+        self.parser = ParsePool.from_crawler(crawler)  # pages parsed off the reactor thread
+        crawler.signals.connect(self.parser.close, signal=signals.spider_closed)
         # Resumed from a paused crawl's queue (JOBDIR): requests come back from the queue and
         # the seen filter drops the start requests, so no site's frontier can be counted and a
         # site is complete only at its cap or at the crawl's end.
@@ -213,9 +220,22 @@ class SiteSpider(scrapy.Spider):
             if home is not None:
                 home.meta["newscrawl_seed"] = True
             first = [robots] if home is None else [robots, home]
-            run.outstanding += len(first)  # both counted before either can be answered
+            first += self._known_feeds(run)
+            run.outstanding += len(first)  # all counted before any can be answered
             for request in first:
                 yield request
+
+    def _known_feeds(self, run: SiteRun) -> list[scrapy.Request]:
+        """Feeds an earlier run read (revalidated at once: they announce new articles even
+        when the home page that links them is unchanged)."""
+        if not self.incremental:
+            return []
+        feeds = []
+        for url in self.history.feeds():
+            if run.scope.contains(url) and run.feeds < _MAX_FEEDS_PER_SITE:
+                run.feeds += 1
+                feeds.append(self._discovery(run, url, "feed", priority=5))
+        return feeds
 
     # -- the frontier of each site -------------------------------------------------------------
 
@@ -346,11 +366,29 @@ class SiteSpider(scrapy.Spider):
 
     # -- callbacks -----------------------------------------------------------------------------
 
-    def parse_page(self, response: Response) -> Iterator[PageItem | scrapy.Request]:
+    async def parse_page(self, response: Response) -> AsyncIterator[PageItem | scrapy.Request]:
         run = self.sites[response.meta["site"]]
-        return self._answered(run, self._page(run, response))
+        parsed = await self._parsed(response)
+        for out in self._answered(run, self._page(run, response, parsed)):
+            yield out
 
-    def _page(self, run: SiteRun, response: Response) -> Iterator[PageItem | scrapy.Request]:
+    async def _parsed(self, response: Response) -> Parsed:
+        """The page's links (and DOM, when parsed inline), parsed off the reactor thread by
+        the parse pool; the error for a page that is refused; None when it is not parsed."""
+        content_type = (response.headers.get("Content-Type") or b"").decode("latin-1")
+        if response.status == _NOT_MODIFIED or not is_html_type(content_type):
+            return None
+        parsing = self.parser.links(response.body, response.url, content_type)
+        try:
+            return await maybe_deferred_to_future(parsing)
+        except PageError as err:
+            return err
+        except Exception as err:  # a parse worker died (memory?): the page is lost, not the crawl
+            return PageError(f"parse failed: {type(err).__name__}: {err}")
+
+    def _page(
+        self, run: SiteRun, response: Response, parsed: Parsed
+    ) -> Iterator[PageItem | scrapy.Request]:
         if response.status == _NOT_MODIFIED:
             self._site_stat(run, "not_modified")  # unchanged since the last run: not followed
             return
@@ -369,17 +407,17 @@ class SiteSpider(scrapy.Spider):
             return
         if response.meta.get("newscrawl_seed") and not run.scope.contains(response.url):
             yield from self._moved(run, response.url)
-        try:
-            dom = parse_html(response.body, response.url, content_type)
-        except PageError as err:
-            record(self.crawler, "not_html", response.url, run.spec.name, str(err))
+        if not isinstance(parsed, tuple):
+            kind = "too_many_nodes" if isinstance(parsed, PageTooLargeError) else "not_html"
+            record(self.crawler, kind, response.url, run.spec.name, str(parsed))
             return
+        links, dom = parsed
         if known:
             self._site_stat(run, "refetched")
         elif not replayed:
             self.crawler.stats.inc_value(pages_stat(run.spec.name))
         yield self._item(run, response, dom, content_type, replayed)
-        yield from self._follow(run, response, dom)
+        yield from self._follow(run, response, links)
 
     def _moved(self, run: SiteRun, url: str) -> Iterator[scrapy.Request]:
         """The start page redirected to another host: the site lives there now."""
@@ -389,7 +427,7 @@ class SiteSpider(scrapy.Spider):
         yield self._discovery(run, urljoin(url, "/robots.txt"), "robots", priority=10)
 
     def _item(
-        self, run: SiteRun, response: Response, dom: Dom, content_type: str, replayed: bool
+        self, run: SiteRun, response: Response, dom: Dom | None, content_type: str, replayed: bool
     ) -> PageItem:
         request = response.request
         assert request is not None  # response.meta above needs it too
@@ -420,17 +458,12 @@ class SiteSpider(scrapy.Spider):
             extras={"canonical": canonical} if canonical else {},
         )
 
-    def _follow(self, run: SiteRun, response: Response, dom: Dom) -> Iterator[scrapy.Request]:
+    def _follow(
+        self, run: SiteRun, response: Response, links: PageLinks
+    ) -> Iterator[scrapy.Request]:
         """Requests for the feeds and in-site links of a parsed page."""
-        base = response.url
-        for node in dom.nodes_by_tag.get("base", ()):
-            if href := dom.elements[node].get("href"):
-                base = urljoin(response.url, href.strip())
-        link_elements = [
-            (el.get("rel") or "", el.get("type") or "", (el.get("href") or "").strip())
-            for el in (dom.elements[node] for node in dom.nodes_by_tag.get("link", ()))
-        ]
-        for href in feed_links(link_elements):
+        base = response.url if links.base is None else urljoin(response.url, links.base)
+        for href in feed_links(list(links.link_elements)):
             feed = canonical_url(urljoin(base, href))
             if (
                 feed not in run.discovery
@@ -441,7 +474,7 @@ class SiteSpider(scrapy.Spider):
                 yield self._discovery(run, feed, "feed", priority=5)
         shape = response.meta.get("shape")
         length = response.meta.get("trap_run", 0)
-        for href in dom.href.values():
+        for href in links.hrefs:
             href = href.strip()
             if not href or href.lower().startswith(_SKIPPED_SCHEMES):
                 continue
@@ -506,7 +539,8 @@ class SiteSpider(scrapy.Spider):
             return True
         found = response_validators(response.headers)
         if found:
-            self.validators[canonical_url(response.url)] = found
+            kind = response.meta.get("newscrawl_kind", "")
+            self.validators[canonical_url(response.url)] = {**found, "kind": kind}
         return False
 
     def _read_xml(self, parse: Callable[[bytes], T], response: Response, run: SiteRun) -> T | None:
