@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from functools import cached_property
 from itertools import accumulate
 
@@ -26,88 +25,28 @@ import numpy as np
 
 from newscrawl.encoding import NotHtmlError, decode_page
 from newscrawl.nesting import flatten_nesting
+from newscrawl.tags import BLOCK_TAGS, SKIPPED_TAGS, VOID_TAGS
 
-__all__ = ["BLOCK_TAGS", "Dom", "PageError", "join_pieces", "parse_html", "size_error"]
+__all__ = [
+    "MAX_PAGE_NODES",
+    "Dom",
+    "PageError",
+    "PageTooLargeError",
+    "element_estimate",
+    "join_pieces",
+    "parse_html",
+    "size_error",
+]
 
-# Elements whose content a reader never sees: they get no node and no text.
-SKIPPED_TAGS = frozenset(
-    {
-        "script",
-        "style",
-        "noscript",
-        "template",
-        "svg",
-        "math",
-        "iframe",
-        "object",
-        "embed",
-        "canvas",
-        "select",
-        "option",
-        "datalist",
-        "textarea",
-    }
-)
-# Elements that start a new line when text is rendered.
-BLOCK_TAGS = frozenset(
-    {
-        "address",
-        "article",
-        "aside",
-        "blockquote",
-        "body",
-        "br",
-        "caption",
-        "center",
-        "dd",
-        "details",
-        "dialog",
-        "dir",
-        "div",
-        "dl",
-        "dt",
-        "fieldset",
-        "figcaption",
-        "figure",
-        "footer",
-        "form",
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "h5",
-        "h6",
-        "header",
-        "hgroup",
-        "hr",
-        "html",
-        "legend",
-        "li",
-        "main",
-        "menu",
-        "nav",
-        "ol",
-        "p",
-        "pre",
-        "section",
-        "summary",
-        "table",
-        "tbody",
-        "td",
-        "tfoot",
-        "th",
-        "thead",
-        "tr",
-        "ul",
-    }
-)
 MIB = 1024 * 1024
 # A <noscript> of at least this many words may be the page's content (see shown_noscripts).
 NOSCRIPT_MIN_WORDS = 150
 MAX_PAGE_BYTES = 16 * MIB
+# Elements a page may have (estimated from its markup before any tree is built): a tree costs
+# about 1 KB a node, so 9.9 MB of "<p>a" (3.3 million elements) would take gigabytes.
+MAX_PAGE_NODES = 100_000
 # libxml2's element depth limit in huge-tree mode; deeper markup is re-rooted (see nesting).
 PARSER_MAX_DEPTH = 2048
-_WORD = re.compile(r"\w+")
 _TITLE_OPEN = re.compile(r"<title\b", re.IGNORECASE)
 # Characters lxml refuses in text it is given (the parser keeps them in text it reads).
 _XML_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -117,14 +56,8 @@ class PageError(ValueError):
     """A page that cannot be turned into a DOM: binary, empty of markup, or too large."""
 
 
-@dataclass(frozen=True, slots=True)
-class Piece:
-    """One visible text run: its owner element, its block ancestor and its text."""
-
-    owner: int
-    block: int
-    text: str
-    in_link: bool
+class PageTooLargeError(PageError):
+    """A page with more elements than the node budget (refused before its tree is built)."""
 
 
 class Dom:
@@ -408,34 +341,10 @@ class Dom:
             (k, self.piece_text[k], self.piece_line[k], self.piece_glued[k]) for k in pieces
         )
 
-    def word_tokens(self, node: int) -> list[str]:
-        """Lower-cased `\\w+` tokens of the subtree text."""
-        return _WORD.findall(self.text(node).lower())
-
-
-_VOID_TAGS = frozenset(
-    {
-        "area",
-        "base",
-        "br",
-        "col",
-        "embed",
-        "hr",
-        "img",
-        "input",
-        "link",
-        "meta",
-        "param",
-        "source",
-        "track",
-        "wbr",
-    }
-)
-
 
 def _own_html_len(el: lxml.html.HtmlElement, tag: str, shown: set[lxml.html.HtmlElement]) -> int:
     """Markup characters that belong to `el` itself rather than to a child node (see html_len)."""
-    size = len(tag) + 2 if tag in _VOID_TAGS else 2 * len(tag) + 5
+    size = len(tag) + 2 if tag in VOID_TAGS else 2 * len(tag) + 5
     for name, value in el.items():
         size += len(name) + len(value) + 4
     size += len(el.text or "")
@@ -515,6 +424,7 @@ def parse_html(
     content_type: str | None = None,
     max_bytes: int = MAX_PAGE_BYTES,
     site: str | None = None,
+    max_nodes: int = MAX_PAGE_NODES,
 ) -> Dom:
     """Parse a page (bytes in any charset, or text) into a `Dom`; `site` becomes `Dom.site`.
 
@@ -523,7 +433,9 @@ def parse_html(
     re-rooted (`newscrawl.nesting`) so the text below the limit is kept.
 
     Raises `PageError` with a plain message for input that is not a page: binary data, a body
-    larger than `max_bytes`, or nothing lxml can build a tree from (e.g. an empty file).
+    larger than `max_bytes`, or nothing lxml can build a tree from (e.g. an empty file); and
+    `PageTooLargeError` for markup of more than `max_nodes` elements (0: no budget), before
+    any tree is built.
     """
     size = len(data)
     if size > max_bytes:
@@ -535,6 +447,11 @@ def parse_html(
     text = decoded.text
     if not text.strip():
         raise PageError("page is empty")
+    elements = element_estimate(text)
+    if max_nodes and elements > max_nodes:
+        raise PageTooLargeError(
+            f"page has about {elements:,} elements, over the budget of {max_nodes:,}"
+        )
     dom = Dom(_build_tree(text), url=url, site=site)
     if not dom.piece_text and "<" in dom.title:
         # A mangled </title> made the parser read the whole page as the title. Parse again
@@ -542,6 +459,13 @@ def parse_html(
         dom = Dom(_build_tree(_TITLE_OPEN.sub("<span", text, count=1)), url=url, site=site)
     dom.encoding, dom.encoding_source = decoded.encoding, decoded.source
     return dom
+
+
+def element_estimate(text: str) -> int:
+    """About the number of elements `text` gives a tree: its tags less its closing tags, an
+    upper bound but for the few elements the parser adds (two C-speed counts, no allocation,
+    whatever the page's size)."""
+    return text.count("<") - text.count("</")
 
 
 class _TooDeep(Exception):

@@ -16,14 +16,10 @@ from __future__ import annotations
 from html import escape
 from html.parser import HTMLParser
 
+from newscrawl.tags import VOID_TAGS
+
 __all__ = ["flatten_nesting"]
 
-_VOID = frozenset(
-    [
-        *("area", "base", "br", "col", "embed", "hr", "img", "input"),
-        *("keygen", "link", "meta", "param", "source", "track", "wbr"),
-    ]
-)
 # Elements an unclosed sibling of the same name ends (<p>a<p>b are siblings, not nested).
 _SELF_CLOSING_SIBLINGS = frozenset(["p", "li", "dt", "dd", "tr", "td", "th", "option"])
 
@@ -58,7 +54,7 @@ class _Rewriter(HTMLParser):
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         self.tokens.append(self.get_starttag_text() or f"<{tag}>")
-        if tag in _VOID:
+        if tag in VOID_TAGS:
             return
         if tag in _SELF_CLOSING_SIBLINGS and self.open and self.open[-1].tag == tag:
             self._close()

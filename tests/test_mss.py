@@ -10,13 +10,13 @@ from newscrawl.dom import parse_html
 from newscrawl.extractors import get_extractor
 from newscrawl.extractors.mss import (
     MSS,
-    VOID_TAGS,
     MSSConfig,
     covered_nodes,
     max_subarray,
     tag_runs,
     token_scores,
 )
+from newscrawl.tags import VOID_TAGS
 
 ARTICLE = [
     "The river rose again overnight and the town council met at dawn to plan the response.",

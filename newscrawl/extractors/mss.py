@@ -42,19 +42,15 @@ from functools import lru_cache
 
 from newscrawl.dom import Dom
 from newscrawl.extractors.base import Extraction
+from newscrawl.scripts import IDEOGRAPHS_AND_KANA
+from newscrawl.tags import VOID_TAGS
 from newscrawl.title import page_title
 
 __all__ = ["MSS", "MSSConfig", "covered_nodes", "max_subarray", "tag_runs", "token_scores"]
 
 # Elements written without a closing tag in HTML source.
-# fmt: off
-VOID_TAGS = frozenset(
-    {"area", "base", "br", "col", "embed", "hr", "img", "input", "keygen", "link", "meta",
-     "param", "source", "track", "wbr"}
-)
-# fmt: on
-# Ideographs and kana: scripts without spaces between words.
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+# Ideographs and kana: scripts without spaces between words (Hangul, spaced, is not among them).
+_CJK = IDEOGRAPHS_AND_KANA
 _WORDS_PLAIN = re.compile(r"\w+|[^\w\s]")
 
 
