@@ -10,7 +10,11 @@ When the site was redesigned, those pages would teach the old design. SiteLevel'
 decides: the new pages' template hashes (hashes on at least p of the new pages, as SiteLevel
 counts them) are compared with every hash of the stored pages; when most of them
 (`REDESIGN_SHARE`) were never seen before, the site is flagged redesigned and its site pass
-uses only pages of the new design.
+uses only pages of the new design. Only hashes of containers count (nodes with at least
+`MIN_SUBTREE` - 1 descendants): a link or a line of text (a menu entry, a headline) keeps its
+hash through a redesign, the markup around it does not. On the demo web, day 1 against day 0:
+92-100% of the redesigned site's container template is unseen, 13-42% of the other sites'
+(the "latest" lists and pagers that change every day); `tests/test_incremental_units.py`.
 """
 
 from __future__ import annotations
@@ -22,12 +26,24 @@ import numpy as np
 from newscrawl.template.records import PageNodes
 from newscrawl.template.sitelevel import SiteLevelConfig, distinct_pages, frequent_hashes
 
-__all__ = ["MIN_NEW_PAGES", "REDESIGN_SHARE", "is_redesign", "unseen_template_share"]
+__all__ = [
+    "MIN_NEW_PAGES",
+    "MIN_SUBTREE",
+    "REDESIGN_SHARE",
+    "is_redesign",
+    "unseen_template_share",
+]
 
 # Share of the new pages' template hashes never seen on the stored pages that means a redesign.
 REDESIGN_SHARE = 0.5
 # Fewer new pages than this say too little about the template to call a redesign.
 MIN_NEW_PAGES = 3
+# Nodes of at least this many nodes (itself included) are containers: markup, not one link.
+MIN_SUBTREE = 3
+
+
+def _containers(page: PageNodes) -> np.ndarray:
+    return page.hash[(page.end - np.arange(len(page.hash))) >= MIN_SUBTREE]
 
 
 def unseen_template_share(
