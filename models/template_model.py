@@ -32,6 +32,8 @@ from typing import Any
 
 import numpy as np
 
+from newscrawl.template.buckets import bucket_of
+
 __all__ = [
     "FORMAT",
     "VERSION",
@@ -102,8 +104,7 @@ class TemplateModel:
 
     def bucket_of(self, area: np.ndarray) -> np.ndarray:
         """Bucket index per node, -1 below the first boundary."""
-        edges = np.asarray(self.boundaries, dtype=np.float64)
-        return np.searchsorted(edges, np.asarray(area, dtype=np.float64), side="right") - 1
+        return bucket_of(area, self.boundaries)
 
     def scores(self, features: np.ndarray, area: np.ndarray) -> np.ndarray:
         """Template probability per node; NaN where no classifier applies (too small a node)."""

@@ -123,7 +123,7 @@ def enqueue_demo(demo: object, redis_url: str, run: str) -> SiteQueue:
 
 def articles(out: Path) -> list[dict[str, object]]:
     """The articles dataset of the shared output root, read as any reader would."""
-    from newscrawl.distributed.dask_stages import open_parquet
+    from newscrawl.storage.datasets import open_parquet
 
     table = open_parquet(out / "articles").to_table(columns=["site", "final_url", "is_article"])
     return table.to_pylist()
@@ -137,7 +137,7 @@ def check_exactly_once(out: Path, demo: object) -> None:
     gold = demo.gold()  # type: ignore[attr-defined]
     found = [url for url in urls if url in gold]
     assert sorted(found) == sorted(gold), f"missing: {sorted(set(gold) - set(found))[:5]}"
-    from newscrawl.distributed.dask_stages import open_parquet
+    from newscrawl.storage.datasets import open_parquet
 
     pages = open_parquet(out / "pages").to_table(columns=["final_url"]).column(0).to_pylist()
     assert Counter(pages) == urls
@@ -247,3 +247,23 @@ def test_worker_waits_for_redis_to_come_up(
         assert "no HTML page fetched" in status.failed["dead"]
     finally:
         server.stop()
+
+
+def test_workers_crawl_incrementally_across_runs(
+    demo: object, redis_server: LocalRedis, tmp_path: Path, workers: list[Worker]
+) -> None:
+    """A scheduled run of workers into the same OUT (a new --run each time) fetches only what
+    may be new, like `newscrawl crawl` (issue 13): the unchanged demo web costs its home pages,
+    robots.txt, sitemaps and feeds, and no article row is written twice."""
+    out = tmp_path / "out"
+    fetched = []
+    for run in ("day0", "day0-again"):
+        enqueue_demo(demo, redis_server.url, run)
+        before = len(demo.requests)  # type: ignore[attr-defined]
+        worker = Worker(f"w-{run}", redis_server.url, run, out)
+        workers.append(worker)
+        assert worker.wait() == 0
+        fetched.append(len(demo.requests) - before)  # type: ignore[attr-defined]
+    assert fetched[1] <= 0.2 * fetched[0], fetched
+    assert not list((out / "articles").glob("crawl=day0-again/**/*.parquet"))
+    check_exactly_once(out, demo)

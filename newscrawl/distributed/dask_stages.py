@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import pyarrow as pa
-    import pyarrow.dataset as ds
     from distributed import Client
 
 __all__ = [
@@ -150,55 +149,13 @@ def site_slug(site: str) -> str:
     return f"{readable}-{digest}"
 
 
-def hive_keys(root: str | Path, first_file: str | Path | None = None) -> list[str]:
-    """The ``key=value`` folder names between `root` and its first Parquet file (the crawl's
-    datasets have crawl= and site=, the offline `newscrawl sitelevel` output site=; a flat
-    dataset none)."""
-    root = Path(root)
-    if first_file is None:
-        first_file = next(
-            (p for p in sorted(root.rglob("*.parquet")) if not _hidden(p, root)), None
-        )
-        if first_file is None:
-            return []
-    parts = Path(first_file).relative_to(root).parts[:-1]
-    return [part.split("=", 1)[0] for part in parts if "=" in part]
-
-
-def _hidden(path: Path, root: Path) -> bool:
-    return any(part.startswith((".", "_")) for part in path.relative_to(root).parts)
-
-
-def open_parquet(
-    dataset: str | Path | Sequence[str], base_dir: str | Path | None = None
-) -> ds.Dataset:
-    """A Parquet dataset (a folder, or files under `base_dir`) with its Hive partition columns,
-    read as strings (pyarrow would turn a numeric-looking crawl id or site into an integer)."""
-    import pyarrow as pa
-    import pyarrow.dataset as ds
-
-    if isinstance(dataset, list | tuple):
-        source: str | list[str] = [str(p) for p in dataset]
-        keys = hive_keys(base_dir, source[0]) if base_dir is not None and source else []
-    else:
-        source = str(dataset)
-        keys = hive_keys(source) if Path(source).is_dir() else []
-    if not keys:
-        return ds.dataset(source, format="parquet")
-    partitioning = ds.partitioning(pa.schema([(k, pa.string()) for k in keys]), flavor="hive")
-    return ds.dataset(
-        source,
-        format="parquet",
-        partitioning=partitioning,
-        partition_base_dir=str(base_dir) if base_dir is not None else None,
-    )
-
-
 def plan_sites(dataset: str | Path, site_column: str = "site") -> dict[str, list[str]]:
     """site -> the Parquet files of `dataset` holding its rows. Site partition folders are read
     from their names; files without one have just their site column read."""
     import pyarrow.compute as pc
     import pyarrow.dataset as ds
+
+    from newscrawl.storage.datasets import open_parquet
 
     data = open_parquet(dataset)
     if site_column not in data.schema.names:
@@ -226,6 +183,8 @@ def load_site(
 ) -> pa.Table:
     """All rows of `site` in `files` of `dataset` (a file may hold other sites too)."""
     import pyarrow.dataset as ds
+
+    from newscrawl.storage.datasets import open_parquet
 
     data = open_parquet(list(files), base_dir=dataset)
     wanted = None if columns is None else [c for c in columns if c in data.schema.names]
@@ -352,6 +311,8 @@ def _run_on(client: Client, tasks: list[tuple[Any, ...]]) -> Iterator[SiteResult
 
 def read_output(out: str | Path, sort_by: Sequence[str] = ("site", "url")) -> pa.Table:
     """A stage's output as one table, sorted so runs can be compared row for row."""
+    from newscrawl.storage.datasets import open_parquet
+
     table = open_parquet(out).to_table()
     keys = [(name, "ascending") for name in sort_by if name in table.schema.names]
     return table.sort_by(keys) if keys else table

@@ -106,7 +106,7 @@ def merge(
     import pyarrow as pa
     import pyarrow.dataset as ds
 
-    from newscrawl.distributed.dask_stages import open_parquet
+    from newscrawl.storage.datasets import open_parquet
 
     counts: dict[str, int] = {}
     for name in datasets if datasets is not None else dataset_names(out):

@@ -32,6 +32,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 __all__ = [
     "SHINGLE_SIZE",
     "PageScore",
@@ -109,8 +111,46 @@ def score_tokens(gold: str, output: str) -> PageScore:
 
 
 def f1(precision: float, recall: float) -> float:
+    """Their harmonic mean (0 when both are 0): every F1 in newscrawl is this one."""
     total = precision + recall
     return 2 * precision * recall / total if total else 0.0
+
+
+def class_figures(truth: np.ndarray, predicted: np.ndarray) -> dict[str, float]:
+    """Accuracy, and precision, recall and F1 of the positive class, of boolean labels (a node
+    classifier's, say); 0 where a figure is undefined (no node predicted, or none to find).
+
+    Unlike `PageScore` (a page with nothing to find and nothing found is perfect), a class with
+    no examples scores 0 here, as scikit-learn's `zero_division=0` has it."""
+    from sklearn.metrics import precision_recall_fscore_support
+
+    truth, predicted = np.asarray(truth, dtype=bool), np.asarray(predicted, dtype=bool)
+    if not len(truth):
+        return {"accuracy": 0.0, "precision": 0.0, "recall": 0.0, "f1": 0.0}
+    precision, recall, _, _ = precision_recall_fscore_support(
+        truth, predicted, average="binary", zero_division=0.0
+    )
+    precision, recall = float(precision), float(recall)
+    return {
+        "accuracy": float(np.mean(truth == predicted)),
+        "precision": precision,
+        "recall": recall,
+        "f1": f1(precision, recall),
+    }
+
+
+def count_figures(tp: int, fp: int, fn: int, tn: int) -> dict[str, float]:
+    """`class_figures` from confusion counts (summed over pages or folds, say), and the count."""
+    total = tp + fp + fn + tn
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    return {
+        "nodes": total,
+        "accuracy": (tp + tn) / total if total else 0.0,
+        "precision": precision,
+        "recall": recall,
+        "f1": f1(precision, recall),
+    }
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,7 +31,7 @@ import numpy as np
 
 from newscrawl.dom import Dom
 from newscrawl.evaluation.dataset import Dataset
-from newscrawl.evaluation.metric import PageScore, aggregate, score_page
+from newscrawl.evaluation.metric import PageScore, aggregate, f1, score_page
 from newscrawl.evaluation.template_sites import PageCase, SiteCase, parse_page
 from newscrawl.template.buckets import MIN_AREA
 from newscrawl.template.extractor import TemplateExtractor, mask_from_scores, pruned_dom
@@ -96,7 +96,7 @@ class Counts:
         p, r = score.precision, score.recall
         self.precision += p
         self.recall += r
-        self.f1 += 2 * p * r / (p + r) if p + r else 0.0
+        self.f1 += f1(p, r)
         self.pages += 1
 
     def means(self) -> tuple[float, float, float]:

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from newscrawl.evaluation.metric import PageScore, aggregate, score_page
+from newscrawl.evaluation.metric import PageScore, aggregate, count_figures, score_page
 from newscrawl.template.buckets import MIN_AREA
 from newscrawl.template.default_model import DATASETS, PageRecord, collect, fit_model
 from newscrawl.template.scoring import smooth_page
@@ -132,17 +132,7 @@ def crossvalidate(
 
 def _class_figures(counts: np.ndarray) -> dict[str, float]:
     tp, fp, fn, tn = (int(v) for v in counts)
-    total = tp + fp + fn + tn
-    precision = tp / (tp + fp) if tp + fp else 0.0
-    recall = tp / (tp + fn) if tp + fn else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return {
-        "nodes": total,
-        "accuracy": (tp + tn) / total if total else 0.0,
-        "precision": precision,
-        "recall": recall,
-        "f1": f1,
-    }
+    return count_figures(tp, fp, fn, tn)
 
 
 def _summary(counts, base, filtered, nodes, thresholds, variants, folds) -> dict[str, Any]:

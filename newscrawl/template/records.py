@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from newscrawl.crawl.urls import site_of
+from newscrawl.crawl.urls import host_site, site_of
 from newscrawl.dom import Dom
 
 __all__ = [
@@ -69,7 +69,7 @@ def is_intra_site(href: str, site: str) -> bool:
         if host.isascii() and "@" not in host and "[" not in host and "\\" not in host:
             # the common case, without urlsplit (a third of the scoring time on link-heavy
             # pages): a plain host, maybe with a port
-            host = host.split(":", 1)[0].lower().removeprefix("www.")
+            host = host_site(host.split(":", 1)[0])
             return bool(site) and (
                 host == site or host.endswith("." + site) or site.endswith("." + host)
             )
@@ -77,7 +77,7 @@ def is_intra_site(href: str, site: str) -> bool:
             host = urlsplit(href if head[0] != "/" else "http:" + href).hostname or ""
         except ValueError:  # a malformed address (e.g. a bad IPv6 literal)
             return False
-        host = host.lower().removeprefix("www.")
+        host = host_site(host)
         return bool(site) and (
             host == site or host.endswith("." + site) or site.endswith("." + host)
         )

@@ -23,7 +23,7 @@ from typing import Any
 from newscrawl.crawl.urls import site_of
 from newscrawl.template.sitelevel import RawPage
 
-__all__ = ["SitePages", "SourceError", "open_parquet", "read_sources"]
+__all__ = ["SitePages", "SourceError", "read_sources"]
 
 _HTML_SUFFIXES = (".html", ".htm")
 
@@ -81,16 +81,6 @@ class _Folder:
             yield _Raw(site, url, file.read_bytes())
 
 
-def open_parquet(path: Path, partitions: Sequence[str]) -> Any:
-    """A pyarrow dataset over Parquet files under `path`, with the Hive partition columns
-    `partitions` (read as strings, so a site called "2024" stays a string)."""
-    import pyarrow as pa
-    import pyarrow.dataset as ds
-
-    partitioning = ds.partitioning(pa.schema([(p, pa.string()) for p in partitions]), flavor="hive")
-    return ds.dataset(path, format="parquet", partitioning=partitioning, exclude_invalid_files=True)
-
-
 class _Parquet:
     """A crawl's `pages` dataset: only successful HTML responses are read."""
 
@@ -98,8 +88,10 @@ class _Parquet:
         import pyarrow as pa
         import pyarrow.dataset as ds
 
+        from newscrawl.storage.datasets import open_parquet
+
         try:
-            self.dataset = open_parquet(path, ("crawl", "site"))
+            self.dataset = open_parquet(path, ("crawl", "site"), exclude_invalid_files=True)
         except (pa.ArrowInvalid, OSError) as err:
             raise SourceError(f"{path}: not a pages dataset: {err}") from None
         names = set(self.dataset.schema.names)

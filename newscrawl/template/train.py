@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from newscrawl.evaluation.metric import class_figures
 from newscrawl.models.template_model import VERSION, BucketModel, TemplateModel
 from newscrawl.template.buckets import MIN_AREA, bucket_of, fit_boundaries
 from newscrawl.template.features import FEATURES, node_features
@@ -143,8 +144,8 @@ def read_nodes(paths: Sequence[str | Path]) -> NodeData:
     """Read the training columns of one or more `nodes` datasets (Parquet files or folders)."""
     import pyarrow as pa
 
+    from newscrawl.storage.datasets import open_parquet
     from newscrawl.storage.nodes import NODES_PARTITION_BY
-    from newscrawl.template.sources import open_parquet
 
     columns = ["site", "kind", "area", *FEATURES, "label"]
     tables = []
@@ -153,7 +154,7 @@ def read_nodes(paths: Sequence[str | Path]) -> NodeData:
         if not path.exists():
             raise TrainError(f"{path}: no such file or directory")
         try:
-            dataset = open_parquet(path, NODES_PARTITION_BY)
+            dataset = open_parquet(path, NODES_PARTITION_BY, exclude_invalid_files=True)
             missing = [c for c in columns if c not in dataset.schema.names]
             if missing:
                 raise TrainError(f"{path}: not a nodes dataset (no {', '.join(missing)} column)")
@@ -205,21 +206,20 @@ def _fit_bucket(
     """Standardise, then fit one logistic regression; a one-class bucket predicts its class.
     `weight`: sample weights (the standardisation stays unweighted)."""
     from sklearn.linear_model import LogisticRegression
+    from sklearn.preprocessing import StandardScaler
 
     share = float(label.mean())
     width = features.shape[1]
     if share in (0.0, 1.0):
         return BucketModel.constant(share, width, nodes=len(label))
-    mean = features.mean(axis=0)
-    scale = features.std(axis=0)
-    scale[scale == 0] = 1.0
+    scaler = StandardScaler().fit(features)
     model = LogisticRegression(
         C=config.C, max_iter=1000, class_weight="balanced" if config.balanced else None
     )
-    model.fit((features - mean) / scale, label, sample_weight=weight)
+    model.fit(scaler.transform(features), label, sample_weight=weight)
     return BucketModel(
-        mean=tuple(float(v) for v in mean),
-        scale=tuple(float(v) for v in scale),
+        mean=tuple(float(v) for v in scaler.mean_),
+        scale=tuple(float(v) for v in scaler.scale_),
         coef=tuple(float(v) for v in model.coef_[0]),
         intercept=float(model.intercept_[0]),
         nodes=len(label),
@@ -259,17 +259,6 @@ def _split_sites(sites: np.ndarray, config: TrainConfig) -> tuple[set[str], set[
     order = rng.permutation(len(names))
     held = max(1, min(len(names) - 1, round(config.holdout * len(names))))
     return {names[i] for i in order[held:]}, {names[i] for i in order[:held]}
-
-
-def _confusion(truth: np.ndarray, predicted: np.ndarray) -> dict[str, float]:
-    tp = int(np.sum(truth & predicted))
-    fp = int(np.sum(~truth & predicted))
-    fn = int(np.sum(truth & ~predicted))
-    precision = tp / (tp + fp) if tp + fp else 0.0
-    recall = tp / (tp + fn) if tp + fn else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    accuracy = float(np.mean(truth == predicted)) if len(truth) else 0.0
-    return {"accuracy": accuracy, "precision": precision, "recall": recall, "f1": f1}
 
 
 def _model(
@@ -330,7 +319,7 @@ def train(
             "sites": len(held_sites),
             "nodes": len(held),
             "site_names": sorted(held_sites),
-            **_confusion(held.label, np.nan_to_num(scores) >= 0.5),
+            **class_figures(held.label, np.nan_to_num(scores) >= 0.5),
         }
     buckets = _fit(data, boundaries, config, bar.update)
     bar.close()
@@ -345,7 +334,7 @@ def train(
                 "range": f"[{boundaries[index]:g}, {upper:g})",
                 "nodes": int(rows.sum()),
                 "template_share": float(data.label[rows].mean()) if rows.any() else 0.0,
-                "accuracy": _confusion(data.label[rows], scores[rows])["accuracy"]
+                "accuracy": class_figures(data.label[rows], scores[rows])["accuracy"]
                 if bucket_model is not None
                 else None,
             }
