@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -111,6 +112,11 @@ def test_an_unchanged_rerun_fetches_only_listing_pages_and_writes_nothing(
     scenario: Scenario,
 ) -> None:
     first, again = scenario.day0, scenario.again
+    not_modified = sum(r.status == 304 for r in again.requests)
+    print(
+        f"requests: day 0 {len(first.requests)}, unchanged rerun {len(again.requests)} "
+        f"({len(again.requests) / len(first.requests):.1%}; {not_modified} answered 304)"
+    )
     assert len(again.requests) <= 0.2 * len(first.requests), paths(again)
     article_paths = {p for site in build_demo_web(4).sites for p in site.articles}
     assert not article_paths & set(paths(again)), "no stored article is fetched again"
@@ -125,6 +131,14 @@ def test_an_unchanged_rerun_fetches_only_listing_pages_and_writes_nothing(
 def test_day_one_fetches_only_new_changed_and_listing_pages(scenario: Scenario) -> None:
     web0, web1 = build_demo_web(4), build_demo_web(4, day=1)
     fetched = set(paths(scenario.day1))
+    counts = {k: 0 for k in ("new", "changed", "unchanged", "not_modified", "duplicates")}
+    for site in scenario.day1.summary["sites"].values():
+        for name in counts:
+            counts[name] += site["incremental"][name]
+    print(
+        f"requests: day 1 {len(scenario.day1.requests)} "
+        f"({len(scenario.day1.requests) / len(scenario.day0.requests):.1%} of day 0's); {counts}"
+    )
     for old, new in zip(web0.sites, web1.sites, strict=True):
         unchanged = {p for p, a in old.articles.items() if new.articles[p].text == a.text}
         added = set(new.articles) - set(old.articles)
@@ -221,3 +235,34 @@ def test_full_fetches_everything_again_and_still_writes_each_article_once(
     assert rows(scenario.fresh, "duplicates", crawl_id).empty
     unchanged = sum(s["incremental"]["unchanged"] for s in full.summary["sites"].values())
     assert unchanged >= len(scenario.gold1) - 3  # fetched again, same text: not written
+
+
+def test_retrain_on_the_last_crawl_and_compare_with_the_previous_model(
+    scenario: Scenario, tmp_path: Path
+) -> None:
+    nodes = scenario.out / "nodes"
+    day0, day1 = scenario.day0.summary["crawl_id"], scenario.day1.summary["crawl_id"]
+    old, new = tmp_path / "old.json", tmp_path / "new.json"
+    newscrawl = [sys.executable, "-m", "newscrawl.cli"]
+    sources = ((old, [str(nodes / f"crawl={day0}")]), (new, [str(nodes), "--last", "1"]))
+    for target, source in sources:
+        done = subprocess.run(
+            [*newscrawl, "train", *source, "--out", str(target), "--hold-back", "-q"],
+            capture_output=True,
+            text=True,
+            cwd=ROOT,
+        )
+        assert done.returncode == 0, done.stderr[-2000:]
+    model = json.loads(new.read_text())
+    assert model["provenance"]["crawls"] == [day1], "the model records its training crawls"
+    held = model["metrics"]["holdout"]["site_names"]
+    assert held and not set(held) & set(model["training_sites"])
+    compare = [*newscrawl, "models", "compare", str(new), str(old), str(nodes)]
+    done = subprocess.run(compare, capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    print(done.stdout)
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith(f"held-back sites ({len(held)}")
+    assert [line.split()[0] for line in lines[2:4]] == ["new", "old"]
+    assert all(line.split()[5] == "0" for line in lines[2:4]), "neither model saw those sites"
+    assert "new vs old: template F1" in done.stdout

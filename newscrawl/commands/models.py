@@ -13,6 +13,10 @@ file (trafilatura's) depend on whether trafilatura is installed; the trees do no
 cross-validated shingle F1 per dataset beside NCE, MSS, CETD-TPC and trafilatura (when
 installed: pip install 'newscrawl[bench]') run on the same pages in the same run. No page is
 ever scored by a model that saw its site. This is the quality table of README.
+
+``newscrawl models compare NEW OLD NODES... [--last N]`` scores two template models (`newscrawl
+train` files) on the same held-back sites - by default those NEW was trained without
+(``newscrawl train --hold-back``) - on the SiteLevel labels of NODES, before NEW replaces OLD.
 """
 
 from __future__ import annotations
@@ -60,6 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     cross.add_argument("datasets", nargs="+", type=Path, metavar="DATASET", help="dataset folder")
     cross.add_argument("--json", type=Path, default=None, metavar="FILE", help="also write JSON")
+    _add_compare(sub)
     for command in (build, cross):
         command.add_argument(
             "-j", "--jobs", type=int, default=1, metavar="N", help="pages parsed in N processes"
@@ -84,10 +89,56 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         )
 
 
+def _add_compare(sub: Any) -> None:
+    compare = sub.add_parser(
+        "compare", help="a new template model against the one in use, on held-back sites"
+    )
+    compare.add_argument("new", type=Path, metavar="NEW", help="the new model (newscrawl train)")
+    compare.add_argument("old", type=Path, metavar="OLD", help="the model in use")
+    compare.add_argument("nodes", nargs="+", metavar="NODES", help="nodes dataset(s) to score on")
+    compare.add_argument(
+        "--last", type=int, default=None, metavar="N", help="only the N most recent crawls"
+    )
+    compare.add_argument(
+        "--sites",
+        default=None,
+        metavar="A,B",
+        help="score on these sites (default: the sites NEW was trained without)",
+    )
+    compare.add_argument("--json", type=Path, default=None, metavar="FILE", help="also write JSON")
+
+
 def run(args: argparse.Namespace) -> int:
     if args.action == "build":
         return _build(args)
+    if args.action == "compare":
+        return _compare(args)
     return _crossval(args)
+
+
+def _compare(args: argparse.Namespace) -> int:
+    """Print both models' figures on the held-back sites (exit 0), or why it cannot (2)."""
+    from dataclasses import asdict
+
+    from newscrawl.models.template_model import TemplateModel
+    from newscrawl.template.compare import compare_models, last_crawls, report_lines
+
+    try:
+        new, old = TemplateModel.load(args.new), TemplateModel.load(args.old)
+        nodes = args.nodes
+        if args.last is not None:
+            nodes = [str(p) for n in nodes for p in last_crawls(Path(n), args.last)]
+        sites = [s.strip() for s in args.sites.split(",") if s.strip()] if args.sites else None
+        held, count, scores = compare_models(new, old, nodes, sites)
+    except (OSError, ValueError) as err:  # TrainError is a ValueError; so are bad model files
+        print(f"newscrawl models compare: {err}", file=sys.stderr)
+        return 2
+    for line in report_lines(held, count, scores, [str(args.new), str(args.old)]):
+        print(line)
+    if args.json:
+        report = {"sites": held, "nodes": count, "models": [asdict(s) for s in scores]}
+        args.json.write_text(json.dumps(report, indent=1))
+    return 0
 
 
 def find_datasets(root: Path) -> list[Path]:

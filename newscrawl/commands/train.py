@@ -11,6 +11,12 @@ The training set is first assembled site by site (`TrainingSet`, the one builder
 the requested kind and area, at most --max-site-nodes per site, sampled with a seed of the site)
 into a temporary folder beside MODEL - as Dask tasks with --cluster, else in this process; the
 fit then runs in this process.
+
+Retraining on fresh crawls: ``--last N`` takes, of each NODES that is a crawl's nodes dataset
+(``DIR/nodes``), only its N most recent crawls, and the model records them
+(``provenance.crawls``); ``--hold-back`` keeps the held-out sites out of the final fit too, so
+``newscrawl models compare NEW OLD NODES...`` can score the new model against the one in use on
+sites neither saw.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import argparse
 import sys
 import tempfile
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 __all__ = ["HELP", "add_arguments", "run"]
@@ -45,6 +52,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="share of sites held out to score the model (default: 0.2)",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the site split (default: 0)")
+    parser.add_argument(
+        "--last",
+        type=int,
+        default=None,
+        metavar="N",
+        help="of a crawl's nodes dataset (DIR/nodes), train on its N most recent crawls only",
+    )
+    parser.add_argument(
+        "--hold-back",
+        action="store_true",
+        help="leave the held-out sites out of the final fit too (for newscrawl models compare)",
+    )
     parser.add_argument(
         "--C",
         type=float,
@@ -83,6 +102,11 @@ def run(args: argparse.Namespace) -> int:
     if args.max_site_nodes is not None and args.max_site_nodes < 1:
         print("newscrawl train: --max-site-nodes must be at least 1", file=sys.stderr)
         return 2
+    try:
+        args.nodes, args.crawls = _crawl_selection(args.nodes, args.last)
+    except (OSError, ValueError) as err:
+        print(f"newscrawl train: {err}", file=sys.stderr)
+        return 2
     # beside the model file: Dask workers elsewhere must see it, as they see NODES and --out
     beside = Path(args.out).resolve().parent
     beside.mkdir(parents=True, exist_ok=True)
@@ -93,6 +117,28 @@ def run(args: argparse.Namespace) -> int:
             print(f"newscrawl train: {err}", file=sys.stderr)
             return 2
         return _fit(args, parts) if parts else 2
+
+
+def _crawl_selection(nodes: list[str], last: int | None) -> tuple[list[str], list[str]]:
+    """NODES with --last N applied (each crawl's nodes dataset replaced by the folders of its N
+    most recent crawls), and the crawls trained on ("DATASET/crawl=ID"; [] without crawls)."""
+    from newscrawl.template.compare import crawl_folders, last_crawls
+
+    chosen: list[str] = []
+    crawls: list[str] = []
+    for path in nodes:
+        folder = Path(path)
+        if last is not None:
+            picked = last_crawls(folder, last)
+        elif folder.is_dir():
+            picked = crawl_folders(folder)
+        else:
+            picked = []
+        chosen += [str(p) for p in picked] if last is not None else [path]
+        crawls += [p.name.removeprefix("crawl=") for p in picked]
+    if last is None and not crawls:
+        crawls = [Path(path).name.removeprefix("crawl=") for path in nodes if "crawl=" in path]
+    return chosen, crawls
 
 
 def _training_set(args: argparse.Namespace, folder: Path) -> list[Path]:
@@ -129,6 +175,7 @@ def _fit(args: argparse.Namespace, nodes: Sequence[str | Path]) -> int:
         C=args.C,
         balanced=not args.plain,
         geometry=args.geometry,
+        refit_all=not args.hold_back,
     )
     try:
         data = read_nodes(nodes)
@@ -136,6 +183,8 @@ def _fit(args: argparse.Namespace, nodes: Sequence[str | Path]) -> int:
     except TrainError as err:
         print(f"newscrawl train: {err}", file=sys.stderr)
         return 2
+    provenance = {**model.provenance, "crawls": args.crawls, "nodes": list(args.nodes)}
+    model = replace(model, provenance=provenance)  # which crawls the model learnt from
     try:
         path = model.save(args.out)
     except OSError as err:
@@ -143,5 +192,7 @@ def _fit(args: argparse.Namespace, nodes: Sequence[str | Path]) -> int:
         return 2
     for line in report.lines():
         print(line)
+    if args.crawls:
+        print(f"training crawls: {', '.join(args.crawls)}")
     print(f"model -> {path}")
     return 0

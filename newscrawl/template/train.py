@@ -59,6 +59,9 @@ class TrainConfig:
     # of 12%), which is what extraction needs. False reproduces the study.
     balanced: bool = True
     geometry: str = "static"  # the provider the nodes' boxes came from (recorded in the model)
+    # False: the held-out sites stay out of the final fit too (`newscrawl train --hold-back`),
+    # so `newscrawl models compare` can score the model on sites it never saw
+    refit_all: bool = True
 
 
 @dataclass(slots=True)
@@ -321,6 +324,9 @@ def train(
             "site_names": sorted(held_sites),
             **class_figures(held.label, np.nan_to_num(scores) >= 0.5),
         }
+    if not config.refit_all and held_sites:
+        data = data.subset(np.flatnonzero(np.isin(data.site, list(train_sites))))
+        by_site = {site: by_site[site] for site in train_sites}
     buckets = _fit(data, boundaries, config, bar.update)
     bar.close()
     model = _model(buckets, boundaries, by_site, config)
