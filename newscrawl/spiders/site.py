@@ -416,7 +416,11 @@ class SiteSpider(scrapy.Spider):
             self._site_stat(run, "refetched")
         elif not replayed:
             self.crawler.stats.inc_value(pages_stat(run.spec.name))
-        yield self._item(run, response, dom, content_type, replayed)
+        item = self._item(run, response, dom, content_type, replayed)
+        base = response.url if links.base is None else urljoin(response.url, links.base)
+        if canonical := _canonical_link(links.link_elements, base):
+            item.extras["canonical"] = canonical  # AMP / print views: a duplicate of that URL
+        yield item
         yield from self._follow(run, response, links)
 
     def _moved(self, run: SiteRun, url: str) -> Iterator[scrapy.Request]:
@@ -439,7 +443,6 @@ class SiteSpider(scrapy.Spider):
         }
         fetched = response.meta.get("newscrawl_fetched_at") or datetime.now(UTC)
         final_url = canonical_url(response.url)
-        canonical = _canonical_link(dom, response.url)
         return PageItem(
             url=canonical_url(first),
             final_url=final_url,
@@ -455,7 +458,6 @@ class SiteSpider(scrapy.Spider):
             stored=replayed and final_url in self.crawl_info.stored_articles,
             max_pages=run.cap,
             warc=response.meta.get("newscrawl_warc"),
-            extras={"canonical": canonical} if canonical else {},
         )
 
     def _follow(
@@ -589,14 +591,12 @@ class SiteSpider(scrapy.Spider):
             yield from self._sitemap_request(run, urljoin(run.spec.url, "/sitemap.xml"))
 
 
-def _canonical_link(dom: Dom, base: str) -> str | None:
-    """The page's ``<link rel="canonical">`` in canonical form (AMP and print views point to
-    the article's own URL there), or None."""
-    for node in dom.nodes_by_tag.get("link", ()):
-        element = dom.elements[node]
-        if "canonical" in (element.get("rel") or "").lower().split():
-            href = (element.get("href") or "").strip()
-            url = urljoin(base, href) if href else ""
+def _canonical_link(link_elements: Iterable[tuple[str, str, str]], base: str) -> str | None:
+    """The page's ``<link rel="canonical">`` (given each <link>'s rel, type, href) in canonical
+    form - AMP and print views point to the article's own URL there -, or None."""
+    for rel, _, href in link_elements:
+        if "canonical" in rel.lower().split() and href:
+            url = urljoin(base, href)
             if urlsplit(url).scheme in ("http", "https"):
                 return canonical_url(url)
     return None
