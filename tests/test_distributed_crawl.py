@@ -16,10 +16,10 @@ from pathlib import Path
 import pyarrow.dataset as ds
 import pytest
 
-from newscrawl.commands.enqueue import payload, read_site_specs
 from newscrawl.crawl.sites import SiteSpec
 from newscrawl.distributed.queue import SiteQueue
 from newscrawl.distributed.redis_server import LocalRedis, free_port, redis_server_binary
+from newscrawl.distributed.sitelist import read_site_specs, site_payload
 
 pytestmark = [
     pytest.mark.redis,
@@ -117,7 +117,9 @@ def enqueue_demo(demo: object, redis_url: str, run: str) -> SiteQueue:
     queue.clear()
     urls = list(demo.site_urls.values())  # type: ignore[attr-defined]
     specs = read_site_specs(urls)
-    assert queue.enqueue([(spec.name, payload(spec)) for spec in specs]) == [s.name for s in specs]
+    assert queue.enqueue([(spec.name, site_payload(spec)) for spec in specs]) == [
+        s.name for s in specs
+    ]
     return queue
 
 
@@ -239,7 +241,7 @@ def test_worker_waits_for_redis_to_come_up(
         queue = enqueue_demo(demo, server.url, "late")
         # and a site where nothing answers: failed, with a reason, not "done"
         dead = f"http://127.0.0.9:{free_port('127.0.0.9')}/"
-        assert queue.enqueue([("dead", payload(SiteSpec("dead", dead)))]) == ["dead"]
+        assert queue.enqueue([("dead", site_payload(SiteSpec("dead", dead)))]) == ["dead"]
         assert worker.wait() == 0
         assert len(worker.crawled()) == 4
         status = queue.status()

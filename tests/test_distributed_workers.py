@@ -54,10 +54,10 @@ def new_queue(redis_url: str, run: str, **kwargs: float) -> SiteQueue:
 
 
 def enqueue(demo: object, queue: SiteQueue, *names: str) -> None:
-    from newscrawl.commands.enqueue import payload, read_site_specs
+    from newscrawl.distributed.sitelist import read_site_specs, site_payload
 
     urls = [demo.site_urls[name] for name in names]  # type: ignore[attr-defined]
-    queue.enqueue([(spec.name, payload(spec)) for spec in read_site_specs(urls)])
+    queue.enqueue([(spec.name, site_payload(spec)) for spec in read_site_specs(urls)])
 
 
 def requests_to(demo: object, site: str) -> int:

@@ -328,7 +328,7 @@ def test_template_filter_refuses_an_unknown_method() -> None:
 def test_evaluate_site_method(method: str, tmp_path: Path) -> None:
     from test_template_evaluation import write_dataset
 
-    from newscrawl.commands.evaluate import build_extractors
+    from newscrawl.extractors import build_extractors
 
     assert build_extractors(["template"], str(MODEL), method)["template"].site_method == method
     data = write_dataset(tmp_path / "gen", ["a.example.org"], pages=6)
@@ -414,10 +414,11 @@ def test_extract_site_pass_by_each_method(
 def test_crawl_site_method_setting() -> None:
     import argparse
 
+    from newscrawl.cli_options import option_settings
     from newscrawl.commands import crawl
 
     parser = argparse.ArgumentParser()
     crawl.add_arguments(parser)
     args = parser.parse_args(["sites.txt", "--site-method", "entropy"])
-    assert crawl.option_settings(args)["NEWSCRAWL_SITE_METHOD"] == "entropy"
-    assert "NEWSCRAWL_SITE_METHOD" not in crawl.option_settings(parser.parse_args(["sites.txt"]))
+    assert option_settings(args)["NEWSCRAWL_SITE_METHOD"] == "entropy"
+    assert "NEWSCRAWL_SITE_METHOD" not in option_settings(parser.parse_args(["sites.txt"]))

@@ -88,8 +88,8 @@ class Timing:
 
 
 def _page_paths(root: Path) -> list[str]:
-    from newscrawl.commands.extract import find_pages
     from newscrawl.evaluation.dataset import natural_key
+    from newscrawl.pagefiles import find_pages
 
     html = root / "html"
     found, _ = find_pages([str(html if html.is_dir() else root)])
@@ -113,8 +113,8 @@ def _load_pages(paths: Sequence[str]) -> tuple[list[bytes], int]:
 
 
 def _stages(names: Sequence[str]) -> dict[str, Stage]:
-    from newscrawl.commands.extract import build_extractor
     from newscrawl.dom import parse_html
+    from newscrawl.extractors import build_extractor
 
     extractors = [build_extractor(name) for name in names]
     stages: dict[str, Stage] = {"parse": parse_html}
@@ -183,7 +183,7 @@ def _report(timings: list[Timing], pages: int, ours: str, theirs: str) -> list[s
 
 
 def run(args: argparse.Namespace) -> int:
-    from newscrawl.commands.evaluate import extractor_names
+    from newscrawl.extractors import extractor_names
 
     if not args.dataset.is_dir():
         print(f"newscrawl bench extract: {args.dataset}: no such folder", file=sys.stderr)

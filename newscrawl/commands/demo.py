@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from newscrawl.commands.crawl import (
+from newscrawl.cli_options import (
     add_max_pages_argument,
     add_settings_arguments,
     option_settings,

@@ -9,46 +9,17 @@ again, so the command can be repeated safely, e.g. by cron with a grown list.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from typing import Any
+
+from newscrawl.cli_options import add_redis_arguments
+from newscrawl.distributed.sitelist import read_site_specs, site_payload
 
 HELP = "put sites on a Redis queue for crawl workers"
-
-
-def add_redis_arguments(parser: argparse.ArgumentParser) -> None:
-    """--redis and --run, shared by enqueue, worker and status."""
-    parser.add_argument(
-        "--redis", required=True, metavar="URL", help="Redis server, e.g. redis://host:6379/0"
-    )
-    parser.add_argument(
-        "--run",
-        default="default",
-        help="run id: a namespace for the queue, so several crawls can share one Redis",
-    )
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("sites", nargs="+", metavar="SITES", help="site URLs, site files or -")
     add_redis_arguments(parser)
-
-
-def read_site_specs(sources: list[str]) -> list[Any]:
-    """`SiteSpec`s from site-list files, URLs, or stdin (`-`); raises SiteListError."""
-    from newscrawl.crawl.sites import parse_sites, read_sites
-
-    specs: list[Any] = []
-    for source in sources:
-        if source == "-":
-            specs.extend(parse_sites(sys.stdin.read(), "<stdin>"))
-        else:
-            specs.extend(read_sites(source))
-    return specs
-
-
-def payload(spec: Any) -> str:
-    """What a worker needs to crawl the site, as the queue stores it."""
-    return json.dumps({"name": spec.name, "url": spec.url, "max_pages": spec.max_pages})
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     if not specs:
         print("enqueue: no sites given", file=sys.stderr)
         return 2
-    entries = [(spec.name, payload(spec)) for spec in specs]
+    entries = [(spec.name, site_payload(spec)) for spec in specs]
     try:
         queue = SiteQueue.from_url(args.redis, args.run)
         added = retry_redis(lambda: queue.enqueue(entries), "enqueue sites", give_up_after=10)

@@ -21,18 +21,18 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Mapping
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from newscrawl.evaluation.sites import SITE_FROM
+from newscrawl.extractors import build_extractors, extractor_names
 from newscrawl.template.sitemethods import DEFAULT_SITE_METHOD, SITE_METHODS
 
 if TYPE_CHECKING:
-    from newscrawl.extractors.base import Extractor
+    pass
 
-__all__ = ["HELP", "add_arguments", "build_extractors", "extractor_names", "run"]
+__all__ = ["HELP", "add_arguments", "run"]
 
 HELP = "score extractors against gold text on datasets"
 
@@ -112,31 +112,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="no progress bar (it is shown on stderr when that is a terminal)",
     )
-
-
-def extractor_names(option: str | None) -> list[str]:
-    """Registered extractor names from a comma-separated option (None: all of them)."""
-    from newscrawl.extractors import EXTRACTORS
-
-    if option is None:
-        return list(EXTRACTORS)
-    names = [n.strip() for n in option.split(",") if n.strip()]
-    unknown = [n for n in names if n not in EXTRACTORS and n != "template"]
-    if unknown or not names:
-        raise ValueError(
-            f"unknown extractor {', '.join(unknown) or repr(option)} "
-            f"(known: {', '.join(EXTRACTORS)})"
-        )
-    return names
-
-
-def build_extractors(
-    names: list[str], model: str | None, site_method: str = DEFAULT_SITE_METHOD
-) -> Mapping[str, Extractor]:
-    """A fresh extractor per name (each dataset, and each worker process, gets its own)."""
-    from newscrawl.commands.extract import build_extractor
-
-    return {name: build_extractor(name, model, site_method) for name in names}
 
 
 def run(args: argparse.Namespace) -> int:

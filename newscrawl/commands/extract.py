@@ -26,12 +26,12 @@ import functools
 import json
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from newscrawl.dom import MAX_PAGE_BYTES, size_error
-from newscrawl.evaluation.dataset import natural_key, read_meta
+from newscrawl.evaluation.dataset import read_meta
 from newscrawl.evaluation.sites import (
     HEAD_BYTES,
     SITE_FROM,
@@ -42,29 +42,30 @@ from newscrawl.evaluation.sites import (
     site_for,
     site_tasks,
 )
-from newscrawl.extractors import DEFAULT_EXTRACTOR, EXTRACTORS, Extractor, get_extractor
+from newscrawl.extractors import (
+    DEFAULT_EXTRACTOR,
+    EXTRACTORS,
+    TEMPLATE,
+    Extractor,
+    build_extractor,
+)
+from newscrawl.pagefiles import STDIN, find_pages
 from newscrawl.template.sitemethods import SITE_METHODS
 
 __all__ = [
     "HELP",
     "Item",
     "add_arguments",
-    "build_extractor",
     "extract_all",
     "extract_page",
-    "find_pages",
     "page_items",
     "run",
 ]
 
 HELP = "extract title and main text from saved pages"
-PAGE_SUFFIXES = (".html", ".htm")
-STDIN = "-"
 # Below this many pages a process pool costs more to start than it saves.
 POOL_THRESHOLD = 8
 
-# The template filter (newscrawl.template.extractor): a name of its own, built from a --model.
-TEMPLATE = "template"
 META_FILE = "meta.jsonl"
 DEFAULT_SITE_FROM = "url"
 
@@ -141,55 +142,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "Tree, pagelets or block entropy; the template filter (--model) cuts them, the site "
         "pass only with cut_sitelevel on (default: %(default)s)",
     )
-
-
-def build_extractor(
-    name: str, model_path: str | None = None, site_method: str = "sitelevel"
-) -> Extractor:
-    """The extractor every page goes through, built once per process.
-
-    `model_path` is where a trained template model plugs in (the --model option), learning each
-    site's template by `site_method` (--site-method); without one the page-level extractor
-    `name` is used as it is.
-    """
-    if model_path is not None or name == TEMPLATE:
-        from newscrawl.template.extractor import build_template_extractor
-
-        return build_template_extractor(name, model_path, site_method)
-    return get_extractor(name)
-
-
-# -- finding pages --------------------------------------------------------------------------------
-
-
-def _walk_files(root: Path) -> Iterator[Path]:
-    """Non-hidden files under `root`, in a stable (sorted) order."""
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for name in sorted(files, key=natural_key):
-            if not name.startswith("."):
-                yield Path(folder, name)
-
-
-def _directory_pages(root: Path) -> list[Path]:
-    files = list(_walk_files(root))
-    pages = [f for f in files if f.suffix.lower() in PAGE_SUFFIXES]
-    return pages or files
-
-
-def find_pages(paths: Iterable[str]) -> tuple[list[str], list[str]]:
-    """Page paths in input order, and the arguments that name nothing."""
-    found: list[str] = []
-    missing: list[str] = []
-    for arg in paths:
-        path = Path(arg)
-        if arg == STDIN or path.is_file():
-            found.append(arg)
-        elif path.is_dir():
-            found.extend(str(p) for p in _directory_pages(path))
-        else:
-            missing.append(arg)
-    return found, missing
 
 
 # -- extracting -----------------------------------------------------------------------------------

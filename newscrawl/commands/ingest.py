@@ -19,7 +19,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from newscrawl.commands.crawl import add_max_pages_argument, add_settings_arguments, option_settings
+from newscrawl.cli_options import add_max_pages_argument, add_settings_arguments, option_settings
 
 HELP = "read WARC/ARC archives through the crawl's pipelines into a Parquet corpus"
 

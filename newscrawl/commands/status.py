@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import Any
 
-from newscrawl.commands.enqueue import add_redis_arguments
+from newscrawl.cli_options import add_redis_arguments
 
 HELP = "show the Redis crawl queue"
 

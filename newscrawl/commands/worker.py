@@ -15,14 +15,14 @@ from __future__ import annotations
 import argparse
 import sys
 
-from newscrawl.commands.crawl import (
+from newscrawl.cli_options import (
     add_allow_private_argument,
     add_max_pages_argument,
+    add_redis_arguments,
     add_settings_arguments,
     add_warc_argument,
     option_settings,
 )
-from newscrawl.commands.enqueue import add_redis_arguments
 
 HELP = "run a Redis-fed crawl worker"
 

@@ -7,7 +7,17 @@ from typing import Any
 
 from newscrawl.extractors.base import Extraction, Extractor
 
-__all__ = ["DEFAULT_EXTRACTOR", "EXTRACTORS", "Extraction", "Extractor", "get_extractor"]
+__all__ = [
+    "DEFAULT_EXTRACTOR",
+    "EXTRACTORS",
+    "TEMPLATE",
+    "Extraction",
+    "Extractor",
+    "build_extractor",
+    "build_extractors",
+    "extractor_names",
+    "get_extractor",
+]
 
 # name -> "module:class"; modules are imported only when asked for.
 EXTRACTORS: dict[str, str] = {
@@ -18,6 +28,8 @@ EXTRACTORS: dict[str, str] = {
 }
 # The extractor with the best site-grouped cross-validated shingle F1 (README's quality table).
 DEFAULT_EXTRACTOR = "learned"
+# The template filter (newscrawl.template.extractor): a name of its own, built from a model.
+TEMPLATE = "template"
 
 
 def get_extractor(name: str, **config: Any) -> Extractor:
@@ -33,3 +45,40 @@ def get_extractor(name: str, **config: Any) -> Extractor:
     module, cls_name = target.split(":")
     cls = getattr(import_module(module), cls_name)
     return cls(cls.Config(**config)) if config else cls()
+
+
+def build_extractor(
+    name: str, model_path: str | None = None, site_method: str = "sitelevel"
+) -> Extractor:
+    """The extractor every page goes through, built once per process.
+
+    `model_path` is where a trained template model plugs in (the --model option), learning each
+    site's template by `site_method` (--site-method); without one the page-level extractor
+    `name` is used as it is.
+    """
+    if model_path is not None or name == TEMPLATE:
+        from newscrawl.template.extractor import build_template_extractor
+
+        return build_template_extractor(name, model_path, site_method)
+    return get_extractor(name)
+
+
+def build_extractors(
+    names: list[str], model: str | None, site_method: str = "sitelevel"
+) -> dict[str, Extractor]:
+    """A fresh extractor per name (each dataset, and each worker process, gets its own)."""
+    return {name: build_extractor(name, model, site_method) for name in names}
+
+
+def extractor_names(option: str | None) -> list[str]:
+    """Registered extractor names from a comma-separated option (None: all of them)."""
+    if option is None:
+        return list(EXTRACTORS)
+    names = [n.strip() for n in option.split(",") if n.strip()]
+    unknown = [n for n in names if n not in EXTRACTORS and n != TEMPLATE]
+    if unknown or not names:
+        raise ValueError(
+            f"unknown extractor {', '.join(unknown) or repr(option)} "
+            f"(known: {', '.join(EXTRACTORS)})"
+        )
+    return names

@@ -1,0 +1,102 @@
+"""Options several `newscrawl` commands share (crawl, worker, demo, ingest; enqueue, worker,
+status) and the Scrapy settings they ask for. The CLI layer: commands import it, nothing else."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+__all__ = [
+    "add_allow_private_argument",
+    "add_max_pages_argument",
+    "add_redis_arguments",
+    "add_settings_arguments",
+    "add_warc_argument",
+    "option_settings",
+]
+
+
+def add_max_pages_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-pages",
+        type=int,
+        default=None,
+        metavar="N",
+        help="HTML pages per site (default: MAX_PAGES_PER_SITE = 200)",
+    )
+
+
+def add_warc_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--warc",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="also write every fetched response as WARC/1.1 to DIR (NEWSCRAWL_WARC_DIR)",
+    )
+
+
+def add_allow_private_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--allow-private",
+        default=None,
+        metavar="NETS",
+        help='fetch these non-public networks anyway ("loopback", CIDRs, or '
+        '"true" for all); default: refuse all',
+    )
+
+
+def add_settings_arguments(
+    parser: argparse.ArgumentParser, log_level: str | None, log_help: str
+) -> None:
+    """--site-method, --set NAME=VALUE (repeatable) and --log-level."""
+    from newscrawl.template.sitemethods import SITE_METHODS
+
+    parser.add_argument(
+        "--site-method",
+        default=None,
+        choices=SITE_METHODS,
+        help="what labels each site's template nodes in the site pass "
+        "(NEWSCRAWL_SITE_METHOD; default: sitelevel)",
+    )
+    parser.add_argument(
+        "--set",
+        "-s",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="any Scrapy or NEWSCRAWL_* setting (repeatable)",
+    )
+    parser.add_argument("--log-level", default=log_level, metavar="LEVEL", help=log_help)
+
+
+def option_settings(args: argparse.Namespace) -> dict[str, object]:
+    """The settings the shared options ask for (those the command has); --set comes last, so
+    it wins. Raises ValueError for a malformed --set."""
+    from newscrawl.crawl.runner import parse_set_options
+
+    values: dict[str, object] = {}
+    if getattr(args, "max_pages", None) is not None:
+        values["MAX_PAGES_PER_SITE"] = args.max_pages
+    if getattr(args, "allow_private", None) is not None:
+        values["NEWSCRAWL_ALLOW_PRIVATE"] = args.allow_private
+    if getattr(args, "warc", None) is not None:
+        values["NEWSCRAWL_WARC_DIR"] = str(args.warc)
+    if getattr(args, "site_method", None) is not None:
+        values["NEWSCRAWL_SITE_METHOD"] = args.site_method
+    if args.log_level:
+        values["LOG_LEVEL"] = args.log_level.upper()
+    values.update(parse_set_options(args.set))
+    return values
+
+
+def add_redis_arguments(parser: argparse.ArgumentParser) -> None:
+    """--redis and --run, shared by enqueue, worker and status."""
+    parser.add_argument(
+        "--redis", required=True, metavar="URL", help="Redis server, e.g. redis://host:6379/0"
+    )
+    parser.add_argument(
+        "--run",
+        default="default",
+        help="run id: a namespace for the queue, so several crawls can share one Redis",
+    )

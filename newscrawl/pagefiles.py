@@ -1,0 +1,46 @@
+"""Saved pages on disk: the files a path names, in a stable order (what `newscrawl extract` and
+`newscrawl bench extract` read)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from newscrawl.evaluation.dataset import natural_key
+
+__all__ = ["PAGE_SUFFIXES", "STDIN", "find_pages"]
+
+PAGE_SUFFIXES = (".html", ".htm")
+STDIN = "-"  # standard input, as a path argument
+
+
+def _walk_files(root: Path) -> Iterator[Path]:
+    """Non-hidden files under `root`, in a stable (sorted) order."""
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files, key=natural_key):
+            if not name.startswith("."):
+                yield Path(folder, name)
+
+
+def _directory_pages(root: Path) -> list[Path]:
+    files = list(_walk_files(root))
+    pages = [f for f in files if f.suffix.lower() in PAGE_SUFFIXES]
+    return pages or files
+
+
+def find_pages(paths: Iterable[str]) -> tuple[list[str], list[str]]:
+    """Page paths in input order (a folder's ``*.html``/``*.htm``, else all its files), and the
+    arguments that name nothing."""
+    found: list[str] = []
+    missing: list[str] = []
+    for arg in paths:
+        path = Path(arg)
+        if arg == STDIN or path.is_file():
+            found.append(arg)
+        elif path.is_dir():
+            found.extend(str(p) for p in _directory_pages(path))
+        else:
+            missing.append(arg)
+    return found, missing
