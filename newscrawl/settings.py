@@ -93,6 +93,9 @@ NEWSCRAWL_TRAP_RUN = 10  # links in a row to same-shaped URLs before it is a tra
 NEWSCRAWL_RETRY_AFTER_MAX = 120.0
 # a run into a folder holding earlier crawls fetches only what may be new (--full: False)
 NEWSCRAWL_INCREMENTAL = True
+# False: ignore earlier crawls in the folder altogether (no skipping, no cross-run duplicates, no
+# carried templates): a crawl that stands alone, as `newscrawl demo` runs
+NEWSCRAWL_HISTORY = True
 NEWSCRAWL_HISTORY_DIR = ""  # where the earlier crawls are ("" = NEWSCRAWL_OUT; workers: OUT)
 NEWSCRAWL_SITELEVEL = True  # the site pass: SiteLevel, then each site's template out of its text
 NEWSCRAWL_SITELEVEL_MAX_BYTES = 256 * 1024 * 1024
