@@ -157,9 +157,12 @@ class SiteHistory:
 class CrawlHistory:
     """The history of every site of DIR, read site by site on first use (see the module)."""
 
-    def __init__(self, out: str | os.PathLike[str], current_crawl: str) -> None:
+    def __init__(
+        self, out: str | os.PathLike[str], current_crawl: str, enabled: bool = True
+    ) -> None:
         self.out = Path(out)
         self.current = current_crawl
+        self.enabled = enabled  # False: a crawl that stands alone (NEWSCRAWL_HISTORY off)
         self._sites: dict[str, SiteHistory] = {}
         self._validators: dict[str, dict[str, str]] | None = None
 
@@ -180,7 +183,7 @@ class CrawlHistory:
         """(crawl, file, columns) of each complete file of `dataset` for `site` in the other
         crawls."""
         root = self.out / dataset
-        if not root.is_dir():
+        if not self.enabled or not root.is_dir():
             return
         for folder in sorted(root.glob("crawl=*")):
             crawl = partition_values(folder / "x", root).get("crawl", "")
@@ -240,6 +243,8 @@ class CrawlHistory:
         return sorted(url for url, found in self._validators.items() if found.get("kind") == "feed")
 
     def _read_validators(self) -> dict[str, dict[str, str]]:
+        if not self.enabled:
+            return {}
         files = [
             p
             for p in (self.out / _STATE_DIR).glob(f"*/{VALIDATORS_FILE}-*.json")
@@ -320,10 +325,11 @@ _HISTORIES: weakref.WeakKeyDictionary[Any, CrawlHistory] = weakref.WeakKeyDictio
 
 def crawl_history(crawler: Crawler) -> CrawlHistory:
     """The crawl's one CrawlHistory: earlier crawls of the folder NEWSCRAWL_HISTORY_DIR (a crawl
-    worker's corpus root), else of NEWSCRAWL_OUT."""
+    worker's corpus root), else of NEWSCRAWL_OUT; none with NEWSCRAWL_HISTORY off."""
     history = _HISTORIES.get(crawler)
     if history is None:
         state = crawl_state(crawler)
         folder = crawler.settings.get("NEWSCRAWL_HISTORY_DIR") or state.out
-        history = _HISTORIES[crawler] = CrawlHistory(folder, state.crawl_id)
+        enabled = crawler.settings.getbool("NEWSCRAWL_HISTORY", True)
+        history = _HISTORIES[crawler] = CrawlHistory(folder, state.crawl_id, enabled)
     return history
