@@ -32,24 +32,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
-def _available() -> dict[str, tuple[str, str]]:
-    """Commands whose module exists (lets the tool grow one command at a time)."""
-    from importlib.util import find_spec
-
-    return {
-        name: spec
-        for name, spec in COMMANDS.items()
-        if find_spec(f"newscrawl.commands.{spec[0]}") is not None
-    }
-
-
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, str]]:
     parser = argparse.ArgumentParser(
         prog="newscrawl", description="Turn news and blog sites into clean article corpora."
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     modules: dict[str, str] = {}
-    for name, (module_name, help_text) in _available().items():
+    for name, (module_name, help_text) in COMMANDS.items():
         module = import_module(f"newscrawl.commands.{module_name}")
         command = sub.add_parser(name, help=help_text, description=module.__doc__)
         module.add_arguments(command)

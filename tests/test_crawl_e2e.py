@@ -207,10 +207,8 @@ def test_faults_are_reported_and_no_good_page_is_lost(
 ) -> None:
     sites = fault_web.write_site_list(tmp_path / "sites.csv", ["faults"])
     out = tmp_path / "out"
-    started = time.monotonic()
     result = newscrawl_crawl(sites, out, "DOWNLOAD_TIMEOUT=1.5")
     assert result.returncode == 0, result.stderr[-3000:]
-    assert time.monotonic() - started < 120
 
     errors = summary_of(out)["errors"]
     for kind in (
@@ -299,15 +297,11 @@ def test_sigkill_then_resume_gives_every_article_exactly_once(
     assert not list(out.rglob("*.tmp"))
     state = json.loads(next(out.glob(".newscrawl/*/state.json")).read_text())
     assert state["status"] == "finished"
-    if find_spec("newscrawl.template.geometry") is not None:  # every site labelled, once
-        nodes = pd.read_parquet(out / "nodes")
-        assert set(nodes.site.astype(str)) == set(demo.site_urls)
-        assert not nodes.duplicated(["url", "node"]).any()
+    nodes = pd.read_parquet(out / "nodes")  # every site labelled, once
+    assert set(nodes.site.astype(str)) == set(demo.site_urls)
+    assert not nodes.duplicated(["url", "node"]).any()
 
 
-@pytest.mark.skipif(
-    find_spec("newscrawl.template.geometry") is None, reason="template stage not wired in"
-)
 def test_resume_labels_a_full_site_whose_nodes_were_lost(demo: DemoServer, tmp_path: Path) -> None:
     """A site that had all its pages stored when the crawl was killed, but not its nodes file:
     resuming fetches none of its pages again, so its labels come from the stored pages."""

@@ -433,23 +433,20 @@ def test_calendar_trap_never_ends(server: DemoServer) -> None:
 
 
 def test_slow_endpoint_does_not_block_others(server: DemoServer) -> None:
-    started = time.monotonic()
     with pytest.raises((TimeoutError, urllib.error.URLError)):
         fault(server, "/slow", timeout=0.3)
-    assert time.monotonic() - started < 2
     stalled: list[BaseException] = []
 
     def read_stalled_body() -> None:
         try:
-            fault(server, "/slow-body", timeout=0.3)
+            fault(server, "/slow-body", timeout=1.5)
         except (TimeoutError, urllib.error.URLError) as err:
             stalled.append(err)
 
     worker = threading.Thread(target=read_stalled_body)
     worker.start()
-    started = time.monotonic()
     assert fault(server, "/")[0] == 200
-    assert time.monotonic() - started < 1
+    assert not stalled, "served while the stalled body was still being read (1.5 s to give up)"
     worker.join(timeout=5)
     assert stalled, "the stalled body should time out the reader"
 
@@ -473,9 +470,8 @@ def test_bomb_sitemap_and_xxe_feed(server: DemoServer) -> None:
     assert b"<!ENTITY lol9" in sitemap
     # A safe parser (Scrapy's sitemap settings) survives the bomb and keeps the good entry.
     safe = lxml.etree.XMLParser(resolve_entities=False, no_network=True, recover=True)
-    started = time.monotonic()
     root = lxml.etree.fromstring(sitemap, parser=safe)
-    assert time.monotonic() - started < 1 and len(lxml.etree.tostring(root)) < 10_000
+    assert len(lxml.etree.tostring(root)) < 10_000  # no entity expanded
     locs = [el.text for el in root.iter(f"{SITEMAP_NS}loc")]
     assert server.url_for("faults", "/articles/good-2.html") in locs
     feed = fault(server, "/feed.xml")[2]
@@ -504,9 +500,7 @@ def test_stop_is_quick_while_a_request_hangs(web: DemoWeb) -> None:
     hanging = threading.Thread(target=wait_for_slow, daemon=True)
     hanging.start()
     time.sleep(0.2)
-    started = time.monotonic()
-    running.stop()
-    assert time.monotonic() - started < 3
+    running.stop()  # were it to wait for the 30 s handler, the request would get its page
     hanging.join(timeout=5)
     assert outcome and not isinstance(outcome[0], tuple), "the hung request gets no page"
 

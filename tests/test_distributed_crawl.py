@@ -18,15 +18,12 @@ import pytest
 
 from newscrawl.crawl.sites import SiteSpec
 from newscrawl.distributed.queue import SiteQueue
-from newscrawl.distributed.redis_server import LocalRedis, free_port, redis_server_binary
+from newscrawl.distributed.redis_server import LocalRedis, free_port
 from newscrawl.distributed.sitelist import read_site_specs, site_payload
 
 pytestmark = [
     pytest.mark.redis,
     pytest.mark.slow,
-    pytest.mark.skipif(
-        redis_server_binary() is None, reason="redis-server missing (apt-get install redis-server)"
-    ),
 ]
 
 LEASE = 4.0

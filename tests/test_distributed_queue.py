@@ -10,14 +10,9 @@ from pathlib import Path
 import pytest
 
 from newscrawl.distributed.queue import SiteQueue
-from newscrawl.distributed.redis_server import LocalRedis, redis_server_binary
+from newscrawl.distributed.redis_server import LocalRedis
 
-pytestmark = [
-    pytest.mark.redis,
-    pytest.mark.skipif(
-        redis_server_binary() is None, reason="redis-server missing (apt-get install redis-server)"
-    ),
-]
+pytestmark = pytest.mark.redis
 
 
 @pytest.fixture(scope="module")

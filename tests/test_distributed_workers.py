@@ -13,14 +13,9 @@ import test_distributed_crawl as dc
 
 from newscrawl.cli import main
 from newscrawl.distributed.queue import SiteQueue
-from newscrawl.distributed.redis_server import LocalRedis, redis_server_binary
+from newscrawl.distributed.redis_server import LocalRedis
 
-pytestmark = [
-    pytest.mark.redis,
-    pytest.mark.skipif(
-        redis_server_binary() is None, reason="redis-server missing (apt-get install redis-server)"
-    ),
-]
+pytestmark = pytest.mark.redis
 
 
 @pytest.fixture(scope="module")

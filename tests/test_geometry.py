@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -250,11 +249,6 @@ def test_boxes_from_rects_ignores_strays():
 
 # -- chromium -------------------------------------------------------------------------------
 
-needs_chromium = pytest.mark.skipif(
-    not os.path.exists(CHROMIUM_PATH),
-    reason=f"Debian's chromium is not installed at {CHROMIUM_PATH} (apt-get install chromium)",
-)
-
 
 @pytest.fixture(scope="module")
 def chromium():
@@ -263,7 +257,6 @@ def chromium():
 
 
 @pytest.mark.chromium
-@needs_chromium
 def test_chromium_gives_a_box_for_every_element(chromium):
     dom = parse_html(ARTICLE_PAGE)
     boxes = chromium.boxes(dom)
@@ -285,7 +278,6 @@ def by_id_style(dom):
 
 
 @pytest.mark.chromium
-@needs_chromium
 def test_chromium_boxes_are_exact_css_boxes(chromium):
     dom = parse_html(
         "<!DOCTYPE html><html><body style='margin:0'>"
@@ -308,7 +300,6 @@ PLAIN_PAGE = f"""<!DOCTYPE html><html><body>
 
 
 @pytest.mark.chromium
-@needs_chromium
 def test_chromium_batch_reuses_one_browser_and_agrees_with_static(chromium):
     pages = [parse_html(PLAIN_PAGE), parse_html(TABLE_PAGE), parse_html(ARTICLE_PAGE)]
     results = list(chromium.boxes_many((dom, None) for dom in pages))
@@ -325,7 +316,6 @@ def test_chromium_batch_reuses_one_browser_and_agrees_with_static(chromium):
 
 
 @pytest.mark.chromium
-@needs_chromium
 def test_render_boxes_with_an_async_page():
     """The scrapy-playwright route: an async Playwright page lays the Dom out."""
     from playwright.async_api import async_playwright

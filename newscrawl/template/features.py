@@ -38,16 +38,12 @@ def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return out
 
 
-def node_features(page: PageNodes, relative: bool = True, margins: str = "top-left") -> np.ndarray:
+def node_features(page: PageNodes, relative: bool = True) -> np.ndarray:
     """float32 (n, 7) matrix, columns in `FEATURES` order."""
     x = page.boxes[:, 0].astype(np.float64)
     y = page.boxes[:, 1].astype(np.float64)
     width = float(np.max(page.boxes[:, 0] + page.boxes[:, 2])) if len(page) else 0.0
     height = float(np.max(page.boxes[:, 1] + page.boxes[:, 3])) if len(page) else 0.0
-    if margins == "nearest":
-        right = width - (x + page.boxes[:, 2])
-        bottom = height - (y + page.boxes[:, 3])
-        x, y = np.minimum(x, np.maximum(right, 0)), np.minimum(y, np.maximum(bottom, 0))
     if relative:
         x = x / width if width > 0 else np.zeros_like(x)
         y = y / height if height > 0 else np.zeros_like(y)

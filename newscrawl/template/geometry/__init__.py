@@ -61,11 +61,13 @@ from newscrawl.template.geometry.static import StaticGeometry
 from newscrawl.template.geometry.stylesheet import StaticConfig
 
 __all__ = [
+    "BROWSERS",
     "CHROMIUM_ARGS",
     "CHROMIUM_PATH",
     "DEFAULT_PROVIDER",
     "ID_ATTRIBUTE",
     "PROVIDERS",
+    "BrowserPool",
     "ChromiumGeometry",
     "FlowConfig",
     "FlowGeometry",
@@ -84,14 +86,45 @@ PROVIDERS: dict[str, type] = {
     "chromium": ChromiumGeometry,
     "flow": FlowGeometry,
 }
-_shared = threading.local()  # per thread: Playwright's sync objects belong to one thread
+# The static and flow models keep no state between pages: one default instance of each serves
+# every caller. A browser is state: see `BrowserPool`.
+_STATELESS: dict[str, GeometryProvider] = {"static": StaticGeometry(), "flow": FlowGeometry()}
+
+
+class BrowserPool:
+    """The chromium providers `get_geometry_provider("chromium")` hands out: one browser per
+    thread (Playwright's sync objects belong to the thread that made them), started on first
+    use and reused by every later page of that thread; `close()` stops the calling thread's.
+    The main thread's browser is also closed at exit; a worker thread's goes away with the
+    Playwright driver when the process exits."""
+
+    def __init__(self) -> None:
+        self._local = threading.local()
+
+    def get(self) -> ChromiumGeometry:
+        browser: ChromiumGeometry | None = getattr(self._local, "browser", None)
+        if browser is None:
+            browser = self._local.browser = ChromiumGeometry()
+            if threading.current_thread() is threading.main_thread():
+                atexit.register(browser.close)
+        return browser
+
+    def close(self) -> None:
+        browser = getattr(self._local, "browser", None)
+        self._local.browser = None
+        if browser is not None:
+            browser.close()
+
+
+BROWSERS = BrowserPool()
 
 
 def get_geometry_provider(name: str | None = None, **options: Any) -> GeometryProvider:
     """The provider called `name` ("static" when None or empty).
 
-    Without options the instance is shared per thread, so per-page calls reuse one browser;
-    with options (e.g. ``load_resources=True`` for chromium) a new instance is made.
+    Without options: the static and flow models' default instances (they keep no state), or
+    the calling thread's browser from `BROWSERS`, so per-page calls reuse one browser; with
+    options (e.g. ``load_resources=True`` for chromium) a new instance is made.
     """
     name = (name or DEFAULT_PROVIDER).strip().lower()
     if name not in PROVIDERS:
@@ -102,13 +135,4 @@ def get_geometry_provider(name: str | None = None, **options: Any) -> GeometryPr
         if name == "flow":
             return FlowGeometry(FlowConfig(**options))
         return ChromiumGeometry(**options)
-    cache = getattr(_shared, "providers", None)
-    if cache is None:
-        cache = _shared.providers = {}
-    if name not in cache:
-        cache[name] = PROVIDERS[name]()
-        if name == "chromium" and threading.current_thread() is threading.main_thread():
-            # Playwright's objects must be closed by their own thread; a worker thread's
-            # browser goes away with the Playwright driver when the process exits.
-            atexit.register(cache[name].close)
-    return cache[name]
+    return BROWSERS.get() if name == "chromium" else _STATELESS[name]
