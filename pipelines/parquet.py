@@ -74,6 +74,9 @@ class DatasetPipeline:
 
     dataset: ClassVar[str] = ""
     schema: ClassVar[pa.Schema]
+    # close a site's file as soon as the site has its cap (rows that arrive page by page); the
+    # site pass closes a site's rows together instead, so a kill never leaves half a site
+    close_at_cap: bool = True
 
     def __init__(self, crawler: Crawler) -> None:
         self.crawler = crawler
@@ -128,7 +131,8 @@ class DatasetPipeline:
         self.site_written[item.site].append(item.final_url)
         stats.inc_value(f"newscrawl/written/{self.dataset}")
         self.count(item)
-        if item.max_pages and page_count(self.crawler, item.site) >= item.max_pages:
+        capped = item.max_pages and page_count(self.crawler, item.site) >= item.max_pages
+        if capped and self.close_at_cap:
             self.writer.close_partition(self.state.partition(item.site))
         return item
 

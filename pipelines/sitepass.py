@@ -80,6 +80,7 @@ class SitePassPipeline:
         self.classifier = ArticleClassifierPipeline(crawler)
         self.articles = ParquetWriterPipeline(crawler)
         self.articles.options = writer_options(crawler.settings)  # a site's rows close together
+        self.articles.close_at_cap = False  # ... in one file, even for a site at its cap
         options = {**writer_options(crawler.settings), "row_group_rows": 65_536}
         self.nodes = nodes_writer(self.state.dataset_root("nodes"), **options)
         self.buffers: defaultdict[str, list[PageItem]] = defaultdict(list)
