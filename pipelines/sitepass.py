@@ -263,6 +263,8 @@ class SitePassPipeline:
                 item.stage = item.stage or PAGE_STAGE
             self.articles.process_item(item)
         assert self.articles.writer is not None
+        # versions and duplicates first: once its articles file is there, a site is written
+        self.articles.repeats.close_site(site)
         self.articles.writer.close_partition(self.state.partition(site))
         logger.info("site pass: %s, %d pages written", site, len(items))
         if run is not None:
