@@ -7,6 +7,10 @@ killed with SIGKILL (or a crashed machine) never leaves a lock behind that block
 The file also says who holds it (pid, host, start time, command), for the message the next run
 prints while it is held; a file left by a dead holder is reported as recovered and taken over.
 
+`newscrawl crawl` takes the lock before Scrapy starts (so a busy folder costs nothing and
+exits 75); the site spider takes it too, so ``scrapy crawl site`` is covered. Within one process
+the lock is re-entrant: the spider's acquire inside `newscrawl crawl` is a no-op.
+
 flock works on local disks; on NFS it needs a server with lock support (NFSv4 has it).
 """
 
@@ -27,6 +31,7 @@ __all__ = ["LOCK_BUSY_EXIT", "DirLock", "LockBusyError"]
 # Exit status of a run that found DIR locked (EX_TEMPFAIL: "try again later").
 LOCK_BUSY_EXIT = 75
 _LOCK_NAME = "lock"
+_HELD: dict[Path, DirLock] = {}  # lock files this process holds, by resolved path
 
 
 class LockBusyError(RuntimeError):
@@ -40,9 +45,13 @@ class DirLock:
         self.path = Path(out) / ".newscrawl" / _LOCK_NAME
         self.file: IO[str] | None = None
         self.recovered: dict[str, Any] | None = None  # what a dead holder left in the file
+        self.nested = False  # this process held the lock already: nothing to take or release
 
     def acquire(self) -> DirLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        if self.path.resolve() in _HELD:
+            self.nested = True
+            return self
         handle = self.path.open("a+")
         try:
             fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -56,11 +65,13 @@ class DirLock:
         handle.write(json.dumps(_holder()))
         handle.flush()
         self.file = handle
+        _HELD[self.path.resolve()] = self
         return self
 
     def release(self) -> None:
         if self.file is None:
             return
+        _HELD.pop(self.path.resolve(), None)
         self.file.seek(0)
         self.file.truncate()  # an empty file: a clean end, nothing to recover
         self.file.flush()
@@ -69,7 +80,7 @@ class DirLock:
         self.file = None
 
     def __enter__(self) -> DirLock:
-        return self if self.file is not None else self.acquire()
+        return self if self.file is not None or self.nested else self.acquire()
 
     def __exit__(
         self,

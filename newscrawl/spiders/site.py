@@ -48,6 +48,7 @@ from newscrawl.crawl.history import (
     write_validators,
 )
 from newscrawl.crawl.items import PageItem
+from newscrawl.crawl.lock import DirLock
 from newscrawl.crawl.parsepool import PageLinks, ParsePool
 from newscrawl.crawl.private import AddressPolicy, literal_address, parse_allow_private
 from newscrawl.crawl.sitecap import page_count, pages_stat
@@ -140,6 +141,9 @@ class SiteSpider(scrapy.Spider):
             cap if cap is not None else settings.getint("MAX_PAGES_PER_SITE", 200)
         )
         self.crawl_info = crawl_state(crawler)
+        # one run at a time into an output folder (LockBusyError: nothing is fetched)
+        self.run_lock = DirLock(self.crawl_info.out).acquire()
+        crawler.signals.connect(self.run_lock.release, signal=signals.spider_closed)
         self.parser = ParsePool.from_crawler(crawler)  # pages parsed off the reactor thread
         crawler.signals.connect(self.parser.close, signal=signals.spider_closed)
         # Resumed from a paused crawl's queue (JOBDIR): requests come back from the queue and
