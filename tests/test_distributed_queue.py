@@ -156,6 +156,7 @@ def test_give_back_requeues_at_the_head(queue: SiteQueue) -> None:
     assert again is not None and again.site == "a.test" and again.attempt == 1
 
 
+@pytest.mark.slow
 def test_enqueue_and_status_commands(
     redis_url: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -111,6 +111,7 @@ def _fitted(seed: int = 0):
     return model.fit(rows, labels), rows
 
 
+@pytest.mark.slow
 def test_tree_export_predicts_exactly_what_sklearn_predicts() -> None:
     model, rows = _fitted()
     ensemble = TreeEnsemble.from_sklearn(model)
@@ -196,6 +197,7 @@ def test_folds_keep_sites_whole_and_balance_pages() -> None:
 SMALL = TrainParams(iterations=15, max_leaf_nodes=7, max_depth=4, min_samples_leaf=5, folds=3)
 
 
+@pytest.mark.slow
 def test_training_learns_generated_articles_and_cross_validates(tmp_path: Path) -> None:
     data = build_training_set([synthetic_dataset(tmp_path / "gen")])
     assert data.sites == 4 and set(data.peers) == {"nce", "mss", "cetd-tpc"}
@@ -214,6 +216,7 @@ def test_training_learns_generated_articles_and_cross_validates(tmp_path: Path) 
     assert model.stages[1].feature.max() < len(FEATURES) + len(CONTEXT_FEATURES)
 
 
+@pytest.mark.slow
 def test_models_build_is_deterministic(tmp_path: Path) -> None:
     synthetic_dataset(tmp_path / "data" / "gen", sites=3, pages=4)
     for out in ("one", "two"):

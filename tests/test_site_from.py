@@ -329,6 +329,7 @@ def _real_extract(folder: Path, *options: str) -> subprocess.CompletedProcess[st
     )
 
 
+@pytest.mark.slow
 def test_real_cli_template_filter_learns_sites_and_is_the_same_for_every_jobs(
     flat: Path, by_dir: Path
 ) -> None:

@@ -269,6 +269,7 @@ def test_template_without_a_model_is_a_clear_error() -> None:
 # -- the command ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_sitelevel_then_train_commands(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     from test_sitelevel import write_folder
 
