@@ -9,6 +9,7 @@ port when it is not the scheme's default); its subdomains belong to it, other ho
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from urllib.parse import parse_qsl, urljoin, urlsplit, urlunsplit
@@ -18,6 +19,7 @@ from w3lib.url import canonicalize_url, url_query_cleaner
 __all__ = [
     "IGNORED_EXTENSIONS",
     "SiteScope",
+    "canonical_link",
     "canonical_url",
     "has_ignored_extension",
     "host_site",
@@ -141,6 +143,17 @@ def canonical_url(url: str) -> str:
     if "/." in path:
         path = urlsplit(urljoin(f"{scheme}://{netloc}/", path)).path
     return canonicalize_url(urlunsplit((scheme, netloc, path, parts.query, "")))
+
+
+def canonical_link(link_elements: Iterable[tuple[str, str, str]], base: str) -> str | None:
+    """The page's ``<link rel="canonical">`` (given each <link>'s rel, type, href) in canonical
+    form - AMP and print views point to the article's own URL there -, or None."""
+    for rel, _, href in link_elements:
+        if "canonical" in rel.lower().split() and href:
+            url = urljoin(base, href)
+            if urlsplit(url).scheme in ("http", "https"):
+                return canonical_url(url)
+    return None
 
 
 def _without_tracking(url: str) -> str:

@@ -56,6 +56,7 @@ from newscrawl.crawl.sites import SiteSpec, read_sites
 from newscrawl.crawl.state import crawl_state
 from newscrawl.crawl.urls import (
     SiteScope,
+    canonical_link,
     canonical_url,
     has_ignored_extension,
     is_far_date_url,
@@ -422,7 +423,7 @@ class SiteSpider(scrapy.Spider):
             self.crawler.stats.inc_value(pages_stat(run.spec.name))
         item = self._item(run, response, dom, content_type, replayed)
         base = response.url if links.base is None else urljoin(response.url, links.base)
-        if canonical := _canonical_link(links.link_elements, base):
+        if canonical := canonical_link(links.link_elements, base):
             item.extras["canonical"] = canonical  # AMP / print views: a duplicate of that URL
         yield item
         yield from self._follow(run, response, links)
@@ -593,14 +594,3 @@ class SiteSpider(scrapy.Spider):
             record_failure(self.crawler, failure, request.meta.get("site", ""))
         if run is not None and request.meta.get("newscrawl_kind") == "robots":
             yield from self._sitemap_request(run, urljoin(run.spec.url, "/sitemap.xml"))
-
-
-def _canonical_link(link_elements: Iterable[tuple[str, str, str]], base: str) -> str | None:
-    """The page's ``<link rel="canonical">`` (given each <link>'s rel, type, href) in canonical
-    form - AMP and print views point to the article's own URL there -, or None."""
-    for rel, _, href in link_elements:
-        if "canonical" in rel.lower().split() and href:
-            url = urljoin(base, href)
-            if urlsplit(url).scheme in ("http", "https"):
-                return canonical_url(url)
-    return None
