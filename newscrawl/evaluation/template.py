@@ -111,6 +111,9 @@ def _node_data(sites: Iterable[SiteCase]) -> NodeData:
 
 
 def _folds(sites: Sequence[SiteCase], k: int, seed: int) -> list[set[str]]:
+    # Written out rather than GroupKFold(shuffle=True, random_state=seed): that assigns the
+    # sites to other folds than this seeded round-robin, and so would change every figure
+    # measured with it.
     names = sorted({s.site for s in sites})
     order = np.random.default_rng(seed).permutation(len(names))
     k = max(2, min(k, len(names)))

@@ -27,12 +27,13 @@ from typing import ClassVar
 
 import numpy as np
 
+from newscrawl.crawl.urls import site_of
 from newscrawl.dom import Dom
 from newscrawl.extractors.base import Extraction, Extractor
 from newscrawl.models.template_model import TemplateModel, check_model, load_model
 from newscrawl.tags import BLOCK_TAGS
 from newscrawl.template.features import FEATURES
-from newscrawl.template.records import PageNodes, site_of
+from newscrawl.template.records import PageNodes
 from newscrawl.template.scoring import raw_scores, smooth_page
 from newscrawl.template.sitelevel import SiteLevelConfig, SiteTemplates, label_page
 from newscrawl.template.sitemethods import (

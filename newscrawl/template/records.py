@@ -26,7 +26,6 @@ __all__ = [
     "node_hashes",
     "page_kind",
     "site_kind",
-    "site_of",
 ]
 
 # Tag ids stored per node (0 = any other tag). Order is part of the nodes dataset: append only.

@@ -40,9 +40,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from newscrawl.crawl.urls import site_of
 from newscrawl.dom import Dom, PageError, parse_html
 from newscrawl.storage.nodes import nodes_table
-from newscrawl.template.records import PageNodes, site_of
+from newscrawl.template.records import PageNodes
 
 if TYPE_CHECKING:
     import pyarrow as pa
