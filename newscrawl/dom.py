@@ -27,12 +27,24 @@ from newscrawl.encoding import NotHtmlError, decode_page
 from newscrawl.nesting import flatten_nesting
 from newscrawl.tags import BLOCK_TAGS, SKIPPED_TAGS, VOID_TAGS
 
-__all__ = ["Dom", "PageError", "join_pieces", "parse_html", "size_error"]
+__all__ = [
+    "MAX_PAGE_NODES",
+    "Dom",
+    "PageError",
+    "PageTooLargeError",
+    "element_estimate",
+    "join_pieces",
+    "parse_html",
+    "size_error",
+]
 
 MIB = 1024 * 1024
 # A <noscript> of at least this many words may be the page's content (see shown_noscripts).
 NOSCRIPT_MIN_WORDS = 150
 MAX_PAGE_BYTES = 16 * MIB
+# Elements a page may have (estimated from its markup before any tree is built): a tree costs
+# about 1 KB a node, so 9.9 MB of "<p>a" (3.3 million elements) would take gigabytes.
+MAX_PAGE_NODES = 100_000
 # libxml2's element depth limit in huge-tree mode; deeper markup is re-rooted (see nesting).
 PARSER_MAX_DEPTH = 2048
 _TITLE_OPEN = re.compile(r"<title\b", re.IGNORECASE)
@@ -42,6 +54,10 @@ _XML_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]"
 
 class PageError(ValueError):
     """A page that cannot be turned into a DOM: binary, empty of markup, or too large."""
+
+
+class PageTooLargeError(PageError):
+    """A page with more elements than the node budget (refused before its tree is built)."""
 
 
 class Dom:
@@ -408,6 +424,7 @@ def parse_html(
     content_type: str | None = None,
     max_bytes: int = MAX_PAGE_BYTES,
     site: str | None = None,
+    max_nodes: int = MAX_PAGE_NODES,
 ) -> Dom:
     """Parse a page (bytes in any charset, or text) into a `Dom`; `site` becomes `Dom.site`.
 
@@ -416,7 +433,9 @@ def parse_html(
     re-rooted (`newscrawl.nesting`) so the text below the limit is kept.
 
     Raises `PageError` with a plain message for input that is not a page: binary data, a body
-    larger than `max_bytes`, or nothing lxml can build a tree from (e.g. an empty file).
+    larger than `max_bytes`, or nothing lxml can build a tree from (e.g. an empty file); and
+    `PageTooLargeError` for markup of more than `max_nodes` elements (0: no budget), before
+    any tree is built.
     """
     size = len(data)
     if size > max_bytes:
@@ -428,6 +447,11 @@ def parse_html(
     text = decoded.text
     if not text.strip():
         raise PageError("page is empty")
+    elements = element_estimate(text)
+    if max_nodes and elements > max_nodes:
+        raise PageTooLargeError(
+            f"page has about {elements:,} elements, over the budget of {max_nodes:,}"
+        )
     dom = Dom(_build_tree(text), url=url, site=site)
     if not dom.piece_text and "<" in dom.title:
         # A mangled </title> made the parser read the whole page as the title. Parse again
@@ -435,6 +459,13 @@ def parse_html(
         dom = Dom(_build_tree(_TITLE_OPEN.sub("<span", text, count=1)), url=url, site=site)
     dom.encoding, dom.encoding_source = decoded.encoding, decoded.source
     return dom
+
+
+def element_estimate(text: str) -> int:
+    """About the number of elements `text` gives a tree: its tags less its closing tags, an
+    upper bound but for the few elements the parser adds (two C-speed counts, no allocation,
+    whatever the page's size)."""
+    return text.count("<") - text.count("</")
 
 
 class _TooDeep(Exception):

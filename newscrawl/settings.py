@@ -88,6 +88,13 @@ NEWSCRAWL_EXTRACTORS = ["learned", "cetd-tpc"]
 NEWSCRAWL_PRIMARY_EXTRACTOR = ""  # "" = newscrawl.extractors.DEFAULT_EXTRACTOR
 NEWSCRAWL_EXTRACTOR_CONFIG: dict[str, dict[str, object]] = {}
 NEWSCRAWL_KEEP_ALL_TEXTS = False
+# a page estimated at more elements than this is refused (its tree would cost ~1 KB a node);
+# an extractor is skipped on pages with more elements than its budget here (the next one runs)
+NEWSCRAWL_MAX_PAGE_NODES = 100_000
+# processes that parse fetched pages for the spider, off the reactor thread (-1: one per core,
+# 0: parse inline, on the reactor thread)
+NEWSCRAWL_PARSE_WORKERS = -1
+NEWSCRAWL_EXTRACTOR_MAX_NODES = {"learned": 25_000}
 NEWSCRAWL_MAX_QUEUED_PER_SITE = 0  # 0 = 10 x the page cap (at least 1000)
 NEWSCRAWL_TRAP_RUN = 10  # links in a row to same-shaped URLs before it is a trap
 NEWSCRAWL_RETRY_AFTER_MAX = 120.0

@@ -2,7 +2,10 @@
 
 Settings: NEWSCRAWL_EXTRACTORS (names, in order of preference), NEWSCRAWL_PRIMARY_EXTRACTOR
 (whose text becomes `text`; default newscrawl's best), NEWSCRAWL_EXTRACTOR_CONFIG ({name:
-{option: value}}), NEWSCRAWL_KEEP_ALL_TEXTS (also keep every extractor's text in `texts`).
+{option: value}}), NEWSCRAWL_KEEP_ALL_TEXTS (also keep every extractor's text in `texts`),
+NEWSCRAWL_EXTRACTOR_MAX_NODES ({name: elements}: a page with more elements skips that
+extractor, recorded as `extract_budget`; the learned extractor's block features take about
+9 KB a block, so a huge page goes to the next extractor instead).
 Without NEWSCRAWL_KEEP_ALL_TEXTS the extractors after the primary are fallbacks, run only on
 pages where the ones before them found no text.
 
@@ -65,6 +68,8 @@ class ExtractionPipeline:
         self.primary = primary
         self.keep_all = keep_all
         self.order = [primary, *(n for n in extractors if n != primary)] if primary else []
+        budgets = crawler.settings.getdict("NEWSCRAWL_EXTRACTOR_MAX_NODES")
+        self.max_nodes: dict[str, int] = {name: int(n) for name, n in budgets.items() if n}
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ExtractionPipeline:
@@ -117,6 +122,10 @@ class ExtractionPipeline:
         results: dict[str, Extraction] = {}
         errors: list[str] = []
         for name in self.order:
+            if len(dom.tag) > self.max_nodes.get(name, len(dom.tag)):
+                detail = f"{len(dom.tag):,} elements: {name} skipped"
+                record(self.crawler, "extract_budget", dom.url or "", "", detail)
+                continue
             try:
                 results[name] = self.extractors[name].extract(dom)
             except Exception as err:  # one extractor's bug must not cost the page

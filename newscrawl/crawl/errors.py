@@ -56,6 +56,8 @@ KINDS: dict[str, str] = {
     "redirect_scheme": "redirect to a non-web URL (file:, data:...) refused",
     "too_large": "response too large",
     "not_html": "not HTML",
+    "too_many_nodes": "page over the node budget (NEWSCRAWL_MAX_PAGE_NODES) refused",
+    "extract_budget": "page over an extractor's node budget: the next extractor used",
     "private_address": "refused private address",
     "robots_disallowed": "disallowed by robots.txt",
     "offsite": "offsite",

@@ -22,6 +22,8 @@ path or URL                        kind                behaviour
 /loop/a                            redirect-loop       302 to /loop/b, which 302s back to /loop/a
 /huge.html                         too-large           30 MB of HTML, streamed (Content-Length
                                                        set, never held in memory)
+/many-nodes.html                   too-many-nodes      9.9 MB of "<p>a" (3.3 million elements,
+                                                       under the 10 MB download limit)
 /binary.html                       binary              PNG magic + random bytes as text/html
 /articles/mislabelled-latin1.html  wrong-charset       header and <meta> say iso-8859-1, bytes are
                                                        UTF-8; has gold
@@ -66,7 +68,7 @@ from newscrawl.demo.text import StoryText, write_story
 from newscrawl.demo.themes import block_html
 from newscrawl.demo.web import DemoArticle, DemoPage, DemoSite
 
-__all__ = ["BUSY_FAILURES", "FAULTS", "Fault", "FaultSite"]
+__all__ = ["BUSY_FAILURES", "FAULTS", "Fault", "FaultSite", "many_nodes_page"]
 
 BUSY_FAILURES = 1
 _MODIFIED = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
@@ -106,6 +108,7 @@ FAULTS: tuple[Fault, ...] = (
     Fault("/reset", "connection-reset", "TCP reset without any response"),
     Fault("/loop/a", "redirect-loop", "/loop/a -> /loop/b -> /loop/a ..."),
     Fault("/huge.html", "too-large", "30 MB of streamed HTML"),
+    Fault("/many-nodes.html", "too-many-nodes", "9.9 MB of <p>a: 3.3 million elements"),
     Fault("/binary.html", "binary", "PNG bytes served as text/html"),
     Fault(
         "/articles/mislabelled-latin1.html", "wrong-charset", "declared iso-8859-1, bytes are UTF-8"
@@ -211,6 +214,12 @@ _ARTICLE_PLANS: tuple[tuple[str, str, str | None], ...] = (
     ("/articles/mislabelled-latin1.html", "utf-8", "iso-8859-1"),
     ("/articles/mislabelled-utf8.html", "windows-1252", "utf-8"),
 )
+
+
+def many_nodes_page(size: int = 9_900_000) -> bytes:
+    """`size` bytes of "<p>a" in a page: millions of elements in a page under 10 MB."""
+    head, tail = b"<html><body>", b"</body></html>"
+    return head + b"<p>a" * ((size - len(head) - len(tail)) // 4) + tail
 
 
 def _fault_article(
@@ -335,6 +344,7 @@ class FaultSite:
             "/slow-body": self._slow_body,
             "/huge.html": self._huge,
             "/binary.html": self._binary_page,
+            "/many-nodes.html": self._many_nodes,
         }
 
     def _count(self, path: str) -> int:
@@ -362,6 +372,10 @@ class FaultSite:
 
     def _binary_page(self, h: Any, head_only: bool) -> bool:
         h.send_body(200, _HTML, self._binary, head_only)
+        return True
+
+    def _many_nodes(self, h: Any, head_only: bool) -> bool:
+        h.send_body(200, _HTML, many_nodes_page(), head_only)
         return True
 
     def _slow(self, h: Any, head_only: bool) -> bool:

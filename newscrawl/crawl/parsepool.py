@@ -1,0 +1,140 @@
+"""Parse fetched pages off Scrapy's reactor thread: the spider gets each page's links from a
+pool of worker processes, so a slow or huge page never holds up the other sites' requests.
+
+A worker parses the page into newscrawl's DOM model (`newscrawl.dom.parse_html`, with the
+crawl's node budget: a page over it is refused before any tree is built) and sends back only
+what the spider needs: the `<base>` href, the `<link>` elements and the `<a>` hrefs, in
+document order - the same as the spider read from the DOM when it parsed inline. The site pass
+parses the page again for its own stages, so no tree crosses a process boundary.
+
+Settings: NEWSCRAWL_PARSE_WORKERS (worker processes; -1: one per core, 0: parse inline on the
+reactor thread, as before), NEWSCRAWL_MAX_PAGE_NODES (the node budget).
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import threading
+import time
+from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from twisted.internet import defer
+
+from newscrawl.dom import MAX_PAGE_NODES, Dom, parse_html
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
+
+__all__ = ["PageLinks", "ParsePool", "links_of", "page_links"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class PageLinks:
+    """What the spider follows on a page."""
+
+    base: str | None  # the last non-empty <base href>, None when none
+    link_elements: tuple[tuple[str, str, str], ...]  # (rel, type, href) of each <link>
+    hrefs: tuple[str, ...]  # every <a href>, in document order
+
+
+def links_of(dom: Dom) -> PageLinks:
+    """The links of a parsed page."""
+    base = None
+    for node in dom.nodes_by_tag.get("base", ()):
+        if href := dom.elements[node].get("href"):
+            base = href.strip()
+    link_elements = tuple(
+        (el.get("rel") or "", el.get("type") or "", (el.get("href") or "").strip())
+        for el in (dom.elements[node] for node in dom.nodes_by_tag.get("link", ()))
+    )
+    return PageLinks(base, link_elements, tuple(dom.href.values()))
+
+
+def page_links(body: bytes, url: str, content_type: str, max_nodes: int) -> PageLinks:
+    """Parse a page and return its links (what a pool worker runs); raises `PageError`."""
+    return links_of(parse_html(body, url, content_type, max_nodes=max_nodes))
+
+
+class ParsePool:
+    """The crawl's parse workers (none: inline). `links` returns a Deferred of (links, DOM);
+    the DOM is there only when parsed inline."""
+
+    def __init__(self, workers: int, max_nodes: int = MAX_PAGE_NODES) -> None:
+        self.workers = workers if workers >= 0 else (os.cpu_count() or 1)
+        self.max_nodes = max_nodes
+        self._pool: ProcessPoolExecutor | None = None
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> ParsePool:
+        settings = crawler.settings
+        return cls(
+            settings.getint("NEWSCRAWL_PARSE_WORKERS", -1),
+            settings.getint("NEWSCRAWL_MAX_PAGE_NODES", MAX_PAGE_NODES),
+        )
+
+    def links(
+        self, body: bytes, url: str, content_type: str
+    ) -> defer.Deferred[tuple[PageLinks, Dom | None]]:
+        if not self.workers:
+            return defer.maybeDeferred(self._inline, body, url, content_type)
+        try:
+            future = self._executor().submit(page_links, body, url, content_type, self.max_nodes)
+        except BrokenProcessPool:
+            self._pool = None  # a worker died (killed for memory?): start a new pool
+            future = self._executor().submit(page_links, body, url, content_type, self.max_nodes)
+        return _deferred(future).addCallback(lambda links: (links, None))
+
+    def _inline(self, body: bytes, url: str, content_type: str) -> tuple[PageLinks, Dom]:
+        dom = parse_html(body, url, content_type, max_nodes=self.max_nodes)
+        return links_of(dom), dom
+
+    def _executor(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            # spawn: no fork of a process that runs a reactor and threads
+            context = multiprocessing.get_context("spawn")
+            self._pool = ProcessPoolExecutor(
+                self.workers, mp_context=context, initializer=_start, initargs=(os.getpid(),)
+            )
+        return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+
+def _start(crawl_pid: int) -> None:
+    """A worker's start: import the parser now rather than with the first page, and end the
+    worker when the crawl is gone (a SIGKILL gives the pool no chance to stop it)."""
+    parse_html(b"<p>warm</p>")
+    threading.Thread(target=_watch, args=(crawl_pid,), daemon=True).start()
+
+
+def _watch(crawl_pid: int) -> None:
+    while os.getppid() == crawl_pid:
+        time.sleep(1.0)
+    os._exit(0)
+
+
+def _deferred(future: Future[Any]) -> defer.Deferred[Any]:
+    """A Deferred that fires in the reactor thread when `future` is done."""
+    from twisted.internet import reactor
+
+    result: defer.Deferred[Any] = defer.Deferred()
+
+    def fire(done: Future[Any]) -> None:
+        error = done.exception()
+        if error is not None:
+            result.errback(error)
+        else:
+            result.callback(done.result())
+
+    future.add_done_callback(lambda done: reactor.callFromThread(fire, done))  # type: ignore[attr-defined]
+    return result

@@ -1,0 +1,85 @@
+"""A page's node budget: a huge page is refused before any tree is built (bounded memory, a
+clear reason), an extractor over its own budget gives way to the next one, and the spider's
+links come out of the parse pool's function the same as from the DOM."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import pytest
+
+from newscrawl.crawl.parsepool import ParsePool, links_of, page_links
+from newscrawl.demo.faults import many_nodes_page
+from newscrawl.dom import MAX_PAGE_NODES, PageError, PageTooLargeError, parse_html
+
+
+def test_a_page_of_millions_of_elements_is_refused_before_its_tree_is_built() -> None:
+    page = many_nodes_page()  # 9.9 MB of <p>a: a tree of it took 4.6 GB
+    assert len(page) < 10 * 1024 * 1024  # under the download limit: only the budget stops it
+    tracemalloc.start()
+    try:
+        with pytest.raises(PageTooLargeError, match="over the budget of 100,000"):
+            parse_html(page, "http://example.org/", "text/html; charset=utf-8")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * 1024 * 1024  # the text and two counts, no tree
+    assert issubclass(PageTooLargeError, PageError)  # callers that refuse pages catch it too
+
+
+def test_the_budget_is_a_parameter_and_zero_turns_it_off() -> None:
+    page = b"<html><body>" + b"<p>a" * 500 + b"</body></html>"
+    with pytest.raises(PageTooLargeError):
+        parse_html(page, max_nodes=400)
+    assert len(parse_html(page, max_nodes=0).tag) > 500
+    assert len(parse_html(page).tag) < MAX_PAGE_NODES
+
+
+def test_the_pool_function_gives_the_links_the_dom_gives() -> None:
+    page = (
+        b'<html><head><base href="/news/"><link rel="alternate" type="application/rss+xml"'
+        b' href=" /feed.xml "></head><body><a href="a.html">A</a><script>'
+        b'<a href="not-a-link">x</a></script><a href=" /b ">B</a><a>none</a></body></html>'
+    )
+    links = page_links(page, "http://example.org/x", "text/html", MAX_PAGE_NODES)
+    assert links == links_of(parse_html(page, "http://example.org/x", "text/html"))
+    assert links.base == "/news/"
+    assert links.link_elements == (("alternate", "application/rss+xml", "/feed.xml"),)
+    assert links.hrefs == ("a.html", " /b ", "")
+
+
+def test_an_inline_parse_pool_refuses_with_the_page_error() -> None:
+    pool = ParsePool(workers=0, max_nodes=10)
+    results: list[object] = []
+    pool.links(b"<p>a" * 50, "http://example.org/", "text/html").addBoth(results.append)
+    assert isinstance(getattr(results[0], "value", None), PageTooLargeError)
+
+
+def test_a_page_over_an_extractors_budget_goes_to_the_next_extractor() -> None:
+    from datetime import UTC, datetime
+
+    from newscrawl.pipelines.extraction import ExtractionPipeline
+    from scrapy.utils.test import get_crawler
+
+    from newscrawl.crawl.items import PageItem
+
+    settings = {
+        "NEWSCRAWL_EXTRACTORS": ["learned", "cetd-tpc"],
+        "NEWSCRAWL_EXTRACTOR_MAX_NODES": {"learned": 50},
+    }
+    crawler = get_crawler(settings_dict=settings)
+    crawler.stats.open_spider()
+    pipeline = ExtractionPipeline.from_crawler(crawler)
+    body = "".join(f"<p>Paragraph {i} of a long page, with words enough.</p>" for i in range(80))
+    item = PageItem(
+        url="http://example.org/a",
+        final_url="http://example.org/a",
+        site="example.org",
+        crawl="t",
+        fetched_at=datetime.now(UTC),
+        status=200,
+        html=f"<html><body><article>{body}</article></body></html>".encode(),
+    )
+    pipeline.fill(item)
+    assert item.extractor == "cetd-tpc" and "Paragraph 79" in item.text
+    assert crawler.stats.get_value("newscrawl/errors/extract_budget") == 1
