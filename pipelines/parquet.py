@@ -38,8 +38,10 @@ if TYPE_CHECKING:
 __all__ = ["DatasetPipeline", "ParquetWriterPipeline", "site_complete", "writer_options"]
 
 logger = logging.getLogger(__name__)
-# Sent (site=NAME) by the site pass before it writes a complete site's rows: each dataset closes
-# the site's open file first, so its pages are on disk before its articles and nodes.
+# Sent (site=NAME, final=False) by the site pass before it writes a complete site's rows: each
+# dataset closes the site's open file first, so its pages are on disk before its articles and
+# nodes; sent again with final=True once nothing of the site can arrive any more (its frontier
+# is exhausted): the datasets let go of the site's URLs then.
 site_complete = object()
 
 
@@ -139,10 +141,13 @@ class DatasetPipeline:
     def count(self, item: PageItem) -> None:
         """Dataset-specific counters (for the summary)."""
 
-    def _site_complete(self, site: str) -> None:
-        """`site_complete`: the site's rows so far go to a closed file now."""
+    def _site_complete(self, site: str, final: bool) -> None:
+        """`site_complete`: the site's rows so far go to a closed file now; `final`: no page of
+        it can come again, so its URLs need not be kept (memory stays flat over many sites)."""
         if self.writer is not None:
             self.writer.close_partition(self.state.partition(site))
+        if final:
+            self.written.difference_update(self.site_written.pop(site, ()))
 
     def close_site(self, site: str) -> None:
         """The site is finished: write out its rows and close its file, then forget its pages,

@@ -123,8 +123,10 @@ class SitePassPipeline:
     async def process_item(self, item: Any) -> Any:
         if not isinstance(item, PageItem):
             return item
+        if item.site in self.done:
+            return item
         self.arrived[item.site] += 1
-        if item.stored or item.site in self.done:
+        if item.stored:
             return item
         if not item.replayed and not self._buffer(item):
             return item  # over the byte budget: extracted page by page
@@ -141,12 +143,22 @@ class SitePassPipeline:
 
     def _drained(self, site: str, pages: int) -> None:
         """`site_drained`: the site pass runs once the site's last page has arrived."""
-        self.expected[site] = pages
         logger.info("site %s: frontier exhausted after %d pages", site, pages)
-        if self._all_arrived(site) and site not in self.done:
+        if site in self.done:  # written at its cap; nothing of it can come any more
+            self._release(site)
+            return
+        self.expected[site] = pages
+        if self._all_arrived(site):
             started = deferred_from_coro(self.finish(site))  # in the reactor's event loop
             started.addErrback(lambda f: logger.error("site pass of %s: %s", site, f.value))
+            started.addBoth(lambda _: self.started.remove(started))
             self.started.append(started)
+
+    def _release(self, site: str) -> None:
+        """Nothing of a written site can arrive any more: let go of what is kept for it."""
+        self.arrived.pop(site, None)
+        self.expected.pop(site, None)
+        self.crawler.signals.send_catch_log(site_complete, site=site, final=True)
 
     def _buffer(self, item: PageItem) -> bool:
         """Keep the page's bytes for its site pass; False when the site's buffer is full."""
@@ -178,6 +190,8 @@ class SitePassPipeline:
                 threads.deferToThread(self._carried_pass, site, items)
             )
             self._write(site, items, run)
+            if site in self.expected:  # drained: every page of it has arrived
+                self._release(site)
         finally:
             self.lock.release()
 
@@ -253,7 +267,7 @@ class SitePassPipeline:
     def _write(self, site: str, items: list[PageItem], run: SitePassRun | None) -> None:
         """The site's articles rows (in URL order, closed together), then its nodes; its pages
         are closed into their files first (`site_complete`)."""
-        self.crawler.signals.send_catch_log(site_complete, site=site)
+        self.crawler.signals.send_catch_log(site_complete, site=site, final=False)
         items = [item for item in items if not item.context]  # earlier crawls wrote those
         for item in sorted(items, key=lambda item: item.final_url):
             if not item.stage:  # the pass did not reach it: page by page
@@ -317,7 +331,7 @@ class SitePassPipeline:
         self.nodes.forget_closed()
 
     async def close_spider(self) -> None:
-        for started in self.started:
+        for started in list(self.started):
             await maybe_deferred_to_future(started)
         stopped = not self.crawler.crawling  # Ctrl-C, SIGTERM: the sites left are not complete
         for site in sorted(set(self.buffers) | (self.pending - self.done)):

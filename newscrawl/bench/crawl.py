@@ -9,6 +9,12 @@ no politeness delays, writing Parquet to a temporary folder. Variants:
                 extractor, article flag, the site's template out of the text) and its articles
   no-sitelevel  no site pass: extraction and article flag inline, page by page
   no-extraction fetch, parse (the spider needs links), write raw pages and bare article rows
+  inline-parse  site-pass with the spider's parse on the reactor thread (NEWSCRAWL_PARSE_WORKERS
+                0), as before the parse pool: the pool's before/after in one run
+  heavy-page    site-pass with one more site whose home page links to 9.9 MB of "<p>a"
+                (3.3 million elements) and three small pages: the huge page is refused by the
+                node budget; "other pages/s" counts the demo sites' pages only, to set beside
+                site-pass
 
 pages/s is HTML pages written per second of crawl (spider open to close); peak memory is the
 child's maximum resident set. The demo server runs in this process and shares the machine's
@@ -24,6 +30,10 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +54,11 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "site-pass": {},
     "no-sitelevel": {"ITEM_PIPELINES": _NO_SITELEVEL},
     "no-extraction": {"ITEM_PIPELINES": _NO_EXTRACTION},
+    "inline-parse": {"NEWSCRAWL_PARSE_WORKERS": 0},
+    "heavy-page": {},
 }
+DEFAULT_VARIANTS = ("site-pass", "no-sitelevel", "no-extraction")
+HEAVY_SITE = "heavy"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -65,9 +79,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--variants",
-        default=",".join(VARIANTS),
+        default=",".join(DEFAULT_VARIANTS),
         metavar="A,B",
-        help=f"variants to run (default: {','.join(VARIANTS)})",
+        help=f"variants to run, of {', '.join(VARIANTS)} (default: {','.join(DEFAULT_VARIANTS)})",
     )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
 
@@ -101,6 +115,64 @@ def _crawl(sites: Path, out: Path, overrides: dict[str, Any]) -> dict[str, Any]:
     return json.loads(summaries[-1].read_text())
 
 
+class _HeavyHandler(BaseHTTPRequestHandler):
+    """A site of four pages, one of them 9.9 MB of "<p>a"."""
+
+    def do_GET(self) -> None:
+        from newscrawl.demo.faults import many_nodes_page
+
+        links = "".join(f'<a href="/page-{n}.html">page {n}</a> ' for n in range(1, 4))
+        pages = {
+            "/": f'<html><body><a href="/huge.html">huge</a> {links}</body></html>'.encode(),
+            "/huge.html": many_nodes_page(),
+        }
+        small = (
+            b"<html><body><article><p>" + b"A small page. " * 50 + b"</p></article></body></html>"
+        )
+        body = pages.get(self.path, small if self.path.startswith("/page-") else None)
+        if body is None:
+            self.send_error(404)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@contextmanager
+def _heavy_site(host: str) -> Iterator[str]:
+    """Serve the heavy site on `host`; yields its start URL."""
+    server = ThreadingHTTPServer((host, 0), _HeavyHandler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://{host}:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _row(runs: list[dict[str, Any]]) -> dict[str, float]:
+    """A variant's figures: medians of its crawls (peak memory: the largest)."""
+    other = [
+        (r["pages"] - r.get("sites", {}).get(HEAVY_SITE, {}).get("pages", 0)) / r["elapsed_s"]
+        for r in runs
+    ]
+    return {
+        "pages": statistics.median(r["pages"] for r in runs),
+        "seconds": statistics.median(r["elapsed_s"] for r in runs),
+        "pages_per_s": statistics.median(r["pages_per_s"] for r in runs),
+        "other_pages_per_s": statistics.median(other),
+        "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
+        "workers_mb": max(r.get("peak_rss_workers_mb", 0) for r in runs),
+        "refused_nodes": max(r.get("errors", {}).get("too_many_nodes", 0) for r in runs),
+    }
+
+
 def run(args: argparse.Namespace) -> int:
     from newscrawl.demo.server import DemoServer
 
@@ -110,29 +182,52 @@ def run(args: argparse.Namespace) -> int:
         print(f"unknown variants: {', '.join(unknown)}", file=sys.stderr)
         return 2
     web = _web(args.copies)
-    hosts = [f"127.0.0.{n}" for n in range(1, len(web.sites) + 1)]
+    hosts = [f"127.0.0.{n}" for n in range(1, len(web.sites) + 2)]
     results: dict[str, dict[str, float]] = {}
-    with DemoServer(web, port=0, hosts=hosts) as server, tempfile.TemporaryDirectory() as tmp:
+    with (
+        DemoServer(web, port=0, hosts=hosts[:-1]) as server,
+        _heavy_site(hosts[-1]) as heavy,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
         sites = server.write_site_list(Path(tmp) / "sites.csv")
+        with_heavy = Path(tmp) / "sites-heavy.csv"
+        with_heavy.write_text(sites.read_text() + f"{heavy},{HEAVY_SITE},\n")
         for name in names:
+            listed = with_heavy if name == "heavy-page" else sites
             runs = [
-                _crawl(sites, Path(tmp) / f"{name}-{i}", VARIANTS[name]) for i in range(args.repeat)
+                _crawl(listed, Path(tmp) / f"{name}-{i}", VARIANTS[name])
+                for i in range(args.repeat)
             ]
-            results[name] = {
-                "pages": statistics.median(r["pages"] for r in runs),
-                "seconds": statistics.median(r["elapsed_s"] for r in runs),
-                "pages_per_s": statistics.median(r["pages_per_s"] for r in runs),
-                "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
-            }
+            results[name] = _row(runs)
             print(f"{name}: {results[name]}", file=sys.stderr)
     if args.json:
         print(json.dumps(results, indent=1))
         return 0
     print(f"demo web x{args.copies}: {len(web.sites)} sites; median of {args.repeat} crawl(s)")
-    print(f"{'variant':<14} {'pages':>6} {'seconds':>8} {'pages/s':>8} {'peak MB':>8}")
+    print(f"{'variant':<14} {'pages':>6} {'seconds':>8} {'pages/s':>8} {'peak MB':>8}", end="")
+    print(f" {'worker MB':>9}", end="")
+    print(f" {'other pages/s':>14} {'refused':>8}" if "heavy-page" in results else "")
     for name, row in results.items():
         print(
             f"{name:<14} {row['pages']:>6.0f} {row['seconds']:>8.1f} {row['pages_per_s']:>8.1f}"
-            f" {row['peak_rss_mb']:>8.0f}"
+            f" {row['peak_rss_mb']:>8.0f} {row['workers_mb']:>9.0f}",
+            end="",
         )
+        extra = f" {row['other_pages_per_s']:>14.1f} {row['refused_nodes']:>8.0f}"
+        print(extra if "heavy-page" in results else "")
+    _ratios(results)
     return 0
+
+
+def _ratios(results: dict[str, dict[str, float]]) -> None:
+    """The ratios to quote: the parse pool against the inline parse, the demo sites' pace
+    beside a huge page against without it."""
+    base = results.get("site-pass")
+    if base is None:
+        return
+    if "inline-parse" in results:
+        ratio = base["pages_per_s"] / results["inline-parse"]["pages_per_s"]
+        print(f"parse pool / inline parse (site-pass pages/s): {ratio:.2f}")
+    if "heavy-page" in results:
+        ratio = results["heavy-page"]["other_pages_per_s"] / base["pages_per_s"]
+        print(f"demo sites' pages/s beside the 9.9 MB page / without it: {ratio:.2f}")

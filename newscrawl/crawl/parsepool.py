@@ -106,7 +106,7 @@ class ParsePool:
 
     def close(self) -> None:
         if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool.shutdown(wait=True, cancel_futures=True)  # idle by now: quick
             self._pool = None
 
 

@@ -165,6 +165,10 @@ def build_summary(
             if key.startswith("newscrawl/links/")
         },
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+        # the largest of the crawl's child processes (the parse pool's workers, ended by now)
+        "peak_rss_workers_mb": round(
+            resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1
+        ),
         "sites": sites,
     }
 

@@ -274,6 +274,8 @@ class SiteSpider(scrapy.Spider):
             return
         if run.outstanding <= 0 and not run.drained:
             run.drained = True
+            run.queued.clear()  # nothing of the site is asked for any more: memory stays flat
+            run.discovery.clear()
             self.crawler.signals.send_catch_log(site_drained, site=run.spec.name, pages=run.pages)
 
     def _page_request(
