@@ -80,6 +80,15 @@ def _incremental(stats: dict[str, Any], site: str) -> dict[str, int]:
     return {"new": _site_stat(stats, site, "articles"), **found}
 
 
+def _site_failed(stats: dict[str, Any], site: str) -> bool:
+    """The site's start page failed and nothing of the site was reached (no page fetched or
+    revalidated): a site whose home page fails but whose sitemap works is not failed."""
+    reached = ("pages", "refetched", "not_modified", "unchanged")
+    return bool(_site_stat(stats, site, "failed")) and not any(
+        _site_stat(stats, site, name) for name in reached
+    )
+
+
 def crawl_status(reason: str, sites: dict[str, dict[str, Any]]) -> str:
     """ "ok", "partial" (some sites failed) or "failed" (not finished, or every site failed)."""
     failed = sum(bool(site.get("failed")) for site in sites.values())
@@ -124,7 +133,7 @@ def build_summary(
             "rows": _site_stat(stats, name, "rows"),
             "errors": dict(report.by_site.get(name, {})),
             "incremental": _incremental(stats, name),
-            "failed": bool(_site_stat(stats, name, "failed")),
+            "failed": _site_failed(stats, name),
         }
         for name in names
     }

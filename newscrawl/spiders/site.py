@@ -28,6 +28,7 @@ from urllib.parse import urljoin, urlsplit
 
 import scrapy
 from scrapy import signals
+from scrapy.exceptions import IgnoreRequest
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.defer import maybe_deferred_to_future
 
@@ -579,8 +580,10 @@ class SiteSpider(scrapy.Spider):
         request = _request_of(failure)
         record_failure(self.crawler, failure, request.meta.get("site", ""))
         run = self.sites.get(request.meta.get("site", ""))
-        if run is not None and request.meta.get("newscrawl_seed"):
-            self._site_stat(run, "failed")  # the start page failed: the site is not reached
+        seed = request.meta.get("newscrawl_seed")
+        if run is not None and seed and not failure.check(IgnoreRequest):
+            # the start page failed (not refused: robots.txt, a private address are policy)
+            self._site_stat(run, "failed")
         return self._answered(run, ())
 
     def discovery_failed(self, failure: Failure) -> Iterator[scrapy.Request]:
