@@ -377,6 +377,8 @@ class SiteSpider(scrapy.Spider):
     async def parse_page(self, response: Response) -> AsyncIterator[PageItem | scrapy.Request]:
         run = self.sites[response.meta["site"]]
         parsed = await self._parsed(response)
+        if self.sites.get(run.spec.name) is not run:
+            return  # dropped while the page was parsed (a crawl worker lost its lease)
         for out in self._answered(run, self._page(run, response, parsed)):
             yield out
 
