@@ -233,7 +233,7 @@ class ParquetWriterPipeline(DatasetPipeline):
             return isinstance(item, PageItem) and item.context
         if item.final_url in self.written:
             return False  # the base class skips it (a resumed crawl's own row)
-        return self.repeats.divert(item, self.row(item))
+        return self.repeats.divert(item, self.row)
 
     def close_site(self, site: str) -> None:
         super().close_site(site)

@@ -19,6 +19,7 @@ article once; `versions` and `duplicates` (same columns plus ``repeat_of``, ``re
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -89,9 +90,9 @@ class RepeatRouter:
             return Repeat("duplicates", earlier, self.state.crawl_id, "content_hash")
         return None
 
-    def divert(self, item: PageItem, row: dict[str, Any]) -> bool:
-        """True when the page's `row` went to `versions` or `duplicates`, or nowhere; False
-        when it is new (the caller writes it to `articles`)."""
+    def divert(self, item: PageItem, row: Callable[[PageItem], dict[str, Any]]) -> bool:
+        """True when the page's row (`row(item)`, its `articles` row) went to `versions` or
+        `duplicates`, or nowhere; False when it is new (the caller writes it to `articles`)."""
         repeat = self.classify(item)
         if repeat is None:
             if item.is_article and item.text.strip():
@@ -101,9 +102,8 @@ class RepeatRouter:
         if repeat.dataset:
             extra = {"repeat_of": repeat.of, "repeat_crawl": repeat.crawl}
             writer = self._writer(repeat.dataset)
-            writer.write(
-                {**row, **extra, "repeat_reason": repeat.reason}, self.state.partition(item.site)
-            )
+            values = {**row(item), **extra, "repeat_reason": repeat.reason}
+            writer.write(values, self.state.partition(item.site))
         return True
 
     def _count(self, item: PageItem, repeat: Repeat) -> None:

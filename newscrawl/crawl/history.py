@@ -31,12 +31,13 @@ from datetime import UTC, datetime
 from email.utils import format_datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import unquote
 
 import pyarrow.parquet as pq
 
 from newscrawl.crawl.feeds import parse_date
 from newscrawl.crawl.state import crawl_state
-from newscrawl.storage.writer import partition_values, read_columns
+from newscrawl.storage.writer import read_columns
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -186,7 +187,7 @@ class CrawlHistory:
         if not self.enabled or not root.is_dir():
             return
         for folder in sorted(root.glob("crawl=*")):
-            crawl = partition_values(folder / "x", root).get("crawl", "")
+            crawl = unquote(folder.name.partition("=")[2])  # as partition_dir quoted it
             if crawl == self.current or not (folder / f"site={site}").is_dir():
                 continue
             for path, _, values in read_columns(root, columns, {"crawl": crawl, "site": site}):
