@@ -94,6 +94,9 @@ NEWSCRAWL_MAX_PAGE_NODES = 100_000
 # processes that parse fetched pages for the spider, off the reactor thread (-1: one per core,
 # 0: parse inline, on the reactor thread)
 NEWSCRAWL_PARSE_WORKERS = -1
+# sites crawled at once (each holds its buffer of pages until its site pass): the next site of
+# the list starts when one is written, so memory stays flat over any number of sites (0: all)
+NEWSCRAWL_MAX_ACTIVE_SITES = 16
 NEWSCRAWL_EXTRACTOR_MAX_NODES = {"learned": 25_000}
 NEWSCRAWL_MAX_QUEUED_PER_SITE = 0  # 0 = 10 x the page cap (at least 1000)
 NEWSCRAWL_TRAP_RUN = 10  # links in a row to same-shaped URLs before it is a trap

@@ -48,6 +48,7 @@ from newscrawl.crawl.sitecap import page_count
 from newscrawl.crawl.state import crawl_state
 from newscrawl.dom import Dom
 from newscrawl.extractors.base import Extraction
+from newscrawl.learned.sitetemplate import TemplateHashes, pages_template, uses_site_template
 from newscrawl.spiders.site import site_drained
 from newscrawl.storage.nodes import nodes_writer
 from newscrawl.storage.writer import closed_files, partition_values
@@ -93,6 +94,8 @@ class SitePassPipeline:
         self.expected: dict[str, int] = {}  # pages the spider yielded, once a site is drained
         self.started: list[defer.Deferred[None]] = []  # site passes started by a signal
         crawler.signals.connect(self._drained, signal=site_drained)
+        if hasattr(crawler.spider, "waits_for_site_pass"):  # the next site starts after ours
+            crawler.spider.waits_for_site_pass = True
         self.history = crawl_history(crawler)
         self.incremental = crawler.settings.getbool("NEWSCRAWL_INCREMENTAL", True)
         self.default_cap = crawler.settings.getint("MAX_PAGES_PER_SITE", 200) or 200
@@ -190,9 +193,9 @@ class SitePassPipeline:
                 threads.deferToThread(self._carried_pass, site, items)
             )
             self._write(site, items, run)
+        finally:
             if site in self.expected:  # drained: every page of it has arrived
                 self._release(site)
-        finally:
             self.lock.release()
 
     def _site_items(self, site: str, buffered: list[PageItem]) -> list[PageItem]:
@@ -240,12 +243,13 @@ class SitePassPipeline:
             raw = RawPage(item.final_url, item.html, item.content_type or None)
             by_raw[id(raw)] = item
             raws.append(raw)
+        template = self._template(raws)
 
         def extract(raw: RawPage, dom: Dom) -> Extraction:
             item = by_raw[id(raw)]
             item.dom = dom
             try:
-                self.extraction.fill(item)
+                self.extraction.fill(item, template)
                 self.classifier.classify(item)
             finally:
                 item.dom = None
@@ -263,6 +267,13 @@ class SitePassPipeline:
             item.stage = outcome.stage
             item.content_hash = content_hash(item.text)
         return run
+
+    def _template(self, raws: list[RawPage]) -> TemplateHashes | None:
+        """The site's SiteLevel template for an extractor that reads one (the learned one):
+        one more parse of each page, before the pass that extracts them."""
+        if not any(map(uses_site_template, self.extraction.extractors.values())):
+            return None
+        return pages_template(raws)
 
     def _write(self, site: str, items: list[PageItem], run: SitePassRun | None) -> None:
         """The site's articles rows (in URL order, closed together), then its nodes; its pages

@@ -64,6 +64,7 @@ from newscrawl.crawl.urls import (
     url_shape,
 )
 from newscrawl.dom import Dom, PageError, PageTooLargeError
+from newscrawl.pipelines.parquet import site_complete
 from newscrawl.storage.schemas import KEPT_HEADERS
 
 if TYPE_CHECKING:
@@ -74,6 +75,15 @@ if TYPE_CHECKING:
 __all__ = ["SiteRun", "SiteSpider", "site_drained"]
 
 T = TypeVar("T")
+
+
+def _sleep(seconds: float) -> Any:
+    from twisted.internet import reactor
+    from twisted.internet.task import deferLater
+
+    return maybe_deferred_to_future(deferLater(reactor, seconds, lambda: None))
+
+
 # what the parse of a page gave: its links and (parsed inline) DOM, the error that refused it,
 # or None for a response that is not parsed (not HTML, not modified)
 Parsed = tuple[PageLinks, Dom | None] | PageError | None
@@ -107,6 +117,8 @@ class SiteRun:
     outstanding: int = 0  # requests yielded and not yet answered (callback or errback)
     pages: int = 0  # PageItems yielded
     drained: bool = False
+    started: bool = False  # its first requests were made
+    released: bool = False  # the site pass wrote it and let go of it
 
 
 class SiteSpider(scrapy.Spider):
@@ -147,6 +159,9 @@ class SiteSpider(scrapy.Spider):
         self.run_lock = DirLock(self.crawl_info.out).acquire()
         crawler.signals.connect(self.run_lock.release, signal=signals.spider_closed)
         self.parser = ParsePool.from_crawler(crawler)  # pages parsed off the reactor thread
+        self.max_active = settings.getint("NEWSCRAWL_MAX_ACTIVE_SITES", 0)
+        self.waits_for_site_pass = False  # set by the site pass pipeline, when there is one
+        crawler.signals.connect(self._site_released, signal=site_complete)
         crawler.signals.connect(self.parser.close, signal=signals.spider_closed)
         # Resumed from a paused crawl's queue (JOBDIR): requests come back from the queue and
         # the seen filter drops the start requests, so no site's frontier can be counted and a
@@ -220,6 +235,9 @@ class SiteSpider(scrapy.Spider):
 
     async def start(self) -> AsyncIterator[scrapy.Request]:
         for run in list(self.sites.values()):
+            while self._all_slots_taken():
+                await _sleep(0.1)
+            run.started = True
             base = run.spec.url
             robots = self._discovery(run, urljoin(base, "/robots.txt"), "robots", priority=10)
             home = self._page_request(run, base, referer_shape=None, run_length=0, priority=10)
@@ -230,6 +248,24 @@ class SiteSpider(scrapy.Spider):
             run.outstanding += len(first)  # all counted before any can be answered
             for request in first:
                 yield request
+
+    def _all_slots_taken(self) -> bool:
+        """NEWSCRAWL_MAX_ACTIVE_SITES sites are being crawled (or wait for their site pass):
+        the next one starts when one is done, so memory does not grow with the site list.
+        Resumed from a paused queue, sites' ends cannot be told, so all of them run."""
+        if not self.max_active or self.queue_resumed:
+            return False
+        active = sum(run.started and not self._finished(run) for run in self.sites.values())
+        return active >= self.max_active
+
+    def _finished(self, run: SiteRun) -> bool:
+        return run.drained and (run.released or not self.waits_for_site_pass)
+
+    def _site_released(self, site: str, final: bool) -> None:
+        """`site_complete`: the site pass wrote the site and let go of it."""
+        run = self.sites.get(site)
+        if run is not None and final:
+            run.released = True
 
     def _known_feeds(self, run: SiteRun) -> list[scrapy.Request]:
         """Feeds an earlier run read (revalidated at once: they announce new articles even
