@@ -23,7 +23,7 @@ from crawl_helpers import FAST_CRAWL
 from newscrawl.crawl.runner import crawl_command
 from newscrawl.crawl.urls import canonical_url
 from newscrawl.demo.server import DemoServer, Request
-from newscrawl.demo.web import REDESIGNED, build_demo_web
+from newscrawl.demo.web import REDESIGNED, DemoWeb, build_demo_web
 from newscrawl.evaluation.metric import aggregate, score_page
 
 pytestmark = pytest.mark.slow
@@ -58,7 +58,7 @@ def rows(out: Path, dataset: str, crawl_id: str | None = None) -> pd.DataFrame:
     return frame if crawl_id is None else frame[frame.crawl == crawl_id]
 
 
-def gold_urls(server: DemoServer, web) -> dict:  # type: ignore[no-untyped-def]
+def gold_urls(server: DemoServer, web: DemoWeb) -> dict:
     return {
         canonical_url(server.url_for(site.name, path)): article
         for site in web.sites
@@ -85,6 +85,8 @@ class Scenario:
     full: Run
     gold0: dict
     gold1: dict
+    web0: DemoWeb
+    web1: DemoWeb
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +103,9 @@ def scenario(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Scenario]:
         scratch = crawl(server, sites, fresh)
         full = crawl(server, sites, fresh, "--full")
         gold0, gold1 = gold_urls(server, web0), gold_urls(server, web1)
-        yield Scenario(server, out, fresh, day0, again, day1, scratch, full, gold0, gold1)
+        yield Scenario(
+            server, out, fresh, day0, again, day1, scratch, full, gold0, gold1, web0, web1
+        )
 
 
 def paths(run: Run) -> list[str]:
@@ -118,7 +122,7 @@ def test_an_unchanged_rerun_fetches_only_listing_pages_and_writes_nothing(
         f"({len(again.requests) / len(first.requests):.1%}; {not_modified} answered 304)"
     )
     assert len(again.requests) <= 0.2 * len(first.requests), paths(again)
-    article_paths = {p for site in build_demo_web(4).sites for p in site.articles}
+    article_paths = {p for site in scenario.web0.sites for p in site.articles}
     assert not article_paths & set(paths(again)), "no stored article is fetched again"
     assert sum(r.status == 304 for r in again.requests) >= 6  # home pages, sitemaps, feeds
     crawl_id = again.summary["crawl_id"]
@@ -129,7 +133,7 @@ def test_an_unchanged_rerun_fetches_only_listing_pages_and_writes_nothing(
 
 
 def test_day_one_fetches_only_new_changed_and_listing_pages(scenario: Scenario) -> None:
-    web0, web1 = build_demo_web(4), build_demo_web(4, day=1)
+    web0, web1 = scenario.web0, scenario.web1
     fetched = set(paths(scenario.day1))
     counts = {k: 0 for k in ("new", "changed", "unchanged", "not_modified", "duplicates")}
     for site in scenario.day1.summary["sites"].values():
@@ -147,12 +151,11 @@ def test_day_one_fetches_only_new_changed_and_listing_pages(scenario: Scenario) 
         assert added <= fetched, f"{old.name}: every new article is fetched"
         assert changed <= fetched, f"{old.name}: the sitemap's lastmod brings the update"
     for request in scenario.day1.requests:  # everything else lists articles (or is the AMP view)
-        kind = _page_kind(web1, request.path)
+        kind = _page_kind(web0, web1, request.path)
         assert kind in ("new", "changed", "amp", "listing", "home", "discovery", "about"), request
 
 
-def _page_kind(web, path: str) -> str:  # type: ignore[no-untyped-def]
-    old = build_demo_web(4)
+def _page_kind(old: DemoWeb, web: DemoWeb, path: str) -> str:
     for site, before in zip(web.sites, old.sites, strict=True):
         if "outputType=amp" in path:
             return "amp"
