@@ -20,7 +20,12 @@ site was redesigned: the summary flags it and the site pass runs on the new page
 
 A killed crawl loses no page: pages are stored as they arrive, and a resumed crawl rebuilds
 each pending site (stored pages, no articles yet) from its stored pages plus what it fetches
-anew. A site whose articles are written is done: its pages replayed on resume are skipped. A
+anew. A crawl stopped by Ctrl-C or SIGTERM writes its incomplete sites from the pages they
+have and marks them partial (`CrawlState.mark_partial`): the resumed crawl deletes their rows
+and writes them again from all their pages. Once a drained site is written, what is kept for
+it is let go (`site_complete` with final=True), and the spider starts the next site.
+
+A site whose articles are written is done: its pages replayed on resume are skipped. A
 page that would take its site's buffer past NEWSCRAWL_SITELEVEL_MAX_BYTES is extracted page by
 page instead, as is every page with NEWSCRAWL_SITELEVEL off (then this pipeline is not used).
 
