@@ -17,8 +17,11 @@ no politeness delays, writing Parquet to a temporary folder. Variants:
                 site-pass
 
 pages/s is HTML pages written per second of crawl (spider open to close); peak memory is the
-child's maximum resident set. The demo server runs in this process and shares the machine's
-cores with the crawl, so the figures are a floor for what a real network allows.
+crawl process's maximum resident set, worker MB the largest of its parse-pool workers'. With
+--repeat K the variants run round by round (each once a round) and medians are reported.
+Memory over crawl sizes: the same command with --copies 4, 16, 32. The demo server runs in
+this process and shares the machine's cores with the crawl, so the figures are a floor for what
+a real network allows.
 """
 
 from __future__ import annotations
@@ -68,7 +71,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=1,
         metavar="K",
-        help="crawls per variant; the median is reported (default: 1)",
+        help="rounds of crawls, each variant once a round; medians reported (default: 1)",
     )
     parser.add_argument(
         "--copies",
@@ -192,14 +195,13 @@ def run(args: argparse.Namespace) -> int:
         sites = server.write_site_list(Path(tmp) / "sites.csv")
         with_heavy = Path(tmp) / "sites-heavy.csv"
         with_heavy.write_text(sites.read_text() + f"{heavy},{HEAVY_SITE},\n")
-        for name in names:
-            listed = with_heavy if name == "heavy-page" else sites
-            runs = [
-                _crawl(listed, Path(tmp) / f"{name}-{i}", VARIANTS[name])
-                for i in range(args.repeat)
-            ]
-            results[name] = _row(runs)
-            print(f"{name}: {results[name]}", file=sys.stderr)
+        runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
+        for i in range(args.repeat):  # round by round, so a change in load hits every variant
+            for name in names:
+                listed = with_heavy if name == "heavy-page" else sites
+                runs[name].append(_crawl(listed, Path(tmp) / f"{name}-{i}", VARIANTS[name]))
+                print(f"{name} #{i + 1}: {_row(runs[name][-1:])}", file=sys.stderr)
+        results = {name: _row(runs[name]) for name in names}
     if args.json:
         print(json.dumps(results, indent=1))
         return 0
