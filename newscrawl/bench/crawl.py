@@ -11,6 +11,7 @@ no politeness delays, writing Parquet to a temporary folder. Variants:
   no-extraction fetch, parse (the spider needs links), write raw pages and bare article rows
   inline-parse  site-pass with the spider's parse on the reactor thread (NEWSCRAWL_PARSE_WORKERS
                 0), as before the parse pool: the pool's before/after in one run
+  no-sitelevel-inline  the same for no-sitelevel
   heavy-page    site-pass with one more site whose home page links to 9.9 MB of "<p>a"
                 (3.3 million elements) and three small pages: the huge page is refused by the
                 node budget; "other pages/s" counts the demo sites' pages only, to set beside
@@ -58,6 +59,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "no-sitelevel": {"ITEM_PIPELINES": _NO_SITELEVEL},
     "no-extraction": {"ITEM_PIPELINES": _NO_EXTRACTION},
     "inline-parse": {"NEWSCRAWL_PARSE_WORKERS": 0},
+    "no-sitelevel-inline": {"ITEM_PIPELINES": _NO_SITELEVEL, "NEWSCRAWL_PARSE_WORKERS": 0},
     "heavy-page": {},
 }
 DEFAULT_VARIANTS = ("site-pass", "no-sitelevel", "no-extraction")
@@ -224,12 +226,13 @@ def run(args: argparse.Namespace) -> int:
 def _ratios(results: dict[str, dict[str, float]]) -> None:
     """The ratios to quote: the parse pool against the inline parse, the demo sites' pace
     beside a huge page against without it."""
+    for pool, inline in (("site-pass", "inline-parse"), ("no-sitelevel", "no-sitelevel-inline")):
+        if pool in results and inline in results:
+            ratio = results[pool]["pages_per_s"] / results[inline]["pages_per_s"]
+            print(f"parse pool / inline parse ({pool} pages/s): {ratio:.2f}")
     base = results.get("site-pass")
     if base is None:
         return
-    if "inline-parse" in results:
-        ratio = base["pages_per_s"] / results["inline-parse"]["pages_per_s"]
-        print(f"parse pool / inline parse (site-pass pages/s): {ratio:.2f}")
     if "heavy-page" in results:
         ratio = results["heavy-page"]["other_pages_per_s"] / base["pages_per_s"]
         print(f"demo sites' pages/s beside the 9.9 MB page / without it: {ratio:.2f}")
