@@ -99,8 +99,9 @@ class SitePassPipeline:
         self.expected: dict[str, int] = {}  # pages the spider yielded, once a site is drained
         self.started: list[defer.Deferred[None]] = []  # site passes started by a signal
         crawler.signals.connect(self._drained, signal=site_drained)
-        if hasattr(crawler.spider, "waits_for_site_pass"):  # the next site starts after ours
-            crawler.spider.waits_for_site_pass = True
+        spider = crawler.spider
+        if spider is not None and hasattr(spider, "waits_for_site_pass"):
+            spider.waits_for_site_pass = True  # the next site starts after ours
         self.history = crawl_history(crawler)
         self.incremental = crawler.settings.getbool("NEWSCRAWL_INCREMENTAL", True)
         self.default_cap = crawler.settings.getint("MAX_PAGES_PER_SITE", 200) or 200
