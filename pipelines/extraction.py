@@ -61,15 +61,19 @@ class ExtractionPipeline:
     """Fill title, text, extractor, texts, node ids and page metadata of each PageItem."""
 
     def __init__(
-        self, crawler: Crawler, extractors: dict[str, Extractor], primary: str, keep_all: bool
+        self,
+        crawler: Crawler,
+        extractors: dict[str, Extractor],
+        primary: str,
+        keep_all: bool,
+        max_nodes: dict[str, int] | None = None,
     ) -> None:
         self.crawler = crawler
         self.extractors = extractors
         self.primary = primary
         self.keep_all = keep_all
         self.order = [primary, *(n for n in extractors if n != primary)] if primary else []
-        budgets = crawler.settings.getdict("NEWSCRAWL_EXTRACTOR_MAX_NODES")
-        self.max_nodes: dict[str, int] = {name: int(n) for name, n in budgets.items() if n}
+        self.max_nodes = max_nodes or {}  # {extractor: elements}: bigger pages skip it
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ExtractionPipeline:
@@ -85,7 +89,10 @@ class ExtractionPipeline:
                 logger.warning("no extractor available: pages get titles but no text")
             primary = fallback
         logger.info("extractors: %s (primary %s)", ", ".join(extractors) or "none", primary)
-        return cls(crawler, extractors, primary, settings.getbool("NEWSCRAWL_KEEP_ALL_TEXTS"))
+        budgets = settings.getdict("NEWSCRAWL_EXTRACTOR_MAX_NODES")
+        max_nodes = {name: int(n) for name, n in budgets.items() if n}
+        keep_all = settings.getbool("NEWSCRAWL_KEEP_ALL_TEXTS")
+        return cls(crawler, extractors, primary, keep_all, max_nodes)
 
     def process_item(self, item: Any) -> Any:
         if not isinstance(item, PageItem) or item.stored or item.deferred:
