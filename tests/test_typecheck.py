@@ -22,7 +22,7 @@ def _installed_tree(into: Path) -> Path:
     package = into / "newscrawl"
     package.mkdir()
     for entry in (ROOT / "newscrawl").iterdir():
-        if entry.name != "__pycache__":
+        if entry.name != "__pycache__" and entry.name not in MAPPED:
             (package / entry.name).symlink_to(entry)
     for name, source in MAPPED.items():
         (package / name).symlink_to(source, target_is_directory=True)
