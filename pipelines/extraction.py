@@ -31,6 +31,7 @@ from newscrawl.crawl.metadata import (
 )
 from newscrawl.dom import Dom, PageError, parse_html
 from newscrawl.extractors import DEFAULT_EXTRACTOR, EXTRACTORS, Extraction, Extractor, get_extractor
+from newscrawl.learned.sitetemplate import TemplateHashes, extract_in_site
 from newscrawl.title import page_title
 
 if TYPE_CHECKING:
@@ -101,8 +102,10 @@ class ExtractionPipeline:
             return item
         return self.fill(item)
 
-    def fill(self, item: PageItem) -> PageItem:
-        """The page-level extraction and metadata of `item` (parsed here if it has no DOM)."""
+    def fill(self, item: PageItem, template: TemplateHashes | None = None) -> PageItem:
+        """The page-level extraction and metadata of `item` (parsed here if it has no DOM).
+        `template`: its site's SiteLevel template, for the extractors that read one (the site
+        pass knows it; a page extracted alone has none)."""
         dom = item.dom
         if dom is None:
             try:
@@ -112,7 +115,7 @@ class ExtractionPipeline:
                 return item
         item.stage = "page"
         item.encoding, item.encoding_source = dom.encoding, dom.encoding_source
-        results, errors = self._extract(dom)
+        results, errors = self._extract(dom, template)
         chosen = next((results[n] for n in self.order if results.get(n)), None)
         item.title = (chosen.title if chosen and chosen.title else "") or page_title(dom)
         item.text = chosen.text if chosen else ""
@@ -125,7 +128,9 @@ class ExtractionPipeline:
         self._metadata(item, dom)
         return item
 
-    def _extract(self, dom: Dom) -> tuple[dict[str, Extraction], list[str]]:
+    def _extract(
+        self, dom: Dom, template: TemplateHashes | None = None
+    ) -> tuple[dict[str, Extraction], list[str]]:
         results: dict[str, Extraction] = {}
         errors: list[str] = []
         for name in self.order:
@@ -134,7 +139,7 @@ class ExtractionPipeline:
                 record(self.crawler, "extract_budget", dom.url or "", "", detail)
                 continue
             try:
-                results[name] = self.extractors[name].extract(dom)
+                results[name] = extract_in_site(self.extractors[name], dom, template)
             except Exception as err:  # one extractor's bug must not cost the page
                 errors.append(f"{name}: {type(err).__name__}: {err}")
                 record(self.crawler, "extract_error", dom.url or "", "", errors[-1])

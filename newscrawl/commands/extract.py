@@ -49,7 +49,14 @@ from newscrawl.extractors import (
     Extractor,
     build_extractor,
 )
+from newscrawl.learned.sitetemplate import (
+    TemplateHashes,
+    extract_in_site,
+    pages_template,
+    uses_site_template,
+)
 from newscrawl.pagefiles import STDIN, find_pages
+from newscrawl.template.sitelevel import RawPage, SiteLevelConfig
 from newscrawl.template.sitemethods import SITE_METHODS
 
 __all__ = [
@@ -159,10 +166,12 @@ def extract_page(
     url: str | None = None,
     site: str | None = None,
     content_type: str | None = None,
+    template: TemplateHashes | None = None,
 ) -> dict[str, Any]:
     """One output record: path, title, text, extractor, and "error" if the page failed.
 
-    `url` and `site` are handed to the parsed page (`Dom.url`, `Dom.site`)."""
+    `url` and `site` are handed to the parsed page (`Dom.url`, `Dom.site`); `template`, the
+    site's SiteLevel template, to an extractor that reads one."""
     from newscrawl.dom import PageError, parse_html
 
     record: dict[str, Any] = {"path": label, "title": "", "text": "", "extractor": extractor.name}
@@ -172,7 +181,7 @@ def extract_page(
         elif len(data) > MAX_PAGE_BYTES:
             raise size_error(MAX_PAGE_BYTES)  # standard input, cut at the limit when read
         dom = parse_html(data, url=url, content_type=content_type, site=site)
-        extraction = extractor.extract(dom)
+        extraction = extract_in_site(extractor, dom, template)
     except PageError as err:
         record["error"] = str(err)
     except OSError as err:
@@ -232,11 +241,31 @@ def _work(task: list[int]) -> list[tuple[int, dict[str, Any]]]:
     if _worker_site_pass and _worker_items[task[0]].site:
         pages = [(i, _worker_items[i]) for i in task]
         return site_pass_records(_worker_extractor, pages, _worker_site_method)
+    template = _site_template(_worker_extractor, [_worker_items[i] for i in task])
     out = []
     for index in task:
         item = _worker_items[index]
-        out.append((index, extract_page(_worker_extractor, *item)))
+        out.append((index, extract_page(_worker_extractor, *item, template=template)))
     return out
+
+
+def _site_template(extractor: Extractor, items: list[Item]) -> TemplateHashes | None:
+    """The SiteLevel template of one site's pages, for an extractor that reads one; None for
+    pages without a site or a site with too few pages."""
+    if not uses_site_template(extractor) or not items or not items[0].site:
+        return None
+    if len(items) < SiteLevelConfig().min_pages:
+        return None
+    return pages_template(_readable(items))
+
+
+def _readable(items: list[Item]) -> Iterator[RawPage]:
+    for item in items:
+        try:
+            data = item.data if item.data is not None else read_page(item.label)
+        except (OSError, ValueError):
+            continue  # the page's own record reports it
+        yield RawPage(item.url or "", data, item.content_type)
 
 
 def site_pass_records(
@@ -245,7 +274,6 @@ def site_pass_records(
     """The records of one site's pages after the site pass (`newscrawl.template.sitepass`):
     page-level for a site under its minimum of pages, and for a page that cannot be read or
     parsed (whose record says why)."""
-    from newscrawl.template.sitelevel import RawPage
     from newscrawl.template.sitepass import SitePassConfig, site_pass
 
     by_raw: dict[int, int] = {}
@@ -261,8 +289,13 @@ def site_pass_records(
     if len(raws) < SitePassConfig().min_pages:
         return [(index, extract_page(extractor, *item)) for index, item in items]
     site = items[0][1].site
+    template = pages_template(raws) if uses_site_template(extractor) else None
     run = site_pass(
-        site, raws, lambda raw, dom: extractor.extract(dom), geometry="flow", method=site_method
+        site,
+        raws,
+        lambda raw, dom: extract_in_site(extractor, dom, template),
+        geometry="flow",
+        method=site_method,
     )
     labels = {index: item.label for index, item in items}
     records: dict[int, dict[str, Any]] = {}

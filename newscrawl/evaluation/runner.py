@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from newscrawl.dom import Dom, PageError, parse_html
 from newscrawl.evaluation.dataset import Dataset
@@ -33,6 +33,13 @@ from newscrawl.evaluation.sites import (
     site_tasks,
 )
 from newscrawl.extractors.base import Extractor
+from newscrawl.learned.sitetemplate import (
+    TemplateHashes,
+    extract_in_site,
+    pages_template,
+    uses_site_template,
+)
+from newscrawl.template.sitelevel import RawPage, SiteLevelConfig
 
 __all__ = [
     "DatasetResult",
@@ -105,11 +112,14 @@ def _parse(
     return dom, None, time.perf_counter() - start
 
 
-def _run_extractor(extractor: Extractor, dom: Dom) -> tuple[str, str | None, float]:
-    """Extracted text, error text (None when fine) and seconds spent."""
+def _run_extractor(
+    extractor: Extractor, dom: Dom, template: TemplateHashes | None = None
+) -> tuple[str, str | None, float]:
+    """Extracted text, error text (None when fine) and seconds spent. `template`: the page's
+    site template, given to the extractors that read one."""
     start = time.perf_counter()
     try:
-        text = extractor.extract(dom).text
+        text = extract_in_site(extractor, dom, template).text
     except Exception as err:  # an extractor bug must not end the evaluation
         return "", _error_text(err), time.perf_counter() - start
     return text, None, time.perf_counter() - start
@@ -151,18 +161,26 @@ class _Outcome:
     scores: tuple[tuple[PageScore, PageScore, str | None, float], ...]
 
 
+def _page_url(meta: Mapping[str, object]) -> str | None:
+    url = meta.get("url")
+    return url if isinstance(url, str) else None
+
+
 def _score(
-    dataset: Dataset, page_id: str, site: str, extractors: Mapping[str, Extractor]
+    dataset: Dataset,
+    page_id: str,
+    site: str,
+    extractors: Mapping[str, Extractor],
+    template: TemplateHashes | None = None,
 ) -> _Outcome:
     page = dataset.page(page_id)
-    url = page.meta.get("url")
-    dom, parse_error, parse_seconds = _parse(page.html, url if isinstance(url, str) else None, site)
+    dom, parse_error, parse_seconds = _parse(page.html, _page_url(page.meta), site)
     scores = []
     for extractor in extractors.values():
         if dom is None:
             text, error, seconds = "", None, 0.0
         else:
-            text, error, seconds = _run_extractor(extractor, dom)
+            text, error, seconds = _run_extractor(extractor, dom, template)
         scores.append((score_page(page.gold, text), score_tokens(page.gold, text), error, seconds))
     return _Outcome(parse_error, parse_seconds, tuple(scores))
 
@@ -180,7 +198,28 @@ def _work(task: list[int]) -> list[tuple[int, _Outcome]]:
     """Score the pages of one task (one site's pages, in id order)."""
     assert _state is not None, "worker used before _init_worker"
     dataset, sites, extractors = _state
-    return [(i, _score(dataset, dataset.ids[i], sites[i], extractors)) for i in task]
+    template, seconds = _task_template(dataset, task, sites, extractors)
+    outcomes = [(i, _score(dataset, dataset.ids[i], sites[i], extractors, template)) for i in task]
+    if outcomes and seconds:  # learning the template is part of the site's parsing time
+        first = outcomes[0][1]
+        outcomes[0] = (outcomes[0][0], replace(first, parse_seconds=first.parse_seconds + seconds))
+    return outcomes
+
+
+def _task_template(
+    dataset: Dataset, task: list[int], sites: list[str], extractors: Mapping[str, Extractor]
+) -> tuple[TemplateHashes | None, float]:
+    """The SiteLevel template of a task's site (a task holds all of one site's pages) and the
+    seconds it took; None for pages without a site, sites with too few pages, or when no
+    extractor reads templates."""
+    if not task or not sites[task[0]] or not any(map(uses_site_template, extractors.values())):
+        return None, 0.0
+    if len(task) < SiteLevelConfig().min_pages:
+        return None, 0.0
+    start = time.perf_counter()
+    pages = (dataset.page(dataset.ids[i]) for i in task)
+    template = pages_template(RawPage(_page_url(page.meta) or "", page.html) for page in pages)
+    return template, time.perf_counter() - start
 
 
 def _outcomes(

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
@@ -30,6 +31,7 @@ from newscrawl.learned.model import (
     load_extractor_model,
 )
 from newscrawl.learned.scoring import score_blocks
+from newscrawl.learned.sitetemplate import TemplateHashes
 from newscrawl.learned.stacking import CONTEXT_FEATURES
 from newscrawl.learned.trainset import seed_extractions, seed_extractors
 from newscrawl.title import page_title
@@ -60,6 +62,8 @@ class Learned:
 
     name = "learned"
     Config = LearnedConfig
+    # reads its site's template when given one: callers that know a site's pages pass it
+    uses_site_template: ClassVar[bool] = True
     fallback = FALLBACK  # what produced the text when `Extraction.extractor` says so
 
     def __init__(self, config: LearnedConfig | None = None) -> None:
@@ -70,14 +74,16 @@ class Learned:
         )
         self.seeds = seed_extractors()
 
-    def extract(self, dom: Dom) -> Extraction:
+    def extract(self, dom: Dom, template: TemplateHashes | None = None) -> Extraction:
+        """The page's main text; `template`: its site's SiteLevel template when the caller knows
+        the site's pages (`sitetemplate.site_template`), else the page is read alone."""
         title = page_title(dom)
         if not dom.piece_text:
             return Extraction.empty(self.name, title)
         seeds = seed_extractions(dom, self.seeds)
         try:
             blocks = split_blocks(dom)
-            rows = block_features(dom, blocks, [s.node_ids for s in seeds])
+            rows = block_features(dom, blocks, [s.node_ids for s in seeds], template)
             scores = score_blocks(self.model, rows, block_groups(dom, blocks))
             kept = np.flatnonzero(scores >= self.threshold)
         except Exception:  # a model or feature bug costs this page the learned text, not the page

@@ -35,6 +35,7 @@ from rapidfuzz import fuzz
 
 from newscrawl.dom import Dom
 from newscrawl.learned.blocks import Blocks
+from newscrawl.learned.sitetemplate import TemplateHashes
 from newscrawl.learned.stopwords import CJK, guess_language, stopword_share
 
 __all__ = ["FEATURES", "block_features", "block_groups"]
@@ -291,11 +292,15 @@ def _text_columns(texts: list[str]) -> np.ndarray:
 
 
 def block_features(
-    dom: Dom, blocks: Blocks, seeds: Sequence[Sequence[int]] = ((), (), ())
+    dom: Dom,
+    blocks: Blocks,
+    seeds: Sequence[Sequence[int]] = ((), (), ()),
+    template: TemplateHashes | None = None,
 ) -> np.ndarray:
     """The feature matrix of `blocks` (rows) by `FEATURES` (columns), float32.
 
-    `seeds`: for NCE, MSS and CETD-TPC in that order, the node ids each selected.
+    `seeds`: for NCE, MSS and CETD-TPC in that order, the node ids each selected. `template`:
+    the SiteLevel template of the page's site, when its pages are known (`sitetemplate`).
     """
     n = len(blocks)
     if n == 0:

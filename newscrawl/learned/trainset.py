@@ -24,7 +24,10 @@ from newscrawl.extractors.base import Extraction, Extractor
 from newscrawl.learned.blocks import split_blocks
 from newscrawl.learned.features import FEATURES, block_features, block_groups
 from newscrawl.learned.labels import block_gold_share
+from newscrawl.learned.sitetemplate import TemplateHashes, site_template
 from newscrawl.learned.stacking import GROUPS
+from newscrawl.template.records import node_hashes
+from newscrawl.template.sitelevel import SiteLevelConfig
 
 __all__ = [
     "SEEDS",
@@ -34,6 +37,7 @@ __all__ = [
     "page_rows",
     "seed_extractions",
     "seed_extractors",
+    "site_templates",
 ]
 
 
@@ -95,12 +99,17 @@ def seed_extractions(dom: Dom, seeds: Sequence[Extractor] | None = None) -> list
 
 
 def page_rows(
-    html: bytes, gold: str, url: str | None = None, trafilatura: bool = False
+    html: bytes,
+    gold: str,
+    url: str | None = None,
+    trafilatura: bool = False,
+    template: TemplateHashes | None = None,
 ) -> PageRows | None:
     """Features and labels of one page's blocks; None when the page cannot be parsed.
 
     `peers` of the result holds the seed extractors' texts, and trafilatura's when asked for
-    (the peer of the quality table, run on the same bytes).
+    (the peer of the quality table, run on the same bytes). `template`: the SiteLevel template
+    of the page's site, when the site has enough pages (`site_templates`).
     """
     try:
         dom = parse_html(html, url=url)
@@ -108,7 +117,7 @@ def page_rows(
         return None
     blocks = split_blocks(dom)
     seeds = seed_extractions(dom)
-    features = block_features(dom, blocks, [s.node_ids for s in seeds])
+    features = block_features(dom, blocks, [s.node_ids for s in seeds], template)
     texts = [blocks.text(dom, k) for k in range(len(blocks))]
     share = np.array(block_gold_share(gold, texts), dtype=np.float32)
     counts = np.array([len(tokens(t)) for t in texts], dtype=np.int32)
@@ -160,8 +169,42 @@ def _dataset_pages(
 
 
 def _rows_of(job: tuple) -> PageRows | None:
-    _, _, html, gold, _, url, with_trafilatura = job
-    return page_rows(html, gold, url, with_trafilatura)
+    _, _, html, gold, _, url, with_trafilatura, template = job
+    return page_rows(html, gold, url, with_trafilatura, template)
+
+
+def _page_hashes(job: tuple) -> np.ndarray | None:
+    _, _, html, _, _, url = job
+    try:
+        return node_hashes(parse_html(html, url=url))
+    except PageError:
+        return None
+
+
+def site_templates(
+    jobs: Sequence[tuple], workers: int = 1, config: SiteLevelConfig | None = None
+) -> dict[str, TemplateHashes]:
+    """SiteLevel's template of every site (5th field of each page job) with enough pages.
+
+    Unsupervised: only the pages' markup goes in, never their gold text, so a held-out site's
+    template comes from its own pages in cross-validation as it would in a crawl.
+    """
+    config = config or SiteLevelConfig()
+    members: dict[str, list[tuple]] = {}
+    for job in jobs:
+        members.setdefault(job[4], []).append(job)
+    wanted = [job for pages in members.values() if len(pages) >= config.min_pages for job in pages]
+    if workers > 1:
+        with ProcessPoolExecutor(workers) as pool:
+            hashes = list(pool.map(_page_hashes, wanted, chunksize=8))
+    else:
+        hashes = [_page_hashes(job) for job in wanted]
+    per_site: dict[str, list[np.ndarray]] = {}
+    for job, found in zip(wanted, hashes, strict=True):
+        if found is not None:
+            per_site.setdefault(job[4], []).append(found)
+    templates = {site: site_template(pages, config) for site, pages in per_site.items()}
+    return {site: t for site, t in templates.items() if t is not None}
 
 
 def build_training_set(
@@ -175,7 +218,9 @@ def build_training_set(
     The order (datasets as given, pages in id order) does not depend on `jobs`. With
     `trafilatura`, each page's trafilatura text is kept beside the seed extractors' texts.
     """
-    jobs_list = [(*job, trafilatura) for path in paths for job in _dataset_pages(Path(path), limit)]
+    pages = [job for path in paths for job in _dataset_pages(Path(path), limit)]
+    templates = site_templates(pages, jobs)
+    jobs_list = [(*job, trafilatura, templates.get(job[4])) for job in pages]
     if jobs > 1:
         with ProcessPoolExecutor(jobs) as pool:
             results = list(pool.map(_rows_of, jobs_list, chunksize=8))
@@ -187,7 +232,7 @@ def build_training_set(
     datasets: dict[str, int] = {}
     skipped = 0
     for job, rows in zip(jobs_list, results, strict=True):
-        name, page_id, _, gold, site, _, _ = job
+        name, page_id, _, gold, site, _, _, _ = job
         if rows is None:
             skipped += 1
             continue
