@@ -17,7 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import ClassVar
 
 import numpy as np
 
@@ -31,7 +30,7 @@ from newscrawl.learned.model import (
     load_extractor_model,
 )
 from newscrawl.learned.scoring import score_blocks
-from newscrawl.learned.sitetemplate import TemplateHashes
+from newscrawl.learned.sitetemplate import SITE_FEATURES, TemplateHashes
 from newscrawl.learned.stacking import CONTEXT_FEATURES
 from newscrawl.learned.trainset import seed_extractions, seed_extractors
 from newscrawl.title import page_title
@@ -62,8 +61,6 @@ class Learned:
 
     name = "learned"
     Config = LearnedConfig
-    # reads its site's template when given one: callers that know a site's pages pass it
-    uses_site_template: ClassVar[bool] = True
     fallback = FALLBACK  # what produced the text when `Extraction.extractor` says so
 
     def __init__(self, config: LearnedConfig | None = None) -> None:
@@ -73,6 +70,12 @@ class Learned:
             self.model.threshold if self.config.threshold is None else self.config.threshold
         )
         self.seeds = seed_extractors()
+
+    @property
+    def uses_site_template(self) -> bool:
+        """Whether the model reads the site's template (then callers that know a site's pages
+        pass it; a model trained without the site features never costs that work)."""
+        return set(SITE_FEATURES) <= set(self.model.features)
 
     def extract(self, dom: Dom, template: TemplateHashes | None = None) -> Extraction:
         """The page's main text; `template`: its site's SiteLevel template when the caller knows
