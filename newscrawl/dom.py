@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from functools import cached_property
 from itertools import accumulate
 
@@ -23,7 +24,7 @@ import lxml.etree
 import lxml.html
 import numpy as np
 
-from newscrawl.encoding import NotHtmlError, decode_page
+from newscrawl.encoding import Decoded, NotHtmlError, decode_page
 from newscrawl.nesting import flatten_nesting
 from newscrawl.tags import BLOCK_TAGS, SKIPPED_TAGS, VOID_TAGS
 
@@ -31,9 +32,12 @@ __all__ = [
     "MAX_PAGE_NODES",
     "Dom",
     "PageError",
+    "PageText",
     "PageTooLargeError",
     "element_estimate",
     "join_pieces",
+    "page_text",
+    "page_tree",
     "parse_html",
     "size_error",
 ]
@@ -230,7 +234,7 @@ class Dom:
         """<a> elements in the subtree of `node`, itself included."""
         return self._links_prefix[self.end[node]] - self._links_prefix[node]
 
-    def subtree_chars(self, nodes: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    def subtree_chars(self, nodes: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """`text_len` and `link_chars` of many nodes at once, as float arrays."""
         start, end, chars, links = self._subtree_arrays
         index = np.asarray(nodes, dtype=np.int64)
@@ -437,6 +441,33 @@ def parse_html(
     `PageTooLargeError` for markup of more than `max_nodes` elements (0: no budget), before
     any tree is built.
     """
+    text = page_text(data, content_type, max_bytes, max_nodes)
+    decoded = text.decoded
+    dom = Dom(_build_tree(text.text), url=url, site=site)
+    if not dom.piece_text and "<" in dom.title:
+        # A mangled </title> made the parser read the whole page as the title. Parse again
+        # with that <title> opened as an ordinary element so the body comes back.
+        dom = Dom(_build_tree(_TITLE_OPEN.sub("<span", text.text, count=1)), url=url, site=site)
+    dom.encoding, dom.encoding_source = decoded.encoding, decoded.source
+    return dom
+
+
+@dataclass(frozen=True, slots=True)
+class PageText:
+    """A page's text as `parse_html` builds its tree from, and the charset decision."""
+
+    text: str
+    decoded: Decoded
+
+
+def page_text(
+    data: bytes | str,
+    content_type: str | None = None,
+    max_bytes: int = MAX_PAGE_BYTES,
+    max_nodes: int = MAX_PAGE_NODES,
+) -> PageText:
+    """Decode a page and check it is one, within the byte and node budgets (the errors of
+    `parse_html`); `page_tree` builds its lxml tree."""
     size = len(data)
     if size > max_bytes:
         raise size_error(max_bytes, size)
@@ -444,21 +475,19 @@ def parse_html(
         decoded = decode_page(data, content_type)
     except NotHtmlError as err:
         raise PageError(str(err)) from None
-    text = decoded.text
-    if not text.strip():
+    if not decoded.text.strip():
         raise PageError("page is empty")
-    elements = element_estimate(text)
+    elements = element_estimate(decoded.text)
     if max_nodes and elements > max_nodes:
         raise PageTooLargeError(
             f"page has about {elements:,} elements, over the budget of {max_nodes:,}"
         )
-    dom = Dom(_build_tree(text), url=url, site=site)
-    if not dom.piece_text and "<" in dom.title:
-        # A mangled </title> made the parser read the whole page as the title. Parse again
-        # with that <title> opened as an ordinary element so the body comes back.
-        dom = Dom(_build_tree(_TITLE_OPEN.sub("<span", text, count=1)), url=url, site=site)
-    dom.encoding, dom.encoding_source = decoded.encoding, decoded.source
-    return dom
+    return PageText(decoded.text, decoded)
+
+
+def page_tree(text: str) -> lxml.html.HtmlElement:
+    """The lxml tree `parse_html` walks (markup past the parser's depth limit re-rooted)."""
+    return _build_tree(text)
 
 
 def element_estimate(text: str) -> int:

@@ -83,3 +83,18 @@ def test_a_page_over_an_extractors_budget_goes_to_the_next_extractor() -> None:
     pipeline.fill(item)
     assert item.extractor == "cetd-tpc" and "Paragraph 79" in item.text
     assert crawler.stats.get_value("newscrawl/errors/extract_budget") == 1
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        b"<title>Broken<a href='/x'>x</a><p>all of the page read as title",  # mangled </title>
+        b"<body><noscript><a href='/pixel'>img</a></noscript><a href='/kept'>k</a></body>",
+        b"<body><noscript>" + b"<p><a href='/post'>post</a> " + b"words " * 300 + b"</p>"
+        b"</noscript><div id=app></div></body>",  # a forum's noscript content: read as text
+        b"<body><template><a href='/t'>t</a></template><style>a{}</style><a href=/s>s</a>",
+    ],
+)
+def test_the_pool_links_match_the_dom_on_odd_pages(page: bytes) -> None:
+    url = "http://example.org/"
+    assert page_links(page, url, "text/html", 0) == links_of(parse_html(page, url, "text/html"))
