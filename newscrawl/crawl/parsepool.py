@@ -1,11 +1,12 @@
 """Parse fetched pages off Scrapy's reactor thread: the spider gets each page's links from a
 pool of worker processes, so a slow or huge page never holds up the other sites' requests.
 
-A worker parses the page into newscrawl's DOM model (`newscrawl.dom.parse_html`, with the
-crawl's node budget: a page over it is refused before any tree is built) and sends back only
-what the spider needs: the `<base>` href, the `<link>` elements and the `<a>` hrefs, in
-document order - the same as the spider read from the DOM when it parsed inline. The site pass
-parses the page again for its own stages, so no tree crosses a process boundary.
+A worker decodes the page and builds its lxml tree as `newscrawl.dom.parse_html` does (with
+the crawl's node budget: a page over it is refused before any tree is built), and sends back
+only what the spider needs: the `<base>` href, the `<link>` elements and the `<a>` hrefs, in
+document order, leaving out what the DOM model leaves out (scripts, styles, hidden noscripts) -
+the same links as the DOM model gives, without its walk over every node. The site pass parses
+the page again for its own stages, so no tree crosses a process boundary.
 
 Settings: NEWSCRAWL_PARSE_WORKERS (worker processes; -1: one per core, 0: parse inline on the
 reactor thread, as before), NEWSCRAWL_MAX_PAGE_NODES (the node budget).
