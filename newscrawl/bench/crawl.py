@@ -12,6 +12,8 @@ no politeness delays, writing Parquet to a temporary folder. Variants:
   inline-parse  site-pass with the spider's parse on the reactor thread (NEWSCRAWL_PARSE_WORKERS
                 0), as before the parse pool: the pool's before/after in one run
   no-sitelevel-inline  the same for no-sitelevel
+  all-sites     site-pass with every site of the list crawled at once (NEWSCRAWL_MAX_ACTIVE_SITES
+                0), as before that limit: its memory beside site-pass at --copies 32
   heavy-page    site-pass with one more site whose home page links to 9.9 MB of "<p>a"
                 (3.3 million elements) and three small pages: the huge page is refused by the
                 node budget; "other pages/s" counts the demo sites' pages only, to set beside
@@ -60,6 +62,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "no-extraction": {"ITEM_PIPELINES": _NO_EXTRACTION},
     "inline-parse": {"NEWSCRAWL_PARSE_WORKERS": 0},
     "no-sitelevel-inline": {"ITEM_PIPELINES": _NO_SITELEVEL, "NEWSCRAWL_PARSE_WORKERS": 0},
+    "all-sites": {"NEWSCRAWL_MAX_ACTIVE_SITES": 0},
     "heavy-page": {},
 }
 DEFAULT_VARIANTS = ("site-pass", "no-sitelevel", "no-extraction")
