@@ -2,8 +2,7 @@
 
 One table for two readings: Chinese and Japanese are written without spaces between words, so a
 word tokeniser takes their characters one (or a few) at a time - `IDEOGRAPHS_AND_KANA`, what MSS
-reads (`newscrawl.learned.stopwords.CJK` has the same ranges); Korean Hangul is written with
-spaces, but NCE counts its syllables like ideographs too when it scales its character
+and the learned extractor's features read; Korean Hangul is written with spaces, but NCE counts its syllables like ideographs too when it scales its character
 thresholds and builds its title bags - `CJK_AND_HANGUL`. The two differ on the 121 pages with
 Hangul in the development data, so each extractor keeps the reading its figures were measured
 with.

@@ -516,7 +516,7 @@ def _page_columns(dom: Dom, before: np.ndarray, chars: np.ndarray) -> np.ndarray
     og = (dom.meta.get("og:type") or "").strip().lower()
     col = _COLUMN
     total = float(chars.sum()) or 1.0
-    heading = sum(before[:, col[f"block_{h}"]] for h in ("h1", "h2", "h3", "h4", "h5", "h6"))
+    heading = before[:, [col[f"block_h{level}"] for level in range(1, 7)]].sum(axis=1)
     by_tag = dom.nodes_by_tag
     values = [
         *(float(bool(types & kinds)) for kinds in _SCHEMA_KINDS.values()),

@@ -14,6 +14,8 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 
+from newscrawl.scripts import IDEOGRAPHS_AND_KANA
+
 __all__ = ["CJK", "CJK_STOP_CHARS", "STOPWORDS", "guess_language", "stopword_share"]
 
 _LISTS = {
@@ -63,7 +65,7 @@ STOPWORDS: dict[str, frozenset[str]] = {k: frozenset(v.split()) for k, v in _LIS
 CJK_STOP_CHARS = frozenset(
     "的了是在和有我也不这就人都一上中大为说要他她们会对与及但被从而所以之其等个地到着"
 )
-CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")  # kana, CJK ideographs
+CJK = re.compile(f"[{IDEOGRAPHS_AND_KANA}]")
 
 
 # word -> languages that list it, so a page's words are looked up once each

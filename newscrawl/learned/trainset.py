@@ -226,8 +226,16 @@ def build_training_set(
             results = list(pool.map(_rows_of, jobs_list, chunksize=8))
     else:
         results = [_rows_of(job) for job in jobs_list]
-    features, groups, share, counts, page, texts = [], [], [], [], [], []
-    page_ids, page_site, page_dataset, golds = [], [], [], []
+    features: list[np.ndarray] = []
+    groups: list[np.ndarray] = []
+    share: list[np.ndarray] = []
+    counts: list[np.ndarray] = []
+    page: list[np.ndarray] = []
+    texts: list[str] = []
+    page_ids: list[str] = []
+    page_site: list[str] = []
+    page_dataset: list[str] = []
+    golds: list[str] = []
     peers: dict[str, list[str]] = {}
     datasets: dict[str, int] = {}
     skipped = 0
