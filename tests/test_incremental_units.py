@@ -170,3 +170,24 @@ def test_only_the_redesigned_demo_site_looks_redesigned(name: str) -> None:
     new += [p.path for p in after.html_pages if p.kind in ("home", "listing")][:6]
     redesigned, share = is_redesign(_pages(after, new), _pages(before, stored))
     assert redesigned == (name == REDESIGNED[0]), share
+
+
+# -- bad input: a clear message and status 2, never a traceback ----------------------------------
+
+
+def test_retraining_and_comparison_refuse_bad_input_clearly(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from newscrawl.cli import main
+
+    nodes = tmp_path / "nodes"
+    nodes.mkdir()
+    assert main(["train", str(nodes), "--last", "0", "--out", str(tmp_path / "m.json")]) == 2
+    assert "--last needs a positive number of crawls" in capsys.readouterr().err
+    assert main(["train", str(nodes), "--last", "2", "--out", str(tmp_path / "m.json")]) == 2
+    assert "no crawl=ID folders" in capsys.readouterr().err
+    missing = str(tmp_path / "missing.json")
+    assert main(["models", "compare", missing, missing, str(nodes)]) == 2
+    assert "no such model file" in capsys.readouterr().err
+    assert main(["serve-demo", "--day", "-1"]) == 2
+    assert "--day must be 0 or more" in capsys.readouterr().err
