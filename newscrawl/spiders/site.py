@@ -114,6 +114,7 @@ class SiteRun:
     feeds: int = 0
     sitemaps: int = 0
     skipped: set[str] = field(default_factory=set)  # stored articles left alone, unchanged
+    refetches: int = 0  # stored pages requested again (bounded by the cap, as new pages are)
     outstanding: int = 0  # requests yielded and not yet answered (callback or errback)
     pages: int = 0  # PageItems yielded
     drained: bool = False
@@ -350,6 +351,10 @@ class SiteSpider(scrapy.Spider):
         known = self._known(run, url)
         if known is not None and self._unchanged_article(run, url, known, modified):
             return None
+        if known is not None and run.cap and run.refetches >= run.cap:
+            # a site whose sitemap dates every URL today must not cost a whole re-crawl a run
+            self.crawler.stats.inc_value("newscrawl/links/refetch_budget")
+            return None
         if url in run.skipped:  # a sitemap or feed now says it changed
             run.skipped.discard(url)
             self._count_skipped(run)
@@ -363,6 +368,7 @@ class SiteSpider(scrapy.Spider):
         meta = self._meta(run, "page", shape=shape, trap_run=length)
         headers: dict[str, str] = {}
         if known is not None:
+            run.refetches += 1
             meta["newscrawl_known"] = True  # not a new page: the page cap does not count it
             stored = self.history.site(run.spec.name).article(url)
             if stored is not None and not stored.is_article:
