@@ -266,3 +266,17 @@ def test_workers_crawl_incrementally_across_runs(
     assert fetched[1] <= 0.2 * fetched[0], fetched
     assert not list((out / "articles").glob("crawl=day0-again/**/*.parquet"))
     check_exactly_once(out, demo)
+    from newscrawl.demo.web import build_demo_web
+
+    demo.set_web(build_demo_web(day=1))  # type: ignore[attr-defined]
+    try:
+        enqueue_demo(demo, redis_server.url, "day1")
+        worker = Worker("w-day1", redis_server.url, "day1", out)
+        workers.append(worker)
+        assert worker.wait() == 0
+    finally:
+        demo.set_web(build_demo_web())  # type: ignore[attr-defined]
+    new = {r["final_url"] for r in articles(out)} - set(demo.gold())  # type: ignore[attr-defined]
+    assert len(new) >= 8, "the day's new articles are published"
+    for dataset in ("versions", "duplicates"):  # published from the staging folder too
+        assert list((out / dataset).glob("crawl=day1/site=*/part-*.parquet")), dataset

@@ -50,7 +50,9 @@ __all__ = ["CrawlState", "CrawlStateExtension", "crawl_state"]
 
 logger = logging.getLogger(__name__)
 STATE_DIR = ".newscrawl"
-DATASETS = ("articles", "pages", "nodes")
+# every dataset a crawl writes (`versions` and `duplicates`: runs after the first, issue 13):
+# torn files are cleared from each on resume, and workers and ingests publish each
+DATASETS = ("articles", "pages", "nodes", "versions", "duplicates")
 _CRAWL_ID_FILE = "newscrawl_crawl_id.txt"
 _JOBDIR_FILES = ("requests.queue", "requests.seen", "spider.state")
 
