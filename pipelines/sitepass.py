@@ -141,9 +141,17 @@ class SitePassPipeline:
             return item  # over the byte budget: extracted page by page
         item.deferred = True
         capped = item.max_pages and page_count(self.crawler, item.site) >= item.max_pages
-        if capped or self._all_arrived(item.site):
+        if (capped and self._all_yielded_arrived(item.site)) or self._all_arrived(item.site):
             await self.finish(item.site)
         return item
+
+    def _all_yielded_arrived(self, site: str) -> bool:
+        """Every page the spider has yielded of the site is here: pages counted against the cap
+        may still be on their way (parsed in the pool, in the pipelines), and the site pass
+        must see them all."""
+        run = getattr(self.crawler.spider, "sites", {}).get(site)
+        yielded = getattr(run, "pages", None)
+        return yielded is None or self.arrived[site] >= yielded
 
     def _all_arrived(self, site: str) -> bool:
         """The site's frontier is exhausted and every page the spider yielded is here."""
