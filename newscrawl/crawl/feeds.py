@@ -17,9 +17,11 @@ from __future__ import annotations
 import gzip
 import io
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
+from operator import itemgetter
 
 import lxml.etree
 from scrapy.utils.sitemap import Sitemap
@@ -32,6 +34,7 @@ __all__ = [
     "UnsafeXmlError",
     "feed_entries",
     "feed_links",
+    "newest_first",
     "parse_date",
     "parse_feed",
     "parse_sitemap",
@@ -257,3 +260,13 @@ def feed_links(link_elements: list[tuple[str, str, str]]) -> list[str]:
         and type_.lower().split(";")[0].strip() in _FEED_TYPES
         and href
     ]
+
+
+def newest_first(
+    entries: Iterable[tuple[str, datetime | None]],
+) -> list[tuple[str, datetime | None]]:
+    """Sitemap or feed entries (url, date) newest first, undated ones last, ties in the listed
+    order (so a page cap takes a site's latest pages)."""
+    floor = datetime.min.replace(tzinfo=UTC)
+    dated = sorted(((url, date or floor) for url, date in entries), key=itemgetter(1))
+    return [(url, None if date == floor else date) for url, date in reversed(dated)]

@@ -25,6 +25,7 @@ __all__ = [
     "host_site",
     "is_far_date_url",
     "site_of",
+    "trap_reason",
     "url_shape",
 ]
 
@@ -243,3 +244,11 @@ class SiteScope:
     def name(self) -> str:
         """A name safe for a folder: the host, with "_port" when the port is not the default."""
         return self.host if self.port is None else f"{self.host}_{self.port}"
+
+
+def trap_reason(url: str, same_shape_hops: int, max_hops: int) -> str | None:
+    """Why `url` looks like a crawler trap, or None: more than `max_hops` links in a row to
+    pages of one URL shape (`url_shape`), or a far-off date in the URL (`is_far_date_url`)."""
+    if same_shape_hops > max_hops:
+        return f"{same_shape_hops} same-shape hops"
+    return "far-off date" if is_far_date_url(url) else None

@@ -1,9 +1,8 @@
 """The site spider: crawl each site of a site list, up to its page cap, for the article pipelines.
 
-For each site it asks robots.txt for sitemaps (and falls back to /sitemap.xml), reads the feeds
-pages announce with ``<link rel="alternate">``, and follows links that stay on the site,
-breadth first. Each HTML page is parsed once, into newscrawl's DOM model; the spider takes the
-links from that DOM and hands it on inside the item, so the pipelines never parse again.
+For each site it asks robots.txt for sitemaps (else /sitemap.xml), reads the feeds pages announce
+with ``<link rel="alternate">``, and follows on-site links breadth first; a page's links are read
+in the parse pool (`newscrawl.crawl.parsepool`), off the reactor thread.
 
 Incremental (NEWSCRAWL_INCREMENTAL, on unless ``--full``): when the output folder holds earlier
 crawls of a site (`newscrawl.crawl.history`), an article page stored before is not fetched again
@@ -20,9 +19,7 @@ NEWSCRAWL_SITES (when no -a sites= is given); see newscrawl/settings.py.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from operator import itemgetter
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urljoin, urlsplit
 
@@ -38,6 +35,7 @@ from newscrawl.crawl.feeds import (
     UnsafeXmlError,
     feed_entries,
     feed_links,
+    newest_first,
     parse_sitemap,
     robots_sitemaps,
 )
@@ -60,11 +58,12 @@ from newscrawl.crawl.urls import (
     canonical_link,
     canonical_url,
     has_ignored_extension,
-    is_far_date_url,
+    trap_reason,
     url_shape,
 )
 from newscrawl.dom import Dom, PageError, PageTooLargeError
 from newscrawl.pipelines.parquet import site_complete
+from newscrawl.spiders.runs import Parsed, SiteRun, request_of, site_drained, sleep
 from newscrawl.storage.schemas import KEPT_HEADERS
 
 if TYPE_CHECKING:
@@ -75,51 +74,10 @@ if TYPE_CHECKING:
 __all__ = ["SiteRun", "SiteSpider", "site_drained"]
 
 T = TypeVar("T")
-
-
-def _sleep(seconds: float) -> Any:
-    from twisted.internet import reactor
-    from twisted.internet.task import deferLater
-
-    return maybe_deferred_to_future(deferLater(reactor, seconds, lambda: None))
-
-
-# what the parse of a page gave: its links and (parsed inline) DOM, the error that refused it,
-# or None for a response that is not parsed (not HTML, not modified)
-Parsed = tuple[PageLinks, Dom | None] | PageError | None
 _SKIPPED_SCHEMES = ("javascript:", "mailto:", "tel:", "data:", "ftp:", "file:", "#")
 _MAX_SITEMAPS_PER_SITE = 50
 _MAX_FEEDS_PER_SITE = 5
 _NOT_MODIFIED = 304
-# Sent (site=NAME, pages=N) when nothing of a site is left to fetch or parse: its frontier is
-# exhausted and N pages went to the item pipelines (the site pass writes the site then).
-site_drained = object()
-
-
-def _request_of(failure: Failure) -> scrapy.Request:
-    """The request an errback's `failure` is about (Scrapy sets it on the failure)."""
-    request: scrapy.Request = failure.request  # type: ignore[attr-defined]
-    return request
-
-
-@dataclass(slots=True)
-class SiteRun:
-    """One site's crawl: its spec, scope, cap and what was already queued."""
-
-    spec: SiteSpec
-    scope: SiteScope
-    cap: int
-    queued: set[str] = field(default_factory=set)
-    discovery: set[str] = field(default_factory=set)
-    feeds: int = 0
-    sitemaps: int = 0
-    skipped: set[str] = field(default_factory=set)  # stored articles left alone, unchanged
-    refetches: int = 0  # stored pages requested again (bounded by the cap, as new pages are)
-    outstanding: int = 0  # requests yielded and not yet answered (callback or errback)
-    pages: int = 0  # PageItems yielded
-    drained: bool = False
-    started: bool = False  # its first requests were made
-    released: bool = False  # the site pass wrote it and let go of it
 
 
 class SiteSpider(scrapy.Spider):
@@ -237,7 +195,7 @@ class SiteSpider(scrapy.Spider):
     async def start(self) -> AsyncIterator[scrapy.Request]:
         for run in list(self.sites.values()):
             while self._all_slots_taken():
-                await _sleep(0.1)
+                await sleep(0.1)
             run.started = True
             base = run.spec.url
             robots = self._discovery(run, urljoin(base, "/robots.txt"), "robots", priority=10)
@@ -338,14 +296,9 @@ class SiteSpider(scrapy.Spider):
             return None
         shape = url_shape(url)
         length = run_length + 1 if shape == referer_shape else 0
-        if length > self.trap_run or is_far_date_url(url):
-            record(
-                self.crawler,
-                "trap",
-                url,
-                run.spec.name,
-                "far-off date" if length <= self.trap_run else f"{length} same-shape hops",
-            )
+        trap = trap_reason(url, length, self.trap_run)
+        if trap:
+            record(self.crawler, "trap", url, run.spec.name, trap)
             run.queued.add(url)
             return None
         known = self._known(run, url)
@@ -610,10 +563,7 @@ class SiteSpider(scrapy.Spider):
     ) -> Iterator[scrapy.Request]:
         """Requests for the pages a sitemap or a feed lists (url, date), newest first: the
         scheduler keeps the order of equal priorities, so the cap takes the latest pages."""
-        floor = datetime.min.replace(tzinfo=UTC)
-        dated = sorted(((url, date or floor) for url, date in entries), key=itemgetter(1))
-        for url, date in reversed(dated):
-            modified = None if date == floor else date
+        for url, modified in newest_first(entries):
             request = self._page_request(run, urljoin(base, url), None, 0, 1, modified)
             if request is not None:
                 yield request
@@ -621,7 +571,7 @@ class SiteSpider(scrapy.Spider):
     # -- errbacks ------------------------------------------------------------------------------
 
     def page_failed(self, failure: Failure) -> Iterator[scrapy.Request]:
-        request = _request_of(failure)
+        request = request_of(failure)
         record_failure(self.crawler, failure, request.meta.get("site", ""))
         run = self.sites.get(request.meta.get("site", ""))
         seed = request.meta.get("newscrawl_seed")
@@ -632,11 +582,11 @@ class SiteSpider(scrapy.Spider):
 
     def discovery_failed(self, failure: Failure) -> Iterator[scrapy.Request]:
         """A missing robots.txt, sitemap or feed is normal; other failures are reported."""
-        run = self.sites.get(_request_of(failure).meta.get("site", ""))
+        run = self.sites.get(request_of(failure).meta.get("site", ""))
         return self._answered(run, self._discovery_failed(run, failure))
 
     def _discovery_failed(self, run: SiteRun | None, failure: Failure) -> Iterator[scrapy.Request]:
-        request = _request_of(failure)
+        request = request_of(failure)
         if failure.check(HttpError) and failure.value.response.status in (404, 410, 403, 401):
             self.crawler.stats.inc_value("newscrawl/discovery/missing")
         else:
