@@ -2,10 +2,10 @@
 
 One table for two readings: Chinese and Japanese are written without spaces between words, so a
 word tokeniser takes their characters one (or a few) at a time - `IDEOGRAPHS_AND_KANA`, what MSS
-and the learned extractor's features read; Korean Hangul is written with spaces, but NCE counts its syllables like ideographs too when it scales its character
-thresholds and builds its title bags - `CJK_AND_HANGUL`. The two differ on the 121 pages with
-Hangul in the development data, so each extractor keeps the reading its figures were measured
-with.
+and the learned extractor's features read; Korean Hangul is written with spaces, but NCE counts
+its syllables like ideographs too when it scales its character thresholds and builds its title
+bags - `CJK_AND_HANGUL`. The two differ on the 121 pages with Hangul in the development data, so
+each extractor keeps the reading its figures were measured with.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ from newscrawl.dom import parse_html
 from newscrawl.evaluation.dataset import read_dataset
 from newscrawl.evaluation.runner import evaluate_dataset
 from newscrawl.learned.blocks import split_blocks
+from newscrawl.learned.features import FEATURES, block_features
 from newscrawl.learned.sitetemplate import (
     SITE_FEATURES,
     pages_template,
@@ -52,6 +53,21 @@ def test_template_blocks_are_flagged_and_article_blocks_are_not() -> None:
     shares = columns[:, SITE_FEATURES.index("site_template_share")]
     assert shares.max() == 1.0  # menus, footers and sidebars repeat on every page
     assert np.allclose(columns[:, SITE_FEATURES.index("site_pages_log")], np.log1p(6))
+
+
+def test_a_page_without_site_gets_the_unknown_marks() -> None:
+    url, html = _site(1)[0]
+    dom = parse_html(html, url=url)
+    rows = block_features(dom, split_blocks(dom))
+    assert rows.shape[1] == len(FEATURES)
+    site = rows[:, [FEATURES.index(name) for name in SITE_FEATURES]]
+    assert np.all(site[:, 0] == 0.0) and np.all(site[:, 1:] == -1.0)
+
+
+def test_the_shipped_model_reads_the_site_template() -> None:
+    from newscrawl.extractors import get_extractor
+
+    assert uses_site_template(get_extractor("learned"))
 
 
 class _Recording:

@@ -35,7 +35,7 @@ from rapidfuzz import fuzz
 
 from newscrawl.dom import Dom
 from newscrawl.learned.blocks import Blocks
-from newscrawl.learned.sitetemplate import TemplateHashes
+from newscrawl.learned.sitetemplate import SITE_FEATURES, TemplateHashes, site_columns
 from newscrawl.learned.stopwords import CJK, guess_language, stopword_share
 
 __all__ = ["FEATURES", "block_features", "block_groups"]
@@ -148,6 +148,7 @@ FEATURES: list[str] = [
     *(f"seed_{s}" for s in _SEEDS),
     *_TITLE,
     *_PAGE,
+    *SITE_FEATURES,
 ]
 
 
@@ -321,6 +322,7 @@ def block_features(
     columns.append(_seed_columns(dom, blocks, seeds))
     columns.append(_title_columns(dom, texts))
     columns.append(_page_columns(dom, np.hstack(columns), chars))
+    columns.append(site_columns(dom, blocks, template))
     out = np.hstack(columns).astype(np.float32)
     assert out.shape[1] == len(FEATURES), (out.shape, len(FEATURES))
     return out
