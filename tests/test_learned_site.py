@@ -37,12 +37,12 @@ def _share_of(text: str, dom, columns: np.ndarray, blocks) -> float:
 def test_too_few_pages_give_no_template() -> None:
     hashes = [node_hashes(parse_html(html, url=url)) for url, html in _site(4)]
     assert site_template(hashes) is None
-    assert pages_template(RawPage(url, html.encode()) for url, html in _site(4)) is None
+    assert pages_template([RawPage(url, html.encode()) for url, html in _site(4)]) is None
 
 
 def test_template_blocks_are_flagged_and_article_blocks_are_not() -> None:
     site = _site(6)
-    template = pages_template(RawPage(url, html.encode()) for url, html in site)
+    template = pages_template([RawPage(url, html.encode()) for url, html in site])
     assert template is not None and template.pages == 6
     dom = parse_html(site[0][1], url=site[0][0])
     blocks = split_blocks(dom)

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import itertools
 import json
 import os
 import sys
@@ -50,13 +51,14 @@ from newscrawl.extractors import (
     build_extractor,
 )
 from newscrawl.learned.sitetemplate import (
+    MAX_TEMPLATE_PAGES,
     TemplateHashes,
     extract_in_site,
     pages_template,
     uses_site_template,
 )
 from newscrawl.pagefiles import STDIN, find_pages
-from newscrawl.template.sitelevel import RawPage, SiteLevelConfig
+from newscrawl.template.sitelevel import RawPage
 from newscrawl.template.sitemethods import SITE_METHODS
 
 __all__ = [
@@ -254,9 +256,7 @@ def _site_template(extractor: Extractor, items: list[Item]) -> TemplateHashes | 
     pages without a site or a site with too few pages."""
     if not uses_site_template(extractor) or not items or not items[0].site:
         return None
-    if len(items) < SiteLevelConfig().min_pages:
-        return None
-    return pages_template(_readable(items))
+    return pages_template(list(itertools.islice(_readable(items), MAX_TEMPLATE_PAGES)))
 
 
 def _readable(items: list[Item]) -> Iterator[RawPage]:

@@ -34,12 +34,13 @@ from newscrawl.evaluation.sites import (
 )
 from newscrawl.extractors.base import Extractor
 from newscrawl.learned.sitetemplate import (
+    MAX_TEMPLATE_PAGES,
     TemplateHashes,
     extract_in_site,
     pages_template,
     uses_site_template,
 )
-from newscrawl.template.sitelevel import RawPage, SiteLevelConfig
+from newscrawl.template.sitelevel import RawPage
 
 __all__ = [
     "DatasetResult",
@@ -214,11 +215,9 @@ def _task_template(
     extractor reads templates."""
     if not task or not sites[task[0]] or not any(map(uses_site_template, extractors.values())):
         return None, 0.0
-    if len(task) < SiteLevelConfig().min_pages:
-        return None, 0.0
     start = time.perf_counter()
-    pages = (dataset.page(dataset.ids[i]) for i in task)
-    template = pages_template(RawPage(_page_url(page.meta) or "", page.html) for page in pages)
+    pages = [dataset.page(dataset.ids[i]) for i in task[:MAX_TEMPLATE_PAGES]]
+    template = pages_template([RawPage(_page_url(p.meta) or "", p.html) for p in pages])
     return template, time.perf_counter() - start
 
 

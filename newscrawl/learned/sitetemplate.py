@@ -14,8 +14,7 @@ it would in a crawl.
 
 from __future__ import annotations
 
-import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -70,12 +69,16 @@ def site_template(
 
 
 def pages_template(
-    pages: Iterable[RawPage], config: SiteLevelConfig | None = None
+    pages: Sequence[RawPage], config: SiteLevelConfig | None = None
 ) -> TemplateHashes | None:
     """The template of a site from its raw pages (at most `MAX_TEMPLATE_PAGES`; pages that
-    cannot be parsed are left out); None when too few pages remain."""
+    cannot be parsed are left out); None when too few pages remain, and then a site under
+    SiteLevel's minimum is not parsed at all."""
+    config = config or SiteLevelConfig()
+    if len(pages) < config.min_pages:
+        return None
     hashes = []
-    for page in itertools.islice(pages, MAX_TEMPLATE_PAGES):
+    for page in pages[:MAX_TEMPLATE_PAGES]:
         try:
             dom = parse_html(page.html, url=page.url or None, content_type=page.content_type)
         except PageError:
