@@ -31,7 +31,7 @@ from newscrawl.crawl.metadata import (
 )
 from newscrawl.dom import Dom, PageError, parse_html
 from newscrawl.extractors import DEFAULT_EXTRACTOR, EXTRACTORS, Extraction, Extractor, get_extractor
-from newscrawl.learned.sitetemplate import TemplateHashes, extract_in_site
+from newscrawl.extractors.context import SiteContext, extract_in_site
 from newscrawl.title import page_title
 
 if TYPE_CHECKING:
@@ -102,10 +102,10 @@ class ExtractionPipeline:
             return item
         return self.fill(item)
 
-    def fill(self, item: PageItem, template: TemplateHashes | None = None) -> PageItem:
+    def fill(self, item: PageItem, context: SiteContext | None = None) -> PageItem:
         """The page-level extraction and metadata of `item` (parsed here if it has no DOM).
-        `template`: its site's SiteLevel template, for the extractors that read one (the site
-        pass knows it; a page extracted alone has none)."""
+        `context`: its site's template, for the extractors that read one (the site pass knows
+        it; a page extracted alone has none)."""
         dom = item.dom
         if dom is None:
             try:
@@ -115,7 +115,7 @@ class ExtractionPipeline:
                 return item
         item.stage = "page"
         item.encoding, item.encoding_source = dom.encoding, dom.encoding_source
-        results, errors = self._extract(dom, template)
+        results, errors = self._extract(dom, context)
         chosen = next((results[n] for n in self.order if results.get(n)), None)
         item.title = (chosen.title if chosen and chosen.title else "") or page_title(dom)
         item.text = chosen.text if chosen else ""
@@ -129,7 +129,7 @@ class ExtractionPipeline:
         return item
 
     def _extract(
-        self, dom: Dom, template: TemplateHashes | None = None
+        self, dom: Dom, context: SiteContext | None = None
     ) -> tuple[dict[str, Extraction], list[str]]:
         results: dict[str, Extraction] = {}
         errors: list[str] = []
@@ -139,7 +139,7 @@ class ExtractionPipeline:
                 record(self.crawler, "extract_budget", dom.url or "", "", detail)
                 continue
             try:
-                results[name] = extract_in_site(self.extractors[name], dom, template)
+                results[name] = extract_in_site(self.extractors[name], dom, context)
             except Exception as err:  # one extractor's bug must not cost the page
                 errors.append(f"{name}: {type(err).__name__}: {err}")
                 record(self.crawler, "extract_error", dom.url or "", "", errors[-1])

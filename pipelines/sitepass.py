@@ -53,7 +53,7 @@ from newscrawl.crawl.sitecap import page_count
 from newscrawl.crawl.state import crawl_state
 from newscrawl.dom import Dom
 from newscrawl.extractors.base import Extraction
-from newscrawl.learned.sitetemplate import TemplateHashes, pages_template, uses_site_template
+from newscrawl.extractors.context import SiteContext, learn_site, site_methods
 from newscrawl.spiders.site import site_drained
 from newscrawl.storage.nodes import nodes_writer
 from newscrawl.storage.writer import closed_files, partition_values
@@ -257,13 +257,13 @@ class SitePassPipeline:
             raw = RawPage(item.final_url, item.html, item.content_type or None)
             by_raw[id(raw)] = item
             raws.append(raw)
-        template = self._template(raws)
+        context = self._context(raws)
 
         def extract(raw: RawPage, dom: Dom) -> Extraction:
             item = by_raw[id(raw)]
             item.dom = dom
             try:
-                self.extraction.fill(item, template)
+                self.extraction.fill(item, context)
                 self.classifier.classify(item)
             finally:
                 item.dom = None
@@ -282,12 +282,11 @@ class SitePassPipeline:
             item.content_hash = content_hash(item.text)
         return run
 
-    def _template(self, raws: list[RawPage]) -> TemplateHashes | None:
-        """The site's SiteLevel template for an extractor that reads one (the learned one):
-        one more parse of each page, before the pass that extracts them."""
-        if not any(map(uses_site_template, self.extraction.extractors.values())):
-            return None
-        return pages_template(raws)
+    def _context(self, raws: list[RawPage]) -> SiteContext | None:
+        """The site's template for the extractors that read one (the learned one): one more
+        parse of each page, before the pass that extracts them."""
+        methods = site_methods(self.extraction.extractors.values())
+        return learn_site(raws, methods) if methods else None
 
     def _write(self, site: str, items: list[PageItem], run: SitePassRun | None) -> None:
         """The site's articles rows (in URL order, closed together), then its nodes; its pages

@@ -10,6 +10,7 @@ import numpy as np
 from newscrawl.dom import parse_html
 from newscrawl.evaluation.dataset import read_dataset
 from newscrawl.evaluation.runner import evaluate_dataset
+from newscrawl.extractors.context import uses_site_template
 from newscrawl.learned.blocks import split_blocks
 from newscrawl.learned.features import FEATURES, block_features
 from newscrawl.learned.sitetemplate import (
@@ -17,7 +18,6 @@ from newscrawl.learned.sitetemplate import (
     pages_template,
     site_columns,
     site_template,
-    uses_site_template,
 )
 from newscrawl.template.records import node_hashes
 from newscrawl.template.sitelevel import RawPage

@@ -303,18 +303,24 @@ MODEL = Path(__file__).resolve().parents[1] / "models" / "default_template_model
 
 
 @pytest.mark.parametrize("method", SITE_METHODS)
-def test_template_filter_learns_the_site_by_each_method(method: str) -> None:
+def test_template_filter_cuts_the_site_template_it_is_handed(method: str) -> None:
+    from newscrawl.extractors.context import extract_in_site, learn_site
     from newscrawl.template.extractor import TemplateConfig, TemplateExtractor
+    from newscrawl.template.sitelevel import RawPage
 
-    # A tiny max_site_pages: the pages past it are scored by what the first ones taught.
-    config = TemplateConfig(model=str(MODEL), site_method=method, site_pages=3, max_site_pages=4)
-    extractor = TemplateExtractor(config)
-    texts = [extractor.extract(dom).text for dom in _site(6)]
-    assert all("Section A" in text for text in texts[:2])  # under 3 pages: nothing learnt yet
-    for text in texts[2:]:
+    extractor = TemplateExtractor(TemplateConfig(model=str(MODEL), site_method=method))
+    pages = [RawPage(f"https://example.org/{i}", _page(i).encode()) for i in range(6)]
+    context = learn_site(pages, [method])
+    assert context is not None and context.template(method) is not None
+    assert learn_site(pages[:4], [method]) is None  # under SiteLevel's minimum of pages
+    # a page outside the learnt ones is scored by what they taught
+    for i, dom in enumerate(_site(7)):
+        alone = extractor.extract(dom).text
+        text = extract_in_site(extractor, dom, context).text
+        assert "Section A" in alone  # no context: the site's menu stays
         assert "Section A" not in text and "Copyright Example" not in text
-    for i, text in enumerate(texts):
         assert parse_html(_page(i)).text(_node(parse_html(_page(i)), "story")) in text
+        assert extract_in_site(extractor, dom, context).text == text  # no state kept
 
 
 def test_template_filter_refuses_an_unknown_method() -> None:

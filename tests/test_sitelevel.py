@@ -18,9 +18,7 @@ from newscrawl.template.records import PageNodes, node_hashes
 from newscrawl.template.sitelevel import (
     SiteLevel,
     SiteLevelConfig,
-    SiteTemplates,
     label_site,
-    template_hashes,
 )
 from newscrawl.template.synthetic import synthetic_site
 
@@ -291,17 +289,3 @@ def test_share_rule_reads_text_by_default_html_on_request() -> None:
     assert all(by_id(d, lab, "menu") for d, lab in zip(doms, by_text, strict=True))
     assert not any(by_id(d, lab, "wrap") for d, lab in zip(doms, by_text, strict=True))
     assert all(by_id(d, lab, "wrap") for d, lab in zip(doms, by_html, strict=True))
-
-
-def test_site_templates_learn_as_pages_arrive() -> None:
-    _, pages = records([page(i) for i in range(8)])
-    learnt = SiteTemplates(SiteLevelConfig(min_pages=5))
-    for record in pages[:4]:
-        learnt.add(record)
-    assert learnt.pages("example.org") == 4 and not len(learnt.hashes("example.org"))
-    learnt.add(pages[4])
-    learnt.add(pages[4])  # the same page again counts once
-    assert learnt.pages("example.org") == 5
-    assert set(learnt.hashes("example.org")) == set(template_hashes(pages[:5], SiteLevelConfig()))
-    learnt.forget("example.org")
-    assert learnt.pages("example.org") == 0

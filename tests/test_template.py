@@ -214,33 +214,36 @@ def test_template_extractor_cuts_navigation_and_footer() -> None:
     )
     url, html = synthetic_site("heldout.example.org", pages=2, seed=11)[1]
     dom = parse_html(html, url=url)
-    filtered = TemplateExtractor(TemplateConfig(learn_sites=False), model=model).extract(dom)
+    filtered = TemplateExtractor(TemplateConfig(), model=model).extract(dom)
     assert filtered.extractor == "template"
     lines = filtered.text.splitlines()
     assert not set(classed_text(dom, "-nav")) & set(lines)
     assert not set(classed_text(dom, "-footer")) & set(lines)
     paragraphs = article_paragraphs(dom)
     assert sum(p in filtered.text for p in paragraphs) >= len(paragraphs) - 1
-    combined = TemplateExtractor(TemplateConfig(then="nce", learn_sites=False), model=model)
+    combined = TemplateExtractor(TemplateConfig(then="nce"), model=model)
     result = combined.extract(dom)
     assert result.extractor == "template+nce" and result.text
     assert not set(classed_text(dom, "-nav")) & set(result.text.splitlines())
     assert all(0 <= i < len(dom) for i in result.node_ids)
 
 
-def test_template_extractor_learns_a_sites_template(trained) -> None:
+def test_template_extractor_cuts_the_sites_template_it_is_handed(trained) -> None:
+    from newscrawl.extractors.context import extract_in_site, learn_site
+    from newscrawl.template.sitelevel import RawPage
+
     model, _ = trained
     extractor = TemplateExtractor(TemplateConfig(then="nce", order="after"), model=model)
     site = synthetic_site("learnt.example.org", pages=6, seed=4)
-    for url, html in site[:5]:
-        extractor.extract(parse_html(html, url=url))
-    assert extractor.sites is not None and extractor.sites.pages("learnt.example.org") == 5
+    context = learn_site([RawPage(url, html.encode()) for url, html in site[:5]], ["sitelevel"])
     url, html = site[5]
     dom = parse_html(html, url=url)
-    lines = extractor.extract(dom).text.splitlines()
+    before = extractor.extract(dom).text
+    lines = extract_in_site(extractor, dom, context).text.splitlines()
     for part in ("-nav", "-footer", "-sidebar"):
         assert not set(classed_text(dom, part)) & set(lines), part
     assert all(p in lines for p in article_paragraphs(dom))
+    assert extractor.extract(dom).text == before  # the filter learnt nothing from the pages
 
 
 def test_pruned_dom_keeps_tails_head_and_inline_links() -> None:

@@ -83,7 +83,7 @@ def test_smoothed_scores_per_node() -> None:
     parent = np.asarray(dom.parent)
     inside = parent >= dom.body
     assert (scores[parent[inside]] <= scores[inside] + 1e-9).all()  # isotonic on the tree
-    mask = TemplateExtractor(TemplateConfig(learn_sites=False), model=model).template_mask(dom)
+    mask = TemplateExtractor(TemplateConfig(), model=model).template_mask(dom)
     assert (mask == (scores >= model.threshold)).all()  # the filter thresholds the same scores
     assert smoothed_scores(parse_html("<html><body></body></html>"), model).shape == (2,)
 

@@ -50,13 +50,8 @@ from newscrawl.extractors import (
     Extractor,
     build_extractor,
 )
-from newscrawl.learned.sitetemplate import (
-    MAX_TEMPLATE_PAGES,
-    TemplateHashes,
-    extract_in_site,
-    pages_template,
-    uses_site_template,
-)
+from newscrawl.extractors.context import SiteContext, extract_in_site, learn_site, site_methods
+from newscrawl.learned.sitetemplate import MAX_TEMPLATE_PAGES
 from newscrawl.pagefiles import STDIN, find_pages
 from newscrawl.template.sitelevel import RawPage
 from newscrawl.template.sitemethods import SITE_METHODS
@@ -168,12 +163,12 @@ def extract_page(
     url: str | None = None,
     site: str | None = None,
     content_type: str | None = None,
-    template: TemplateHashes | None = None,
+    context: SiteContext | None = None,
 ) -> dict[str, Any]:
     """One output record: path, title, text, extractor, and "error" if the page failed.
 
-    `url` and `site` are handed to the parsed page (`Dom.url`, `Dom.site`); `template`, the
-    site's SiteLevel template, to an extractor that reads one."""
+    `url` and `site` are handed to the parsed page (`Dom.url`, `Dom.site`); `context`, the
+    site's template (`learn_site`), to an extractor that reads one."""
     from newscrawl.dom import PageError, parse_html
 
     record: dict[str, Any] = {"path": label, "title": "", "text": "", "extractor": extractor.name}
@@ -183,7 +178,7 @@ def extract_page(
         elif len(data) > MAX_PAGE_BYTES:
             raise size_error(MAX_PAGE_BYTES)  # standard input, cut at the limit when read
         dom = parse_html(data, url=url, content_type=content_type, site=site)
-        extraction = extract_in_site(extractor, dom, template)
+        extraction = extract_in_site(extractor, dom, context)
     except PageError as err:
         record["error"] = str(err)
     except OSError as err:
@@ -243,20 +238,21 @@ def _work(task: list[int]) -> list[tuple[int, dict[str, Any]]]:
     if _worker_site_pass and _worker_items[task[0]].site:
         pages = [(i, _worker_items[i]) for i in task]
         return site_pass_records(_worker_extractor, pages, _worker_site_method)
-    template = _site_template(_worker_extractor, [_worker_items[i] for i in task])
+    context = _site_context(_worker_extractor, [_worker_items[i] for i in task])
     out = []
     for index in task:
         item = _worker_items[index]
-        out.append((index, extract_page(_worker_extractor, *item, template=template)))
+        out.append((index, extract_page(_worker_extractor, *item, context=context)))
     return out
 
 
-def _site_template(extractor: Extractor, items: list[Item]) -> TemplateHashes | None:
-    """The SiteLevel template of one site's pages, for an extractor that reads one; None for
-    pages without a site or a site with too few pages."""
-    if not uses_site_template(extractor) or not items or not items[0].site:
+def _site_context(extractor: Extractor, items: list[Item]) -> SiteContext | None:
+    """The template of one site's pages, for an extractor that reads one; None for pages
+    without a site or a site with too few pages."""
+    methods = site_methods([extractor])
+    if not methods or not items or not items[0].site:
         return None
-    return pages_template(list(itertools.islice(_readable(items), MAX_TEMPLATE_PAGES)))
+    return learn_site(list(itertools.islice(_readable(items), MAX_TEMPLATE_PAGES)), methods)
 
 
 def _readable(items: list[Item]) -> Iterator[RawPage]:
@@ -289,11 +285,11 @@ def site_pass_records(
     if len(raws) < SitePassConfig().min_pages:
         return [(index, extract_page(extractor, *item)) for index, item in items]
     site = items[0][1].site
-    template = pages_template(raws) if uses_site_template(extractor) else None
+    context = learn_site(raws, site_methods([extractor]))
     run = site_pass(
         site,
         raws,
-        lambda raw, dom: extract_in_site(extractor, dom, template),
+        lambda raw, dom: extract_in_site(extractor, dom, context),
         geometry="flow",
         method=site_method,
     )

@@ -33,13 +33,8 @@ from newscrawl.evaluation.sites import (
     site_tasks,
 )
 from newscrawl.extractors.base import Extractor
-from newscrawl.learned.sitetemplate import (
-    MAX_TEMPLATE_PAGES,
-    TemplateHashes,
-    extract_in_site,
-    pages_template,
-    uses_site_template,
-)
+from newscrawl.extractors.context import SiteContext, extract_in_site, learn_site, site_methods
+from newscrawl.learned.sitetemplate import MAX_TEMPLATE_PAGES
 from newscrawl.template.sitelevel import RawPage
 
 __all__ = [
@@ -114,13 +109,13 @@ def _parse(
 
 
 def _run_extractor(
-    extractor: Extractor, dom: Dom, template: TemplateHashes | None = None
+    extractor: Extractor, dom: Dom, context: SiteContext | None = None
 ) -> tuple[str, str | None, float]:
-    """Extracted text, error text (None when fine) and seconds spent. `template`: the page's
-    site template, given to the extractors that read one."""
+    """Extracted text, error text (None when fine) and seconds spent. `context`: the page's
+    site template(s), given to the extractors that read one."""
     start = time.perf_counter()
     try:
-        text = extract_in_site(extractor, dom, template).text
+        text = extract_in_site(extractor, dom, context).text
     except Exception as err:  # an extractor bug must not end the evaluation
         return "", _error_text(err), time.perf_counter() - start
     return text, None, time.perf_counter() - start
@@ -172,7 +167,7 @@ def _score(
     page_id: str,
     site: str,
     extractors: Mapping[str, Extractor],
-    template: TemplateHashes | None = None,
+    context: SiteContext | None = None,
 ) -> _Outcome:
     page = dataset.page(page_id)
     dom, parse_error, parse_seconds = _parse(page.html, _page_url(page.meta), site)
@@ -181,7 +176,7 @@ def _score(
         if dom is None:
             text, error, seconds = "", None, 0.0
         else:
-            text, error, seconds = _run_extractor(extractor, dom, template)
+            text, error, seconds = _run_extractor(extractor, dom, context)
         scores.append((score_page(page.gold, text), score_tokens(page.gold, text), error, seconds))
     return _Outcome(parse_error, parse_seconds, tuple(scores))
 
@@ -199,26 +194,27 @@ def _work(task: list[int]) -> list[tuple[int, _Outcome]]:
     """Score the pages of one task (one site's pages, in id order)."""
     assert _state is not None, "worker used before _init_worker"
     dataset, sites, extractors = _state
-    template, seconds = _task_template(dataset, task, sites, extractors)
-    outcomes = [(i, _score(dataset, dataset.ids[i], sites[i], extractors, template)) for i in task]
+    context, seconds = _task_context(dataset, task, sites, extractors)
+    outcomes = [(i, _score(dataset, dataset.ids[i], sites[i], extractors, context)) for i in task]
     if outcomes and seconds:  # learning the template is part of the site's parsing time
         first = outcomes[0][1]
         outcomes[0] = (outcomes[0][0], replace(first, parse_seconds=first.parse_seconds + seconds))
     return outcomes
 
 
-def _task_template(
+def _task_context(
     dataset: Dataset, task: list[int], sites: list[str], extractors: Mapping[str, Extractor]
-) -> tuple[TemplateHashes | None, float]:
-    """The SiteLevel template of a task's site (a task holds all of one site's pages) and the
+) -> tuple[SiteContext | None, float]:
+    """The site context of a task's site (a task holds all of one site's pages) and the
     seconds it took; None for pages without a site, sites with too few pages, or when no
-    extractor reads templates."""
-    if not task or not sites[task[0]] or not any(map(uses_site_template, extractors.values())):
+    extractor reads a site's template."""
+    methods = site_methods(extractors.values())
+    if not task or not sites[task[0]] or not methods:
         return None, 0.0
     start = time.perf_counter()
     pages = [dataset.page(dataset.ids[i]) for i in task[:MAX_TEMPLATE_PAGES]]
-    template = pages_template([RawPage(_page_url(p.meta) or "", p.html) for p in pages])
-    return template, time.perf_counter() - start
+    context = learn_site([RawPage(_page_url(p.meta) or "", p.html) for p in pages], methods)
+    return context, time.perf_counter() - start
 
 
 def _outcomes(

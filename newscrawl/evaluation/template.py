@@ -74,7 +74,7 @@ STUDY: dict[tuple[str, str, float | None], tuple[float, float, float]] = {
 DEFAULT_EXTRACTORS = ("nce", "mss", "cetd-tpc")
 # Filters compared: the trained classifiers alone ("template"), and the classifiers plus the
 # template SiteLevel learns from the test site's own pages ("site"; what a crawl knows once it
-# has buffered a site, and what `learn_sites` learns during extraction).
+# has buffered a site, and what `--site-from` hands the filter at extraction).
 FILTERS = ("template", "site")
 
 

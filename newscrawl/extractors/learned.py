@@ -15,7 +15,6 @@ extractor produced it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -49,8 +48,9 @@ class LearnedConfig:
     threshold: float | None = None
 
 
-@lru_cache(maxsize=4)
 def _model(path: str) -> ExtractorModel:
+    """The model file, checked against the features this code computes (read per extractor:
+    12 ms, and a model rebuilt on disk is what the next extractor reads)."""
     model = load_extractor_model(path)
     model.check_features(FEATURES, CONTEXT_FEATURES)
     return model

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from newscrawl.dom import Dom, PageError, parse_html
-from newscrawl.extractors.base import Extraction, Extractor
 from newscrawl.learned.blocks import Blocks
 from newscrawl.template.records import node_hashes
 from newscrawl.template.sitelevel import (
@@ -34,12 +33,10 @@ __all__ = [
     "MAX_TEMPLATE_PAGES",
     "SITE_FEATURES",
     "TemplateHashes",
-    "extract_in_site",
     "pages_template",
     "site_columns",
     "site_template",
     "template_nodes",
-    "uses_site_template",
 ]
 
 # A site's template is learnt from at most this many of its pages (a crawl's page budget).
@@ -85,18 +82,6 @@ def pages_template(
             continue
         hashes.append(node_hashes(dom))
     return site_template(hashes, config)
-
-
-def uses_site_template(extractor: object) -> bool:
-    """Whether `extractor.extract` takes a `template` (its site's, `site_template`)."""
-    return bool(getattr(extractor, "uses_site_template", False))
-
-
-def extract_in_site(extractor: Extractor, dom: Dom, template: TemplateHashes | None) -> Extraction:
-    """`extractor.extract(dom)`, handing it the site's template when it reads one."""
-    if template is not None and uses_site_template(extractor):
-        return extractor.extract(dom, template=template)  # type: ignore[call-arg]
-    return extractor.extract(dom)
 
 
 def template_nodes(

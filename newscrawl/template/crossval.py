@@ -81,9 +81,7 @@ def crossvalidate(
         held = set(test.tolist())
         model = fit_model([r for i, r in enumerate(records) if i not in held])
         filters = {
-            order: TemplateExtractor(
-                TemplateConfig(then="nce", order=order, learn_sites=False), model=model
-            )
+            order: TemplateExtractor(TemplateConfig(then="nce", order=order), model=model)
             for order in orders
         }
         nce = filters[orders[0]]

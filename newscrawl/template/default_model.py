@@ -19,8 +19,8 @@ How the training set is made (choices, and why):
   mostly gold, their ancestors and their article descendants are content, every other node
   template. SiteLevel labels were the seed's choice, but most dev sites have one to a few
   pages (wcxb_dev: 1,296 sites for 1,497 pages), where SiteLevel can say nothing, and the
-  gold is the extraction target itself; the site's own repeated template is still learnt at
-  extraction time by `TemplateExtractor(learn_sites=True)`.
+  gold is the extraction target itself; the site's own repeated template is still cut out at
+  extraction time when the caller knows the site (`extractors.context.learn_site`).
 * **Weights**: the gold conventions differ (CleanEval keeps lists and navigation-like text,
   DAnIEL only the article), so no dataset may drown the others: every dataset has the same
   total weight, every page the same weight within its dataset; at most `MAX_PAGE_NODES` of a

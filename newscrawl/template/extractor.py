@@ -2,9 +2,11 @@
 
 The trained, area-bucketed classifiers score every node of the page, isotonic smoothing makes
 the scores respect the tree ("a node is template iff all its children are"), and the nodes with
-a smoothed score s' >= 0.5 are template. Pages of a site the extractor has already seen five
-times (`learn_sites`) also lose the nodes SiteLevel marks with the site's own template, learnt
-from those pages: what a single-page extractor cannot know. What is left is either the answer
+a smoothed score s' >= 0.5 are template. A page whose site's template the caller hands over
+(`extract(dom, template=...)`, learnt from the site's pages by `extractors.context.learn_site`)
+also loses the nodes that template marks: what a single-page extractor cannot know. The filter
+learns nothing from the pages it sees, so its output is a function of the page and that
+context alone. What is left is either the answer
 itself (the filter alone, `--extractor template`) or what a page-level extractor reads
 (`--extractor nce --model M`: NCE on what the filter keeps; `order="after"` instead runs NCE on
 the whole page and removes the template lines from its answer, which suits extractors that
@@ -30,18 +32,14 @@ import numpy as np
 from newscrawl.crawl.urls import site_of
 from newscrawl.dom import Dom
 from newscrawl.extractors.base import Extraction, Extractor
+from newscrawl.learned.sitetemplate import TemplateHashes
 from newscrawl.models.template_model import TemplateModel, check_model, load_model
 from newscrawl.tags import BLOCK_TAGS
 from newscrawl.template.features import FEATURES
 from newscrawl.template.records import PageNodes
 from newscrawl.template.scoring import raw_scores, smooth_page
-from newscrawl.template.sitelevel import SiteLevelConfig, SiteTemplates, label_page
-from newscrawl.template.sitemethods import (
-    DEFAULT_SITE_METHOD,
-    SiteMethod,
-    check_site_method,
-    new_site_method,
-)
+from newscrawl.template.sitelevel import SiteLevelConfig, label_page
+from newscrawl.template.sitemethods import DEFAULT_SITE_METHOD, SiteMethod, check_site_method
 from newscrawl.title import page_title
 
 __all__ = [
@@ -65,14 +63,9 @@ class TemplateConfig:
     `c`: smoothing penalty (the paper's 0.01). `threshold`: s' at or above it is template
     (None: the model's own, chosen by cross-validation for the shipped model; 0.5 for others).
     `geometry`: the box provider ("": the model's; another than the model's is a `ModelError`).
-    `smooth=False` thresholds the raw classifier scores (for the evaluation). `learn_sites`:
-    also learn each site's template from the pages extracted so far (SiteLevel over them,
-    `SiteTemplates`) and cut it out too, once a site has `site_pages` pages; pages are told
-    apart by the host of their URL (or of their og:url / canonical link). At most `max_sites`
-    sites are remembered (the least recently seen is forgotten), `max_site_pages` pages each
-    (later pages are scored by what those taught). `site_method`: how the site's template is
-    learnt - "sitelevel" (seed 004's hashes), "sst", "pagelets" or "entropy"
-    (`newscrawl.template.sitemethods`)."""
+    `smooth=False` thresholds the raw classifier scores (for the evaluation). `site_method`:
+    which site template the filter reads when the caller hands one over - "sitelevel" (seed
+    004's hashes), "sst", "pagelets" or "entropy" (`newscrawl.template.sitemethods`)."""
 
     model: str = ""
     then: str = ""
@@ -81,10 +74,6 @@ class TemplateConfig:
     threshold: float | None = None
     smooth: bool = True
     geometry: str = ""
-    learn_sites: bool = True
-    site_pages: int = 5
-    max_sites: int = 64
-    max_site_pages: int = 50
     site_method: str = DEFAULT_SITE_METHOD
 
 
@@ -93,12 +82,10 @@ class TemplateExtractor:
 
     name: ClassVar[str] = NAME
     Config = TemplateConfig
+    uses_site_template: ClassVar[bool] = True  # callers that know the site hand its template
 
     def __init__(
-        self,
-        config: TemplateConfig | None = None,
-        model: TemplateModel | None = None,
-        sites: SiteTemplates | None = None,
+        self, config: TemplateConfig | None = None, model: TemplateModel | None = None
     ) -> None:
         self.config = config or TemplateConfig()
         if model is None:
@@ -123,17 +110,8 @@ class TemplateExtractor:
         if self.order not in ("before", "after"):
             raise ValueError(f"order must be 'before' or 'after', not {self.order!r}")
         self.label = f"{NAME}+{self.config.then}" if self.inner else NAME
-        self.sitelevel = SiteLevelConfig(min_pages=self.config.site_pages)
+        self.sitelevel = SiteLevelConfig()
         self.site_method = check_site_method(self.config.site_method)
-        hashing = self.site_method == DEFAULT_SITE_METHOD
-        if sites is None and self.config.learn_sites and hashing:
-            sites = SiteTemplates(self.sitelevel, max_pages=self.config.max_site_pages)
-        self.sites = sites
-        # the other methods: one state per site (`newscrawl.template.sitemethods`)
-        self._methods: dict[str, SiteMethod] | None = (
-            {} if self.config.learn_sites and not hashing else None
-        )
-        self._recent: dict[str, None] = {}  # sites by last use, oldest first
 
     # -- scoring --------------------------------------------------------------------------------
 
@@ -141,16 +119,19 @@ class TemplateExtractor:
         """Classifier score per node; NaN for nodes no bucket covers (too small, invisible)."""
         return raw_scores(dom, self.model, page or self._page(dom))
 
-    def _page(self, dom: Dom) -> PageNodes:
-        """The page's node records (content hashes only when SiteLevel will need them)."""
-        return PageNodes.from_dom(
-            dom, dom.url, geometry=self.geometry, hashes=self.sites is not None
-        )
+    def _page(self, dom: Dom, hashes: bool = False) -> PageNodes:
+        """The page's node records (content hashes only when SiteLevel's template needs them)."""
+        return PageNodes.from_dom(dom, dom.url, geometry=self.geometry, hashes=hashes)
 
-    def template_mask(self, dom: Dom, page: PageNodes | None = None) -> np.ndarray:
+    def template_mask(
+        self,
+        dom: Dom,
+        page: PageNodes | None = None,
+        template: TemplateHashes | SiteMethod | None = None,
+    ) -> np.ndarray:
         """bool per node: template. The classifiers' verdict (smoothed unless `smooth=False`),
-        and the site's learnt template when `learn_sites` knows the site; <head> never is."""
-        page = page or self._page(dom)
+        and the nodes the site's `template` marks when the caller knows it; <head> never is."""
+        page = page or self._page(dom, hashes=isinstance(template, TemplateHashes))
         mask = mask_from_scores(
             dom.parent,
             self.raw_scores(dom, page),
@@ -159,49 +140,22 @@ class TemplateExtractor:
             self.threshold,
             self.config.smooth,
         )
-        site = page_site(dom)
-        if self.sites is not None and site:
-            self.sites.add(page, site)
-            self._forget_old_sites(site)
-            hashes = self.sites.hashes(site)
-            if len(hashes):
-                mask |= label_page(page, hashes, self.sitelevel.html_share, self.sitelevel.share_of)
-                mask[: dom.body] = False
-        elif self._methods is not None and site:
-            mask |= self._method_mask(dom, site)
+        if isinstance(template, TemplateHashes):
+            config = self.sitelevel
+            mask |= label_page(page, template.hashes, config.html_share, config.share_of)
+        elif template is not None:
+            mask |= template.mask_of(dom)
+        mask[: dom.body] = False
         return mask
-
-    def _method_mask(self, dom: Dom, site: str) -> np.ndarray:
-        """The site's template by `site_method`, learnt from its first `max_site_pages` pages
-        (this one included) once it has `site_pages` of them; later pages are only scored."""
-        assert self._methods is not None
-        state = self._methods.get(site)
-        if state is None:
-            state = self._methods[site] = new_site_method(self.site_method)
-        self._forget_old_sites(site)
-        if len(state) >= self.config.max_site_pages:
-            return state.peek_mask(dom)
-        index = state.add(dom)
-        if len(state) < self.config.site_pages:
-            return np.zeros(len(dom), dtype=bool)
-        return state.page_mask(index)
-
-    def _forget_old_sites(self, current: str) -> None:
-        """Keep the `max_sites` most recently seen sites (a crawl visits many)."""
-        self._recent.pop(current, None)
-        self._recent[current] = None
-        while len(self._recent) > self.config.max_sites:
-            oldest = next(iter(self._recent))
-            del self._recent[oldest]
-            if self.sites is not None:
-                self.sites.forget(oldest)
-            if self._methods is not None:
-                self._methods.pop(oldest, None)
 
     # -- extraction -----------------------------------------------------------------------------
 
-    def extract(self, dom: Dom) -> Extraction:
-        return self.extract_masked(dom, self.template_mask(dom) if len(dom) else np.zeros(0, bool))
+    def extract(self, dom: Dom, template: TemplateHashes | SiteMethod | None = None) -> Extraction:
+        """The page less its template nodes (or a page-level extractor's answer on that);
+        `template`: the site's template by `site_method`, when the caller knows the site."""
+        if not len(dom):
+            return self.extract_masked(dom, np.zeros(0, bool))
+        return self.extract_masked(dom, self.template_mask(dom, template=template))
 
     def extract_masked(
         self, dom: Dom, mask: np.ndarray, pruned: tuple[Dom, np.ndarray, list[int]] | None = None

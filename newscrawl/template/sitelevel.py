@@ -55,7 +55,6 @@ __all__ = [
     "SiteLevel",
     "SiteLevelConfig",
     "SiteLevelRun",
-    "SiteTemplates",
     "distinct_pages",
     "frequent_hashes",
     "label_page",
@@ -135,49 +134,6 @@ def label_page(
         has_parent = parents >= 0
         np.add.at(from_children, parents[has_parent], covered[level][has_parent])
     return label
-
-
-class SiteTemplates:
-    """Template hashes per site, learnt from the pages seen so far (SiteLevel's rule).
-
-    For template-aware extraction in a crawl: `add` each page's records as it arrives, and
-    `hashes(site)` gives the hashes that already occur on at least p of the site's distinct
-    pages (none before `min_pages` pages). Keeps each page's distinct hashes only (8 bytes a
-    node), at most `max_pages` pages per site.
-    """
-
-    def __init__(self, config: SiteLevelConfig | None = None, max_pages: int = 200) -> None:
-        self.config = config or SiteLevelConfig()
-        self.max_pages = max_pages
-        self._pages: dict[str, list[np.ndarray]] = {}
-        self._roots: dict[str, set[int]] = {}
-        self._cache: dict[str, np.ndarray] = {}
-
-    def add(self, page: PageNodes, site: str | None = None) -> None:
-        site = site if site is not None else page.site
-        pages = self._pages.setdefault(site, [])
-        roots = self._roots.setdefault(site, set())
-        if not len(page) or len(pages) >= self.max_pages or int(page.hash[0]) in roots:
-            return
-        roots.add(int(page.hash[0]))
-        pages.append(np.unique(page.hash))
-        self._cache.pop(site, None)
-
-    def pages(self, site: str) -> int:
-        return len(self._pages.get(site, ()))
-
-    def forget(self, site: str) -> None:
-        for store in (self._pages, self._roots, self._cache):
-            store.pop(site, None)
-
-    def hashes(self, site: str) -> np.ndarray:
-        """Sorted template hashes of `site` (empty until it has `min_pages` pages)."""
-        pages = self._pages.get(site, [])
-        if len(pages) < self.config.min_pages:
-            return np.zeros(0, dtype=np.uint64)
-        if site not in self._cache:
-            self._cache[site] = frequent_hashes(pages, self.config)
-        return self._cache[site]
 
 
 def label_site(

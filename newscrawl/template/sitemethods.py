@@ -18,7 +18,8 @@ never takes content along with a template parent:
 `new_site_method(name)` is one site's state: `add(dom)` each page as it comes (what the method
 needs is read while the tree is at hand; no tree is kept, so a crawl's 200-page buffer stays
 small), `page_scores(i)` / `page_mask(i)` for page i given every page added so far, and
-`peek(dom)` for a page scored by what the others taught, without learning from it.
+`peek(dom)` for a page scored by what the others taught, without learning from it, and
+`mask_of(dom)` for any page once the site is learnt (extraction's site context).
 `site_scores(method, doms)` and `site_masks(method, doms)` do a whole site at once. Nothing
 before <body> is ever template in a mask.
 """
@@ -151,6 +152,15 @@ class SiteMethod(ABC):
 
     def masks(self) -> list[np.ndarray]:
         return [self.page_mask(i) for i in range(len(self.shapes))]
+
+    def mask_of(self, dom: Dom) -> np.ndarray:
+        """Template nodes of a page: its own mask when it is one of the pages added (the same
+        page served twice counts once), else `peek_mask`."""
+        key = page_key(dom)
+        for index, shape in enumerate(self.shapes):
+            if shape.key == key and len(shape) == len(dom):
+                return self.page_mask(index)
+        return self.peek_mask(dom)
 
 
 class SiteLevelMethod(SiteMethod):
