@@ -56,7 +56,7 @@ from newscrawl.extractors.base import Extraction
 from newscrawl.extractors.context import SiteContext, learn_site, site_methods
 from newscrawl.spiders.site import site_drained
 from newscrawl.storage.nodes import nodes_writer
-from newscrawl.storage.writer import closed_files, partition_values
+from newscrawl.storage.writer import closed_files, closed_partitions
 from newscrawl.template.carry import is_redesign
 from newscrawl.template.sitelevel import RawPage, SiteLevelRun, run_sitelevel
 from newscrawl.template.sitemethods import check_site_method
@@ -126,8 +126,8 @@ class SitePassPipeline:
     def _written_sites(self, dataset: str) -> set[str]:
         """Sites with a complete file of `dataset` in this crawl (a resumed crawl)."""
         root = self.state.dataset_root(dataset)
-        files = closed_files(root, {"crawl": self.state.crawl_id})
-        return {partition_values(path, root).get("site", "") for path in files}
+        files = closed_partitions(root, {"crawl": self.state.crawl_id})
+        return {values.get("site", "") for _, values in files}
 
     async def process_item(self, item: Any) -> Any:
         if not isinstance(item, PageItem):

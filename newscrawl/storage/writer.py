@@ -33,18 +33,19 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
 import pyarrow as pa
+import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 __all__ = [
     "ParquetDatasetWriter",
     "closed_files",
+    "closed_partitions",
     "fsync_path",
     "new_run_id",
     "partition_dir",
-    "partition_values",
     "read_column",
     "read_columns",
     "remove_torn_files",
@@ -333,14 +334,36 @@ def closed_files(
     return sorted(p for p in base.rglob("*.parquet") if not p.name.startswith((".", "_")))
 
 
-def partition_values(path: Path, root: str | os.PathLike[str]) -> dict[str, str]:
-    """The ``col=value`` folder names between `root` and the file `path`, decoded."""
-    values: dict[str, str] = {}
-    for part in path.relative_to(root).parts[:-1]:
-        name, sep, value = part.partition("=")
-        if sep:
-            values[name] = unquote(value)
-    return values
+def closed_partitions(
+    root: str | os.PathLike[str], partition: Mapping[str, Any] | None = None
+) -> list[tuple[Path, dict[str, str]]]:
+    """Every complete Parquet file under `root` (or one partition of it, as `closed_files`)
+    with its Hive partition values, decoded by pyarrow.dataset."""
+    files = closed_files(root, partition)
+    if not files:
+        return []
+    base = Path(root)
+    # Every partition column is read as a string ("007" stays "007"); the names are the
+    # folders' own, the values and their percent-encoding are pyarrow's to parse.
+    names = dict.fromkeys(
+        part.split("=", 1)[0]
+        for path in files
+        for part in path.relative_to(base).parts[:-1]
+        if "=" in part
+    )
+    schema = pa.schema([(name, pa.string()) for name in names])
+    dataset = ds.dataset(
+        [str(path) for path in files],
+        schema=schema,  # given, so no file is opened to infer one
+        format="parquet",
+        partitioning=ds.HivePartitioning(schema),
+        partition_base_dir=str(base),
+    )
+    values = {
+        fragment.path: ds.get_partition_keys(fragment.partition_expression)
+        for fragment in dataset.get_fragments()
+    }
+    return [(path, {k: str(v) for k, v in values[str(path)].items()}) for path in files]
 
 
 def read_columns(
@@ -353,13 +376,13 @@ def read_columns(
     A file that cannot be read (which atomic closing should make impossible) is skipped with a
     warning in the log rather than stopping a resume.
     """
-    for path in closed_files(root, partition):
+    for path, parts in closed_partitions(root, partition):
         try:
             values = pq.read_table(path, columns=list(columns)).to_pydict()
         except (OSError, pa.ArrowException, KeyError) as err:
             logger.warning("cannot read %s: %s", path, err)
             continue
-        yield path, partition_values(path, root), values
+        yield path, parts, values
 
 
 def read_column(
