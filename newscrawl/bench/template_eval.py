@@ -68,7 +68,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--min-pages", type=int, default=5, help="smallest site (default: 5)")
     parser.add_argument("--max-pages", type=int, default=200, help="pages per site (default: 200)")
     parser.add_argument("--folds", type=int, default=5, help="site folds (default: 5)")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--seed", type=int, default=0, help="seed of the classifiers' fits")
     parser.add_argument(
         "--extractors",
         default=",".join(DEFAULT_EXTRACTORS),

@@ -31,6 +31,7 @@ import numpy as np
 
 from newscrawl.dom import Dom
 from newscrawl.evaluation.dataset import Dataset
+from newscrawl.evaluation.folds import group_folds
 from newscrawl.evaluation.metric import PageScore, aggregate, f1, score_page
 from newscrawl.evaluation.template_sites import PageCase, SiteCase, parse_page
 from newscrawl.template.buckets import MIN_AREA
@@ -110,14 +111,11 @@ def _node_data(sites: Iterable[SiteCase]) -> NodeData:
     )
 
 
-def _folds(sites: Sequence[SiteCase], k: int, seed: int) -> list[set[str]]:
-    # Written out rather than GroupKFold(shuffle=True, random_state=seed): that assigns the
-    # sites to other folds than this seeded round-robin, and so would change every figure
-    # measured with it.
-    names = sorted({s.site for s in sites})
-    order = np.random.default_rng(seed).permutation(len(names))
-    k = max(2, min(k, len(names)))
-    return [{names[i] for i in order[f::k]} for f in range(k)]
+def _folds(sites: Sequence[SiteCase], k: int) -> list[set[str]]:
+    """The test sites of each fold (`group_folds` over the pages: one site, one fold)."""
+    pages = [site.site for site in sites for _ in site.pages]
+    fold_of = dict(zip(pages, group_folds(pages, k).tolist(), strict=True))
+    return [{n for n, f in fold_of.items() if f == j} for j in sorted(set(fold_of.values()))]
 
 
 @dataclass(slots=True)
@@ -227,7 +225,7 @@ def evaluate(
     bar = tqdm(
         total=sum(len(s.pages) for s in sites), unit="page", desc="evaluating", disable=not progress
     )
-    for test_names in _folds(sites, folds, seed):
+    for test_names in _folds(sites, folds):
         train_sites = [s for s in sites if s.site not in test_names]
         total = _train(train_sites, seed, balanced)
         if total is None:

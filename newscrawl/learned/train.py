@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from newscrawl.evaluation.folds import group_folds
 from newscrawl.learned.features import FEATURES
 from newscrawl.learned.model import ExtractorModel, TreeEnsemble
 from newscrawl.learned.scoring import stage_inputs
@@ -59,21 +60,8 @@ def page_starts(page: np.ndarray, pages: int) -> np.ndarray:
 
 
 def assign_folds(sites: Sequence[str], folds: int) -> np.ndarray:
-    """Fold of each page: sites dealt to folds, biggest first, onto the fold with fewest pages.
-
-    Deterministic (ties go by site name) and no site is ever split; the same split as
-    scikit-learn's GroupKFold, written out so the shipped model does not depend on its version.
-    """
-    sizes: dict[str, int] = {}
-    for site in sites:
-        sizes[site] = sizes.get(site, 0) + 1
-    load = [0] * folds
-    fold_of: dict[str, int] = {}
-    for site in sorted(sizes, key=lambda s: (-sizes[s], s)):
-        target = min(range(folds), key=lambda f: (load[f], f))
-        fold_of[site] = target
-        load[target] += sizes[site]
-    return np.array([fold_of[s] for s in sites], dtype=np.int32)
+    """Fold of each page; no site is ever split (`evaluation.folds.group_folds`)."""
+    return group_folds(sites, folds)
 
 
 def _labels_weights(data: TrainingSet, params: TrainParams) -> tuple[np.ndarray, np.ndarray]:

@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from newscrawl.evaluation.folds import group_folds
 from newscrawl.evaluation.metric import PageScore, aggregate, count_figures, score_page
 from newscrawl.template.buckets import MIN_AREA
 from newscrawl.template.default_model import DATASETS, PageRecord, collect, fit_model
@@ -48,11 +49,8 @@ C = 0.01
 
 
 def _folds(records: Sequence[PageRecord], k: int) -> list[np.ndarray]:
-    from sklearn.model_selection import GroupKFold
-
-    groups = np.asarray([r.group for r in records], dtype=object)
-    k = max(2, min(k, len(set(groups))))
-    return [test for _, test in GroupKFold(n_splits=k).split(np.zeros(len(groups)), groups=groups)]
+    fold = group_folds([r.group for r in records], k)
+    return [np.flatnonzero(fold == f) for f in range(int(fold.max()) + 1)] if len(fold) else []
 
 
 def crossvalidate(
