@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from newscrawl.evaluation.metric import score_page
+from newscrawl.evaluation.metric import f1, score_page
 from newscrawl.learned.trainset import TrainingSet
 
 __all__ = ["THRESHOLDS", "CrossvalResult", "format_table", "score_thresholds"]
@@ -36,9 +36,7 @@ class CrossvalResult:
         chosen = [s for s, d in zip(scores, self.datasets, strict=True) if dataset in (_POOLED, d)]
         if not chosen:
             return 0.0
-        precision = float(np.mean([p for p, _ in chosen]))
-        recall = float(np.mean([r for _, r in chosen]))
-        return 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        return f1(float(np.mean([p for p, _ in chosen])), float(np.mean([r for _, r in chosen])))
 
     @property
     def best_threshold(self) -> float:
