@@ -27,9 +27,13 @@ LIMIT = 1 << 20
 
 
 def read(path: Path, limit: int = LIMIT) -> tuple[list[Record], list[Problem]]:
+    """The file's records and problems; FastWARC (where the file is sound) and warcio alone
+    must give the same."""
+    entries = list(read_archive(path, wanted, limit))
+    assert entries == list(read_archive(path, wanted, limit, fast=False))
     records: list[Record] = []
     problems: list[Problem] = []
-    for entry in read_archive(path, wanted, limit):
+    for entry in entries:
         (problems if isinstance(entry, Problem) else records).append(entry)
     return records, problems
 
@@ -65,6 +69,36 @@ def test_ccnews_shaped_file_gives_every_record_and_decoded_html(tmp_path: Path) 
     assert response.date is not None and response.date.year == 2024
     offsets = {url: offset for kind, url, offset in member_offsets(path) if kind == "response"}
     assert response.offset == offsets[response.url]
+
+
+@pytest.mark.parametrize("gzipped", [True, False])
+def test_fastwarc_reads_the_sound_stretches_and_warcio_the_damage(
+    tmp_path: Path, gzipped: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from newscrawl.warc import reader
+
+    heads: list[int] = []
+    warcio_head = reader._head
+    monkeypatch.setattr(reader, "_head", lambda *a: heads.append(a[1]) or warcio_head(*a))
+    name = "f.warc.gz" if gzipped else "f.warc"
+    path = write_warc(tmp_path / name, small_captures(30), gzip=gzipped)
+    data = bytearray(path.read_bytes())
+    records, problems = read(path)
+    assert problems == [] and len(pages(records)) == 30
+    heads.clear()
+    list(read_archive(path, wanted, LIMIT))
+    assert heads == [records[-1].head.offset]  # warcio: the last record only
+    responses = [o for kind, _, o in member_offsets(path) if kind == "response"]
+    at = responses[10]
+    data[at + 2 : at + 60] = b"\0" * 58  # damage in the eleventh page's record
+    path.write_bytes(bytes(data))
+    heads.clear()
+    entries = list(read_archive(path, wanted, LIMIT))
+    assert [e.kind for e in entries if isinstance(e, Problem)] == ["corrupt"]
+    assert len([e for e in entries if isinstance(e, Record) and e.payload]) == 29
+    # warcio: from the record before the damage to a few after it, then the last record
+    assert len(heads) <= reader._REFERENCE_RECORDS + 1
+    assert heads[-1] == records[-1].head.offset and max(heads[:-1]) < responses[13]
 
 
 def test_plain_whole_gzip_and_arc_files(tmp_path: Path) -> None:

@@ -1,7 +1,9 @@
 """Read WARC and ARC files, gzip or plain, record by record, and survive damaged ones.
 
-warcio parses the records (ARC records come as WARC ones, `arc2warc`); this module adds what a
-corpus build over real archives needs around it:
+FastWARC reads WARC files wherever they are sound (`newscrawl.warc.fastpath`); warcio, the
+reference, reads ARC files (ARC records come as WARC ones, `arc2warc`), every damaged stretch
+and the end of each file; both give the same records. This module adds what a corpus build over
+real archives needs around them:
 
 - a file that is not a WARC or ARC at all is refused at once (warcio would read any text as
   ARC records);
@@ -34,6 +36,8 @@ from typing import Any, BinaryIO
 from warcio.archiveiterator import ArchiveIterator
 from warcio.bufferedreaders import BufferedReader, ChunkedDataReader, DecompressingBufferedReader
 
+from newscrawl.warc.fastpath import FAST_READER, read_fast
+
 __all__ = [
     "ARCHIVE_SUFFIXES",
     "Problem",
@@ -48,6 +52,7 @@ ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz")
 _GZIP_MAGIC = b"\x1f\x8b\x08"
 _SCAN_CHUNK = 1 << 20
 _ARC_LINE = re.compile(rb"^\S+://\S* [0-9a-fA-F:.]+ \d{14} \S* -?\d+\s*$", re.MULTILINE)
+_REFERENCE_RECORDS = 4  # records warcio reads from where the fast reader met trouble
 _READ_ERRORS = (Exception,)  # any failure inside the container: reported, then resynchronised
 
 
@@ -174,19 +179,42 @@ def _head(record: Any, offset: int, arc: bool) -> RecordHead:
         except (TypeError, ValueError):
             status = None
         http_headers = tuple((str(k), str(v)) for k, v in http.headers)
+    return head_of(
+        record.rec_type or "",
+        headers.get_header("WARC-Target-URI"),
+        headers.get_header("WARC-Date"),
+        None if arc else headers.get_header("WARC-Record-ID"),
+        headers.get_header("Content-Length"),
+        offset,
+        status,
+        http_headers,
+    )
+
+
+def head_of(
+    kind: str,
+    url: str | None,
+    date: str | None,
+    record_id: str | None,
+    length: str | None,
+    offset: int,
+    status: int | None,
+    http_headers: tuple[tuple[str, str], ...],
+) -> RecordHead:
+    """A RecordHead from a record's header fields as written (either reader's)."""
     try:
-        length = int(headers.get_header("Content-Length") or 0)
+        declared = int(length or 0)
     except ValueError:
-        length = 0
+        declared = 0
     return RecordHead(
-        type=record.rec_type or "",
-        url=(headers.get_header("WARC-Target-URI") or "").strip("<> "),
-        date=_date(headers.get_header("WARC-Date")),
-        record_id=None if arc else headers.get_header("WARC-Record-ID"),
+        type=kind,
+        url=(url or "").strip("<> "),
+        date=_date(date),
+        record_id=record_id,
         offset=offset,
         status=status,
         http_headers=http_headers,
-        length=length,
+        length=declared,
     )
 
 
@@ -218,9 +246,15 @@ def read_archive(
     path: str | os.PathLike[str],
     wants: Callable[[RecordHead], bool],
     max_payload: int,
+    fast: bool | None = None,
 ) -> Iterator[Record | Problem]:
     """Every record of the file, in order, with the payload of those `wants` accepts (decoded,
-    capped at `max_payload` bytes), and a Problem for each damaged stretch or refused record."""
+    capped at `max_payload` bytes), and a Problem for each damaged stretch or refused record.
+
+    `fast` (default: when FastWARC is installed): WARC files are read by FastWARC wherever they
+    are sound (`newscrawl.warc.fastpath`), and by warcio where they are not - a stretch with
+    damage, from the last record before it to a few records after it - and at their end; ARC
+    files by warcio. False: warcio reads everything. The records are the same either way."""
     path = Path(path)
     try:
         sniffed = sniff_format(path)
@@ -231,13 +265,22 @@ def read_archive(
         yield Problem("not_warc", 0, "no WARC/ARC header at the start")
         return
     kind, gzipped = sniffed
+    fast = (FAST_READER if fast is None else fast) and kind == "warc"
     start = 0
     with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
         while True:
+            budget = None
+            if fast:
+                start = yield from read_fast(fh, start, gzipped, wants, max_payload)
+                budget = _REFERENCE_RECORDS
             fh.seek(start)
             state = _ReadState(start)
-            size = os.fstat(fh.fileno()).st_size
-            yield from _read_from(fh, state, wants, max_payload, arc=kind == "arc", size=size)
+            arc = kind == "arc"
+            yield from _read_from(fh, state, wants, max_payload, arc, size=size, budget=budget)
+            if state.paused is not None:  # read past the trouble: the fast reader goes on
+                start = state.paused
+                continue
             if not state.stopped:
                 return
             if state.whole_gzip and start == 0:
@@ -263,6 +306,7 @@ class _ReadState:
     stopped: bool = False
     records: int = 0  # records handed on
     whole_gzip: bool = False  # the file is one gzip stream, not one member per record
+    paused: int | None = None  # offset of the next record, when the pass read its budget
     failed: Problem | None = None  # None when the stop was the damage already reported
 
 
@@ -274,7 +318,9 @@ def _read_from(
     arc: bool,
     skip: int = 0,
     size: int | None = None,
+    budget: int | None = None,
 ) -> Iterator[Record | Problem]:
+    """warcio's pass from the file's position: at most `budget` records (then `paused`)."""
     iterator = _Iterator(fh, arc2warc=arc)
     flagged: int | None = None  # offset of the last record found damaged, if the last one was
     try:
@@ -283,6 +329,9 @@ def _read_from(
             if state.records <= skip:
                 continue
             offset = iterator.offset
+            if budget is not None and state.records > budget and record.rec_type:
+                state.paused = offset
+                return
             head = _head(record, offset, arc)
             wanted = wants(head)
             big = head.length > limit + 65536
@@ -295,7 +344,7 @@ def _read_from(
                 yield problem
             else:
                 flagged = None
-                yield _payload_record(head, raw, limit, wanted and big)
+                yield payload_record(head, raw, limit, wanted and big)
         if size is not None and flagged is None and 0 <= iterator.offset < size:
             tail = size - iterator.offset
             yield Problem("truncated", iterator.offset, f"file ends inside a record ({tail} bytes)")
@@ -335,7 +384,7 @@ def _read_whole_gzip(
             yield state.failed
 
 
-def _payload_record(head: RecordHead, raw: bytes | None, limit: int, big: bool) -> Record | Problem:
+def payload_record(head: RecordHead, raw: bytes | None, limit: int, big: bool) -> Record | Problem:
     if big or (raw is not None and len(raw) > limit):
         return Problem("too_large", head.offset, f"{head.url}: {head.length} bytes")
     if raw is None:
