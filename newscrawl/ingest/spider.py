@@ -12,8 +12,11 @@ Per WARC file:
   reason, with examples; damage the reader reports is counted the same way;
 - a URL met again in the same file is a duplicate (the first capture wins);
 - pages are grouped by host into sites, as a crawl names them (host without "www.", a port when
-  not the default), at most MAX_PAGES_PER_SITE pages a site, and each page is parsed once here
-  (a body that is not HTML after all is skipped as in a crawl);
+  not the default), at most MAX_PAGES_PER_SITE pages a site; a body that is not a page after
+  all is skipped as in a crawl. Each page is parsed once: here when its DOM goes down the
+  pipelines (SiteLevel off), else by its site's site pass, and here it is only checked the way
+  the crawl's parse pool checks a fetched page (decoded, within the budgets, an lxml tree built
+  and dropped), so the pages refused are the crawl's;
 - a site is closed (its rows written out, its SiteLevel buffer labelled) when it has its page
   cap, when too much is open at once (more than NEWSCRAWL_INGEST_OPEN_PAGES pages,
   NEWSCRAWL_INGEST_OPEN_BYTES bytes or NEWSCRAWL_INGEST_OPEN_SITES sites: the site with the most
@@ -47,7 +50,7 @@ from newscrawl.crawl.items import PageItem, WarcOrigin
 from newscrawl.crawl.sitecap import page_count, pages_stat
 from newscrawl.crawl.state import crawl_state
 from newscrawl.crawl.urls import SiteScope, canonical_url
-from newscrawl.dom import PageError, parse_html
+from newscrawl.dom import PageError, page_text, page_tree, parse_html
 from newscrawl.ingest.outputs import (
     FileReport,
     clear_partial,
@@ -95,6 +98,7 @@ class IngestSpider(scrapy.Spider):
         self.reports: list[FileReport] = []
         self._closing = False
         self._yielded = 0.0  # time.monotonic() when the event loop last had a turn
+        self.parse_here = True  # False: pages are parsed by the site pass, not on arrival
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> IngestSpider:
@@ -118,7 +122,10 @@ class IngestSpider(scrapy.Spider):
         self._closing = True
 
     async def start(self) -> AsyncIterator[Any]:
+        from newscrawl.pipelines.sitepass import SitePassPipeline
+
         _warm_up()
+        self.parse_here = not any(isinstance(p, SitePassPipeline) for p in self._pipelines())
         for path in self.files:
             if self._closing:
                 break
@@ -192,7 +199,11 @@ class IngestSpider(scrapy.Spider):
             report.note(report.skipped, "cap_reached", url)
             return None
         try:
-            dom = parse_html(record.payload, url, content_type)
+            dom = None
+            if self.parse_here:
+                dom = parse_html(record.payload, url, content_type)
+            else:  # parsed by the site pass: refused here as the crawl refuses a page
+                page_tree(page_text(record.payload, content_type).text)
         except PageError as err:
             report.note(report.skipped, "not_html", f"{url} ({err})")
             return None
