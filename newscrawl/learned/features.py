@@ -23,7 +23,6 @@ Everything is computed from the one parsed `Dom`; no feature needs a rendered pa
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 import zlib
@@ -36,7 +35,7 @@ from rapidfuzz import fuzz
 from newscrawl.dom import Dom
 from newscrawl.learned.blocks import Blocks
 from newscrawl.learned.sitetemplate import SITE_FEATURES, TemplateHashes, site_columns
-from newscrawl.learned.stopwords import CJK, guess_language, stopword_share
+from newscrawl.learned.textstats import block_texts, mark_columns, text_columns
 
 __all__ = ["FEATURES", "block_features", "block_groups"]
 
@@ -81,11 +80,6 @@ _PARENT_INDEX = {tag: i for i, tag in enumerate(_PARENT_TAGS)}
 _HASH_BUCKETS = 32
 _ATTRIBUTES = ("class", "id", "role", "itemprop")
 _CLASS_TOKEN = re.compile(r"[a-z]+")
-_SENTENCE_END = re.compile(r"[.!?。！？](?:\s|$)|[。！？]")
-_WORD = re.compile(r"\w+")
-_BULLETS = re.compile("[|•·»›]")
-_COPYRIGHT = re.compile(r"©|\([cC]\)")
-_DATE = re.compile(r"(?<!\d)(?:(?:19|20)\d\d|\d{1,2}:\d\d|\d{1,2}[./-]\d{1,2}[./-]\d{2,4})(?!\d)")
 _NEIGHBOURS = (-2, -1, 1, 2)
 _SEEDS = ("nce", "mss", "cetd-tpc")
 
@@ -224,74 +218,6 @@ class _Attributes:
         return mask
 
 
-def _char_classes() -> np.ndarray:
-    """Class bits of every BMP code point: 1 space, 2 alnum, 4 digit, 8 upper, 16 alpha, 32 CJK."""
-    table = np.zeros(0x10000, dtype=np.uint8)
-    for code in range(0x10000):
-        c = chr(code)
-        table[code] = (
-            c.isspace()
-            | c.isalnum() << 1
-            | c.isdigit() << 2
-            | c.isupper() << 3
-            | c.isalpha() << 4
-            | bool(CJK.match(c)) << 5
-        )
-    return table
-
-
-_CLASSES: np.ndarray | None = None
-
-
-def _class_counts(texts: list[str]) -> np.ndarray:
-    """Per text, counts of: characters, spaces, alphanumerics, digits, capitals, letters, CJK."""
-    global _CLASSES
-    if _CLASSES is None:
-        _CLASSES = _char_classes()
-    joined = "".join(texts)
-    codes = np.frombuffer(joined.encode("utf-32-le"), dtype=np.uint32)
-    # astral characters count as letters (emoji and rare scripts are rare enough)
-    bits = np.where(codes < 0x10000, _CLASSES[np.minimum(codes, 0xFFFF)], 2 | 16)
-    lengths = np.array([len(t) for t in texts], dtype=np.int64)
-    out = np.zeros((len(texts), 7))
-    out[:, 0] = lengths
-    if not len(codes):
-        return out
-    owner = np.repeat(np.arange(len(texts)), lengths)
-    for column, bit in enumerate((1, 2, 4, 8, 16, 32), start=1):
-        out[:, column] = np.bincount(owner, weights=(bits & bit) > 0, minlength=len(texts))
-    return out
-
-
-def _text_columns(texts: list[str]) -> np.ndarray:
-    """The `_TEXT` columns except link density and what follows it (see `FEATURES`)."""
-    counts = _class_counts(texts)
-    chars = np.maximum(counts[:, 0], 1)
-    out = np.zeros((len(texts), 13))
-    out[:, 0] = np.log1p(counts[:, 0])
-    out[:, 5] = (counts[:, 0] - counts[:, 1] - counts[:, 2]) / chars  # punctuation and symbols
-    out[:, 6] = counts[:, 3] / chars
-    out[:, 7] = counts[:, 4] / np.maximum(counts[:, 5], 1)
-    out[:, 12] = counts[:, 6] / chars
-    tokens = [_WORD.findall(text.lower()) for text in texts]
-    lang = guess_language(itertools.chain.from_iterable(tokens))
-    words = np.array([len(text.split()) for text in texts], dtype=np.float64)
-    found = np.array([len(t) for t in tokens], dtype=np.float64)
-    sentences = np.array([len(_SENTENCE_END.findall(text)) for text in texts], dtype=np.float64)
-    token_chars = np.array([sum(map(len, t)) for t in tokens], dtype=np.float64)
-    out[:, 1] = np.log1p(words)
-    out[:, 2] = np.log1p(found)
-    out[:, 3] = np.minimum(sentences, 50)
-    out[:, 4] = sentences / np.maximum(words, 1)
-    out[:, 8] = token_chars / np.maximum(found, 1)
-    for k, text in enumerate(texts):
-        stripped = text.rstrip()
-        out[k, 9] = bool(stripped) and stripped[-1] in ".!?。！？\"'”"
-        out[k, 10] = bool(text) and text[0].isupper()
-        out[k, 11] = stopword_share(tokens[k], text, lang)
-    return out
-
-
 def block_features(
     dom: Dom,
     blocks: Blocks,
@@ -306,11 +232,10 @@ def block_features(
     n = len(blocks)
     if n == 0:
         return np.zeros((0, len(FEATURES)), dtype=np.float32)
-    texts = [blocks.text(dom, k) for k in range(n)]
+    texts = block_texts(dom, blocks)
     chars, density = _block_sizes(dom, blocks)
-    text_columns = _text_columns(texts)
-    digits = text_columns[:, 6]  # digit share
-    columns = [text_columns, density[:, None], _marks(texts, digits)]
+    text, digits = text_columns(texts)
+    columns = [text, density[:, None], mark_columns(texts, digits)]
     columns.append(np.array([blocks.stop[k] - blocks.start[k] for k in range(n)])[:, None])
     columns.append(_tree_columns(dom, blocks, chars))
     columns.append(_tag_columns(dom, blocks))
@@ -356,16 +281,6 @@ def _block_sizes(dom: Dom, blocks: Blocks) -> tuple[np.ndarray, np.ndarray]:
     chars = prefix[stop] - prefix[start]
     link = link_prefix[stop] - link_prefix[start]
     return chars, np.divide(link, chars, out=np.zeros(len(chars)), where=chars > 0)
-
-
-def _marks(texts: list[str], digits: np.ndarray) -> np.ndarray:
-    """has_date, bullets, has_copyright; `digits` per text (no digit, no date to look for)."""
-    out = np.zeros((len(texts), 3))
-    for k, text in enumerate(texts):
-        out[k, 0] = digits[k] > 0 and _DATE.search(text) is not None
-        out[k, 1] = len(_BULLETS.findall(text))
-        out[k, 2] = _COPYRIGHT.search(text) is not None
-    return out
 
 
 def _tree_columns(dom: Dom, blocks: Blocks, chars: np.ndarray) -> np.ndarray:
