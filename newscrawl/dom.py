@@ -236,7 +236,7 @@ class Dom:
 
     def subtree_chars(self, nodes: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """`text_len` and `link_chars` of many nodes at once, as float arrays."""
-        start, end, chars, links = self._subtree_arrays
+        start, end, chars, links = self.subtree_arrays
         index = np.asarray(nodes, dtype=np.int64)
         start, end = start[index], end[index]
         return chars[end] - chars[start], links[end] - links[start]
@@ -257,14 +257,20 @@ class Dom:
         return ids
 
     @cached_property
-    def _subtree_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Piece ranges and character prefix sums as arrays, made once for `subtree_chars`."""
+    def subtree_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """`piece_start`, `piece_end` and the prefix sums of characters and of link characters
+        over pieces, as arrays made once for `subtree_chars` and vectorised readers."""
         return (
             np.asarray(self.piece_start, dtype=np.int64),
             np.asarray(self.piece_end, dtype=np.int64),
             np.asarray(self._chars_prefix, dtype=np.float64),
             np.asarray(self._link_chars_prefix, dtype=np.float64),
         )
+
+    @cached_property
+    def link_tags_prefix(self) -> np.ndarray:
+        """Prefix sums of <a> elements over node ids, as floats: `link_count` of every node."""
+        return np.asarray(self._links_prefix, dtype=np.float64)
 
     def link_density(self, node: int) -> float:
         chars = self.text_len(node)

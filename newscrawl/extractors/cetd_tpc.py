@@ -55,6 +55,8 @@ from dataclasses import dataclass
 from itertools import accumulate
 from math import sqrt
 
+import numpy as np
+
 from newscrawl.dom import Dom
 from newscrawl.extractors.base import Extraction
 from newscrawl.title import page_title
@@ -89,21 +91,30 @@ def text_block_density(
     dom: Dom, text_children: bool = True, text_child_tags: float = 1.0
 ) -> list[float]:
     """TBD(v) for every node: the sum of its children's (CN - LCN + 1) / (TN - LTN + 1)."""
-    tbd = [0.0] * len(dom.tag)
-    text_len, link_chars = dom.text_len, dom.link_chars
-    tag_count, link_count = dom.tag_count, dom.link_count
-    for child, parent in enumerate(dom.parent):
-        if parent >= 0:
-            chars = text_len(child) - link_chars(child)
-            tags = tag_count(child) - link_count(child)
-            tbd[parent] += (chars + 1) / (tags + 1)
+    return _text_block_density(dom, text_children, text_child_tags).tolist()
+
+
+def _text_block_density(dom: Dom, text_children: bool, text_child_tags: float) -> np.ndarray:
+    """`text_block_density` as an array: every term from prefix sums at once, then summed per
+    node by `np.bincount`, which adds in array order - children in id order, then text
+    pieces - as the per-node loop of the definition does, so each sum is that loop's float."""
+    count = len(dom.tag)
+    start, stop, chars, link_chars = dom.subtree_arrays
+    node = np.arange(count)
+    parent = np.asarray(dom.parent, dtype=np.int64)
+    end = np.asarray(dom.end, dtype=np.int64)
+    links = dom.link_tags_prefix
+    text = (chars[stop] - chars[start]) - (link_chars[stop] - link_chars[start])
+    tags = (end - node) - (links[end] - links[node])
+    child = parent >= 0
+    owners, terms = [parent[child]], [((text + 1) / (tags + 1))[child]]
     if text_children:
         weight = 1.0 / (text_child_tags + 1.0)
-        for owner, text, in_link in zip(
-            dom.piece_owner, dom.piece_text, dom.piece_in_link, strict=True
-        ):
-            tbd[owner] += (1.0 if in_link else len(text) + 1.0) * weight
-    return tbd
+        lengths = np.fromiter(map(len, dom.piece_text), dtype=np.float64)
+        in_link = np.asarray(dom.piece_in_link, dtype=bool)
+        owners.append(np.asarray(dom.piece_owner, dtype=np.int64))
+        terms.append(np.where(in_link, 1.0, lengths + 1.0) * weight)
+    return np.bincount(np.concatenate(owners), np.concatenate(terms), minlength=count)
 
 
 def content_pieces(
@@ -161,12 +172,10 @@ class CETDTPC:
         total = prefix[-1]
         if not total:
             return -1
-        tbd = text_block_density(dom, config.text_children, config.text_child_tags)
-        piece_start, piece_end = dom.piece_start, dom.piece_end
-        best, best_score = -1, 0.0
-        for node, density in enumerate(tbd):
-            covered = prefix[piece_end[node]] - prefix[piece_start[node]]
-            score = density * covered / total
-            if score > best_score:
-                best, best_score = node, score
-        return best
+        tbd = _text_block_density(dom, config.text_children, config.text_child_tags)
+        weight = np.asarray(prefix, dtype=np.float64)
+        start, stop = dom.subtree_arrays[:2]
+        # the loop's `density * covered / total`, left to right, for every node at once
+        score = tbd * (weight[stop] - weight[start]) / total
+        best = int(np.argmax(score))  # the first of equal scores, as a strict `>` scan keeps
+        return best if score[best] > 0.0 else -1

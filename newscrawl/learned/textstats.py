@@ -1,18 +1,18 @@
 """Text statistics of a page's blocks: the `_TEXT` columns of the learned extractor's features.
 
-Speed matters here (every page pays it), so the regular expressions run once over all of a
-page's blocks joined by a separator rather than once per block, and character classes are
-counted with one table lookup per character. The columns are exactly those the per-block
-formulas give: the shipped model was trained on them, and a float that moves by one unit in the
-last place can flip a tree split. Where the joined text could mislead (a block holding the
-separator itself) the per-block formulas run instead.
+Speed matters here (every page pays it): character classes (and bullets) are counted with one
+table lookup per character and one `np.bincount`, block texts are built in one pass over the
+pieces, and the date pattern is led by a digit look-ahead so the scan skips text fast. (Running
+each pattern once over all blocks joined by a separator was measured: it is slower than one
+`findall` per block.) The columns are exactly those of the per-block formulas: the shipped
+model was trained on them, and a float that moves by one unit in the last place can flip a
+tree split.
 """
 
 from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Callable
 
 import numpy as np
 
@@ -22,15 +22,8 @@ from newscrawl.learned.stopwords import CJK, STOPWORDS, guess_language, stopword
 
 __all__ = ["block_texts", "mark_columns", "text_columns"]
 
-# Between joined blocks: a character no block has (checked), not a word, not a space.
-_SEP = "\x00"
 _WORD = re.compile(r"\w+")
 _SENTENCE_END = re.compile(r"[.!?。！？](?:\s|$)|[。！？]")
-# The same two patterns over joined blocks: the separator is a match of its own, and a
-# sentence end before it counts as one before the end of its block (`$` above).
-_WORD_JOINED = re.compile(r"\w+|\x00")
-_SENTENCE_JOINED = re.compile(r"[.!?。！？](?:\s|$|(?=\x00))|[。！？]|\x00")
-_BULLETS = re.compile("[|•·»›]")
 _COPYRIGHT = re.compile(r"©|\([cC]\)")
 # The seed-004 date pattern with `(?=\d)` put first: implied by every alternative, so it
 # matches exactly where the pattern without it does, but lets the scan skip non-digits fast.
@@ -117,7 +110,7 @@ def text_columns(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     out[:, 7] = counts[:, 4] / np.maximum(counts[:, 5], 1)
     out[:, 12] = counts[:, 6] / chars
     words = np.array([len(text.split()) for text in texts], dtype=np.float64)
-    sentences = _per_block_counts(texts, _SENTENCE_JOINED, _SENTENCE_END)
+    sentences = np.array([len(_SENTENCE_END.findall(t)) for t in texts], dtype=np.float64)
     found, token_chars, stop = _token_columns(texts)
     out[:, 1] = np.log1p(words)
     out[:, 2] = np.log1p(found)
@@ -130,79 +123,18 @@ def text_columns(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     return out, counts[:, 3]
 
 
-def _separated(texts: list[str]) -> bool:
-    """Whether the separator can join `texts` (no text holds it)."""
-    return not any(_SEP in text for text in texts)
-
-
-def _matches(texts: list[str], pattern: re.Pattern[str]) -> tuple[list[str], np.ndarray]:
-    """All matches of `pattern` (which matches the separator too) over the joined texts, and
-    the index of each separator among them."""
-    found = pattern.findall(_SEP.join(texts))
-    seps = np.flatnonzero(np.fromiter(map(_SEP.__eq__, found), dtype=bool, count=len(found)))
-    return found, seps
-
-
-def _per_block_counts(
-    texts: list[str], joined: re.Pattern[str], alone: re.Pattern[str]
-) -> np.ndarray:
-    """How many matches of `alone` each text holds, counted in one pass with `joined`."""
-    if not _separated(texts):
-        return np.array([len(alone.findall(t)) for t in texts], dtype=np.float64)
-    found, seps = _matches(texts, joined)
-    bounds = np.concatenate([[-1], seps, [len(found)]])
-    return (np.diff(bounds) - 1).astype(np.float64)
-
-
 def _token_columns(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per text: its `\\w+` tokens (lower-cased), their characters, the share of them that
     are function words of the page's language."""
-    lowered = [text.lower() for text in texts]
-    if not _separated(lowered):
-        return _token_columns_alone(texts, lowered)
-    tokens, seps = _matches(lowered, _WORD_JOINED)
-    lang = guess_language(filter(_SEP.__ne__, tokens))
-    lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
-    stop_words = STOPWORDS.get(lang)
-    is_stop: Callable[[str], bool] = stop_words.__contains__ if stop_words else _never
-    stops = np.fromiter(map(is_stop, tokens), dtype=np.int64, count=len(tokens))
-    bounds = np.concatenate([[-1], seps, [len(tokens)]])
-    found = np.diff(bounds) - 1
-    # sums over each block's tokens, which lie strictly between two separators
-    first, stop = bounds[:-1] + 1, bounds[1:]
-    prefix = np.concatenate([[0], np.cumsum(lengths)])
-    chars = prefix[stop] - prefix[first]
-    prefix = np.concatenate([[0], np.cumsum(stops)])
-    stop_count = prefix[stop] - prefix[first]
-    share = _stop_shares(texts, lang, found, stop_count)
-    return found.astype(np.float64), chars.astype(np.float64), share
-
-
-def _never(_: str) -> bool:
-    return False
-
-
-def _stop_shares(
-    texts: list[str], lang: str, found: np.ndarray, stop_count: np.ndarray
-) -> np.ndarray:
-    """`stopwords.stopword_share` of each text from its token and function-word counts."""
-    if lang == "zh":  # counted over CJK characters, not tokens
-        return np.array([stopword_share([], t, lang) for t in texts], dtype=np.float64)
-    if not STOPWORDS.get(lang):
-        return np.zeros(len(texts))
-    # int / int as Python divides it: both exact in float64, one correctly rounded division
-    return np.divide(stop_count, found, out=np.zeros(len(texts)), where=found > 0)
-
-
-def _token_columns_alone(
-    texts: list[str], lowered: list[str]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """`_token_columns` block by block (texts that hold the separator)."""
-    tokens = [_WORD.findall(text) for text in lowered]
+    tokens = [_WORD.findall(text.lower()) for text in texts]
     lang = guess_language(itertools.chain.from_iterable(tokens))
-    found = np.array([len(t) for t in tokens], dtype=np.float64)
+    found = np.fromiter(map(len, tokens), dtype=np.float64, count=len(texts))
     chars = np.array([sum(map(len, t)) for t in tokens], dtype=np.float64)
-    share = [stopword_share(t, text, lang) for t, text in zip(tokens, texts, strict=True)]
+    stop = STOPWORDS.get(lang)
+    if lang == "zh" or not stop:  # zh: counted over CJK characters, not tokens
+        share = [stopword_share(t, text, lang) for t, text in zip(tokens, texts, strict=True)]
+    else:  # `stopword_share` without its per-call lookups: int / int, the same float
+        share = [sum(map(stop.__contains__, t)) / len(t) if t else 0.0 for t in tokens]
     return found, chars, np.array(share, dtype=np.float64)
 
 
@@ -211,30 +143,11 @@ def mark_columns(texts: list[str], digits: np.ndarray) -> np.ndarray:
     without digits holds no date to look for)."""
     out = np.zeros((len(texts), 3))
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    codes = _codes(texts)
     owner = np.repeat(np.arange(len(texts), dtype=np.int64), lengths)
-    out[:, 1] = np.bincount(owner[np.isin(codes, _BULLET_CODES)], minlength=len(texts))
-    dated = np.flatnonzero(digits > 0)
-    with_digits = [texts[k] for k in dated]
-    if _separated(with_digits):
-        out[dated, 0] = _has_match(with_digits, _DATE)
-    else:
-        out[dated, 0] = [_DATE.search(t) is not None for t in with_digits]
+    out[:, 1] = np.bincount(owner[np.isin(_codes(texts), _BULLET_CODES)], minlength=len(texts))
+    search = _DATE.search
+    out[:, 0] = [digits[k] > 0 and search(text) is not None for k, text in enumerate(texts)]
     joined = "".join(texts)
     if "©" in joined or "(c)" in joined or "(C)" in joined:  # the pattern's three strings
         out[:, 2] = [_COPYRIGHT.search(t) is not None for t in texts]
     return out
-
-
-def _has_match(texts: list[str], pattern: re.Pattern[str]) -> np.ndarray:
-    """1 for each text where `pattern` (which cannot match the separator) matches, from one
-    pass over the joined texts."""
-    hit = np.zeros(len(texts))
-    if not texts:
-        return hit
-    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    starts = np.concatenate([[0], np.cumsum(lengths + 1)[:-1]])
-    positions = [m.start() for m in pattern.finditer(_SEP.join(texts))]
-    if positions:
-        hit[np.searchsorted(starts, positions, side="right") - 1] = 1.0
-    return hit
