@@ -23,12 +23,15 @@ Everything is computed from the one parsed `Dom`; no feature needs a rendered pa
 
 from __future__ import annotations
 
+import itertools
 import math
 import re
 import zlib
 from collections.abc import Sequence
 from functools import lru_cache
 
+import lxml.etree
+import lxml.html
 import numpy as np
 from rapidfuzz import fuzz
 
@@ -36,6 +39,7 @@ from newscrawl.dom import Dom
 from newscrawl.learned.blocks import Blocks
 from newscrawl.learned.sitetemplate import SITE_FEATURES, TemplateHashes, site_columns
 from newscrawl.learned.textstats import block_texts, mark_columns, text_columns
+from newscrawl.tags import SKIPPED_TAGS
 
 __all__ = ["FEATURES", "block_features", "block_groups"]
 
@@ -78,7 +82,6 @@ _PARENT_TAGS = ("div", "td", "li", "ul", "ol", "article", "section", "p", "body"
 _BLOCK_INDEX = {tag: i for i, tag in enumerate(_BLOCK_TAGS)}
 _PARENT_INDEX = {tag: i for i, tag in enumerate(_PARENT_TAGS)}
 _HASH_BUCKETS = 32
-_ATTRIBUTES = ("class", "id", "role", "itemprop")
 _CLASS_TOKEN = re.compile(r"[a-z]+")
 _NEIGHBOURS = (-2, -1, 1, 2)
 _SEEDS = ("nce", "mss", "cetd-tpc")
@@ -125,6 +128,7 @@ _PAGE = [
     "page_forum_share",
     "page_comment_share",
 ]
+_ITEMTYPED = lxml.etree.XPath("//*[@itemtype]")
 _LD_TYPE = re.compile(r'"@type"\s*:\s*\[?\s*"([^"]{1,60})"')
 
 FEATURES: list[str] = [
@@ -182,7 +186,12 @@ class _Attributes:
         found = self._words.get(node)
         if found is None:
             get = self.dom.elements[node].get
-            found = " ".join(get(a) or "" for a in _ATTRIBUTES).strip().lower()
+            # class, id, role, itemprop joined by spaces (spelt out: this runs for every
+            # element the blocks reach)
+            found = (
+                f"{get('class') or ''} {get('id') or ''} {get('role') or ''} "
+                f"{get('itemprop') or ''}".strip().lower()
+            )
             self._words[node] = found
         return found
 
@@ -420,11 +429,22 @@ def _schema_types(dom: Dom) -> set[str]:
     for el in dom.elements[0].getroottree().getroot().iter("script"):  # not in the Dom's nodes
         if (el.get("type") or "").strip().lower() == "application/ld+json" and el.text:
             found.update(t.lower() for t in _LD_TYPE.findall(el.text))
-    for el in dom.elements:
+    # the few elements with an itemtype, found by libxml2 rather than a loop over every node
+    for el in _ITEMTYPED(dom.elements[0]):
         kind = el.get("itemtype")
-        if kind:
+        if kind and _in_dom(dom, el):
             found.update(k.rstrip("/").rsplit("/", 1)[-1].lower() for k in kind.split())
     return found
+
+
+def _in_dom(dom: Dom, el: lxml.html.HtmlElement) -> bool:
+    """Whether the walk that built `dom` made `el` a node: no element from it up is skipped."""
+    shown = dom.shown_noscripts
+    for node in itertools.chain((el,), el.iterancestors()):
+        tag = node.tag
+        if not isinstance(tag, str) or (tag.lower() in SKIPPED_TAGS and node not in shown):
+            return False
+    return True
 
 
 def _page_columns(dom: Dom, before: np.ndarray, chars: np.ndarray) -> np.ndarray:
@@ -434,12 +454,11 @@ def _page_columns(dom: Dom, before: np.ndarray, chars: np.ndarray) -> np.ndarray
     col = _COLUMN
     total = float(chars.sum()) or 1.0
     heading = before[:, [col[f"block_h{level}"] for level in range(1, 7)]].sum(axis=1)
-    by_tag = dom.nodes_by_tag
     values = [
         *(float(bool(types & kinds)) for kinds in _SCHEMA_KINDS.values()),
         *(float(og.startswith(kind)) for kind in _OG_KINDS),
-        math.log1p(len(by_tag.get("article", ()))),
-        math.log1p(len(by_tag.get("time", ()))),
+        math.log1p(dom.tag.count("article")),
+        math.log1p(dom.tag.count("time")),
         float(heading.mean()),
         float(before[:, col["block_li"]] @ chars) / total,
         float(before[:, col["near_forum"]] @ chars) / total,

@@ -60,31 +60,39 @@ class TreeEnsemble:
     right: np.ndarray
     value: np.ndarray  # (nodes,) leaf values (0 on split nodes)
     depth: int
+    # The walk's int64 arrays, made once (`__post_init__`) rather than on every call.
+    _walk: tuple[np.ndarray, np.ndarray, np.ndarray] = field(
+        init=False, repr=False, compare=False
+    )
+
+    def __post_init__(self) -> None:
+        # Children sit side by side (left at 2i, right at 2i + 1), so a level is one take of
+        # the child, not two takes and a select.
+        children = np.empty(2 * len(self.left), dtype=np.int64)
+        children[0::2] = self.left
+        children[1::2] = self.right
+        walk = (children, self.feature.astype(np.int64), self.roots.astype(np.int64))
+        object.__setattr__(self, "_walk", walk)
 
     def raw(self, rows: np.ndarray) -> np.ndarray:
         """Log-odds of each row of `rows` (n, features); NaN counts as 0."""
         n, width = rows.shape
         if n == 0:
             return np.zeros(0)
-        values = np.nan_to_num(np.asarray(rows, dtype=np.float64)).ravel()
+        values = np.asarray(rows, dtype=np.float64).ravel()
+        if not np.isfinite(values).all():  # nan_to_num copies; feature rows are finite
+            values = np.nan_to_num(values)
         trees = len(self.roots)
         # One flat (row, tree) walk: np.take on 1-D int64-indexed arrays is far cheaper than
-        # 2-D indexing. Children sit side by side (left at 2i, right at 2i + 1), so a level is
-        # one take of the child, not two takes and a select.
-        children = self._children()
-        feature = self.feature.astype(np.int64)
-        node = np.tile(self.roots.astype(np.int64), n)
+        # 2-D indexing.
+        children, feature, roots = self._walk
+        threshold = self.threshold
+        node = np.tile(roots, n)
         row_start = np.repeat(np.arange(n, dtype=np.int64) * width, trees)
         for _ in range(self.depth):
-            right = values.take(row_start + feature.take(node)) > self.threshold.take(node)
+            right = values.take(row_start + feature.take(node)) > threshold.take(node)
             node = children.take(2 * node + right)
         return self.baseline + self.value.take(node).reshape(n, trees).sum(axis=1)
-
-    def _children(self) -> np.ndarray:
-        children = np.empty(2 * len(self.left), dtype=np.int64)
-        children[0::2] = self.left
-        children[1::2] = self.right
-        return children
 
     def predict(self, rows: np.ndarray) -> np.ndarray:
         """Probability of the positive class ("main text") of each row."""
