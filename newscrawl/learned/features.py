@@ -128,7 +128,7 @@ _PAGE = [
     "page_forum_share",
     "page_comment_share",
 ]
-_ITEMTYPED = lxml.etree.XPath("//*[@itemtype]")
+_ITEMTYPES = lxml.etree.XPath("//@itemtype")  # values that know their element
 _LD_TYPE = re.compile(r'"@type"\s*:\s*\[?\s*"([^"]{1,60})"')
 
 FEATURES: list[str] = [
@@ -243,8 +243,8 @@ def block_features(
         return np.zeros((0, len(FEATURES)), dtype=np.float32)
     texts = block_texts(dom, blocks)
     chars, density = _block_sizes(dom, blocks)
-    text, digits = text_columns(texts)
-    columns = [text, density[:, None], mark_columns(texts, digits)]
+    text, counts = text_columns(texts)
+    columns = [text, density[:, None], mark_columns(texts, counts)]
     columns.append(np.array([blocks.stop[k] - blocks.start[k] for k in range(n)])[:, None])
     columns.append(_tree_columns(dom, blocks, chars))
     columns.append(_tag_columns(dom, blocks))
@@ -281,10 +281,7 @@ def block_groups(dom: Dom, blocks: Blocks) -> np.ndarray:
 
 def _block_sizes(dom: Dom, blocks: Blocks) -> tuple[np.ndarray, np.ndarray]:
     """Characters of each block and the share of them inside links."""
-    piece_len = np.array([len(t) for t in dom.piece_text], dtype=np.float64)
-    in_link = np.array(dom.piece_in_link, dtype=bool)
-    prefix = np.concatenate([[0.0], np.cumsum(piece_len)])
-    link_prefix = np.concatenate([[0.0], np.cumsum(piece_len * in_link)])
+    prefix, link_prefix = dom.subtree_arrays[2:]  # whole numbers: the same sums as a cumsum
     start = np.array(blocks.start)
     stop = np.array(blocks.stop)
     chars = prefix[stop] - prefix[start]
@@ -429,10 +426,9 @@ def _schema_types(dom: Dom) -> set[str]:
     for el in dom.elements[0].getroottree().getroot().iter("script"):  # not in the Dom's nodes
         if (el.get("type") or "").strip().lower() == "application/ld+json" and el.text:
             found.update(t.lower() for t in _LD_TYPE.findall(el.text))
-    # the few elements with an itemtype, found by libxml2 rather than a loop over every node
-    for el in _ITEMTYPED(dom.elements[0]):
-        kind = el.get("itemtype")
-        if kind and _in_dom(dom, el):
+    # the few itemtype attributes, found by libxml2 rather than a loop over every node
+    for kind in _ITEMTYPES(dom.elements[0]):
+        if kind and _in_dom(dom, kind.getparent()):
             found.update(k.rstrip("/").rsplit("/", 1)[-1].lower() for k in kind.split())
     return found
 

@@ -30,7 +30,7 @@ _COPYRIGHT = re.compile(r"©|\([cC]\)")
 _DATE = re.compile(
     r"(?=\d)(?<!\d)(?:(?:19|20)\d\d|\d{1,2}:\d\d|\d{1,2}[./-]\d{1,2}[./-]\d{2,4})(?!\d)"
 )
-_BULLET_CODES = np.array([ord(c) for c in "|•·»›"], dtype=np.uint32)
+_BULLET_CHARS = "|•·»›"
 _SENTENCE_CHARS = ".!?。！？\"'”"
 
 
@@ -52,7 +52,8 @@ def block_texts(dom: Dom, blocks: Blocks) -> list[str]:
 
 
 def _char_classes() -> np.ndarray:
-    """Class bits of every BMP code point: 1 space, 2 alnum, 4 digit, 8 upper, 16 alpha, 32 CJK."""
+    """Class bits of every BMP code point: 1 space, 2 alnum, 4 digit, 8 upper, 16 alpha, 32 CJK,
+    64 bullet."""
     table = np.zeros(0x10000, dtype=np.uint8)
     for code in range(0x10000):
         c = chr(code)
@@ -63,24 +64,26 @@ def _char_classes() -> np.ndarray:
             | c.isupper() << 3
             | c.isalpha() << 4
             | bool(CJK.match(c)) << 5
+            | (c in _BULLET_CHARS) << 6
         )
     return table
 
 
 _CLASSES: np.ndarray | None = None
-# Which of the six class bits each of the 64 class values has, as a (64, 6) 0/1 matrix.
-_BIT_MATRIX = ((np.arange(64)[:, None] >> np.arange(6)[None, :]) & 1).astype(np.float64)
+_BITS = 7
+# Which of the class bits each of the 128 class values has, as a (128, 7) 0/1 matrix.
+_BIT_MATRIX = ((np.arange(1 << _BITS)[:, None] >> np.arange(_BITS)[None, :]) & 1).astype(np.float64)
 
 
 def _class_counts(texts: list[str], codes: np.ndarray) -> np.ndarray:
-    """Per text, counts of: characters, spaces, alphanumerics, digits, capitals, letters, CJK
-    (`codes`: the code points of the texts joined without separator)."""
+    """Per text, counts of: characters, spaces, alphanumerics, digits, capitals, letters, CJK,
+    bullets (`codes`: the code points of the texts joined without separator)."""
     global _CLASSES
     if _CLASSES is None:
         _CLASSES = _char_classes()
     n = len(texts)
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=n)
-    out = np.zeros((n, 7))
+    out = np.zeros((n, 1 + _BITS))
     out[:, 0] = lengths
     if not len(codes):
         return out
@@ -88,7 +91,7 @@ def _class_counts(texts: list[str], codes: np.ndarray) -> np.ndarray:
     bits = np.where(codes < 0x10000, _CLASSES[np.minimum(codes, 0xFFFF)], 2 | 16)
     owner = np.repeat(np.arange(n, dtype=np.int64), lengths)
     # one count per (text, class value), then the bits of each value: whole numbers, exact
-    per_value = np.bincount(owner * 64 + bits, minlength=n * 64).reshape(n, 64)
+    per_value = np.bincount(owner << _BITS | bits, minlength=n << _BITS).reshape(n, 1 << _BITS)
     out[:, 1:] = per_value @ _BIT_MATRIX
     return out
 
@@ -99,7 +102,7 @@ def _codes(texts: list[str]) -> np.ndarray:
 
 def text_columns(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """The `_TEXT` columns of `features` up to the stop-word share (13 columns), and the
-    digit count of each text."""
+    digit and bullet counts of each text (columns)."""
     codes = _codes(texts)
     counts = _class_counts(texts, codes)
     chars = np.maximum(counts[:, 0], 1)
@@ -120,7 +123,7 @@ def text_columns(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     out[:, 9] = [bool(s) and s[-1] in _SENTENCE_CHARS for s in map(str.rstrip, texts)]
     out[:, 10] = [bool(text) and text[0].isupper() for text in texts]
     out[:, 11] = stop
-    return out, counts[:, 3]
+    return out, counts[:, [3, 7]]
 
 
 def _token_columns(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -138,13 +141,12 @@ def _token_columns(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray
     return found, chars, np.array(share, dtype=np.float64)
 
 
-def mark_columns(texts: list[str], digits: np.ndarray) -> np.ndarray:
-    """has_date, bullets, has_copyright of each text (`digits`: its digit count; a text
-    without digits holds no date to look for)."""
+def mark_columns(texts: list[str], counts: np.ndarray) -> np.ndarray:
+    """has_date, bullets, has_copyright of each text (`counts`: its digits and bullets, from
+    `text_columns`; a text without digits holds no date to look for)."""
     out = np.zeros((len(texts), 3))
-    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    owner = np.repeat(np.arange(len(texts), dtype=np.int64), lengths)
-    out[:, 1] = np.bincount(owner[np.isin(_codes(texts), _BULLET_CODES)], minlength=len(texts))
+    digits = counts[:, 0]
+    out[:, 1] = counts[:, 1]
     search = _DATE.search
     out[:, 0] = [digits[k] > 0 and search(text) is not None for k, text in enumerate(texts)]
     joined = "".join(texts)
