@@ -18,6 +18,10 @@ no politeness delays, writing Parquet to a temporary folder. Variants:
                 (3.3 million elements) and three small pages: the huge page is refused by the
                 node budget; "other pages/s" counts the demo sites' pages only, to set beside
                 site-pass
+  docs-site     site-pass on one site of real-world page weight instead of the demo web: 200
+                generated documentation pages of about 86 KB and 310 links each
+                (`newscrawl.demo.docsite`)
+  docs-no-sitelevel, docs-no-extraction  the same site as no-sitelevel and no-extraction
 
 pages/s is HTML pages written per second of crawl (spider open to close); peak memory is the
 crawl process's maximum resident set, worker MB the largest of its parse-pool workers'. With
@@ -36,10 +40,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +64,11 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "no-sitelevel-inline": {"ITEM_PIPELINES": _NO_SITELEVEL, "NEWSCRAWL_PARSE_WORKERS": 0},
     "all-sites": {"NEWSCRAWL_MAX_ACTIVE_SITES": 0},
     "heavy-page": {},
+    "docs-site": {},
+    "docs-no-sitelevel": {"ITEM_PIPELINES": _NO_SITELEVEL},
+    "docs-no-extraction": {"ITEM_PIPELINES": _NO_EXTRACTION},
 }
+_DOCS_VARIANTS = ("docs-site", "docs-no-sitelevel", "docs-no-extraction")
 DEFAULT_VARIANTS = ("site-pass", "no-sitelevel", "no-extraction")
 HEAVY_SITE = "heavy"
 
@@ -123,45 +127,20 @@ def _crawl(sites: Path, out: Path, overrides: dict[str, Any]) -> dict[str, Any]:
     return json.loads(summaries[-1].read_text())
 
 
-class _HeavyHandler(BaseHTTPRequestHandler):
-    """A site of four pages, one of them 9.9 MB of "<p>a"."""
+def _heavy_body(path: str) -> bytes | None:
+    """The heavy site: four pages, one of them 9.9 MB of "<p>a"."""
+    from newscrawl.demo.faults import many_nodes_page
 
-    def do_GET(self) -> None:
-        from newscrawl.demo.faults import many_nodes_page
-
+    if path == "/":
         links = "".join(f'<a href="/page-{n}.html">page {n}</a> ' for n in range(1, 4))
-        pages = {
-            "/": f'<html><body><a href="/huge.html">huge</a> {links}</body></html>'.encode(),
-            "/huge.html": many_nodes_page(),
-        }
-        small = (
+        return f'<html><body><a href="/huge.html">huge</a> {links}</body></html>'.encode()
+    if path == "/huge.html":
+        return many_nodes_page()
+    if path.startswith("/page-"):
+        return (
             b"<html><body><article><p>" + b"A small page. " * 50 + b"</p></article></body></html>"
         )
-        body = pages.get(self.path, small if self.path.startswith("/page-") else None)
-        if body is None:
-            self.send_error(404)
-            return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/html; charset=utf-8")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        pass
-
-
-@contextmanager
-def _heavy_site(host: str) -> Iterator[str]:
-    """Serve the heavy site on `host`; yields its start URL."""
-    server = ThreadingHTTPServer((host, 0), _HeavyHandler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://{host}:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
+    return None
 
 
 def _row(runs: list[dict[str, Any]]) -> dict[str, float]:
@@ -182,7 +161,8 @@ def _row(runs: list[dict[str, Any]]) -> dict[str, float]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from newscrawl.demo.server import DemoServer
+    from newscrawl.demo.docsite import DOCS_PAGES, DOCS_SITE, docs_site
+    from newscrawl.demo.server import DemoServer, serve_pages
 
     names = [v.strip() for v in args.variants.split(",") if v.strip()]
     unknown = [n for n in names if n not in VARIANTS]
@@ -190,20 +170,24 @@ def run(args: argparse.Namespace) -> int:
         print(f"unknown variants: {', '.join(unknown)}", file=sys.stderr)
         return 2
     web = _web(args.copies)
-    hosts = [f"127.0.0.{n}" for n in range(1, len(web.sites) + 2)]
+    hosts = [f"127.0.0.{n}" for n in range(1, len(web.sites) + 3)]
     results: dict[str, dict[str, float]] = {}
     with (
-        DemoServer(web, port=0, hosts=hosts[:-1]) as server,
-        _heavy_site(hosts[-1]) as heavy,
+        DemoServer(web, port=0, hosts=hosts[:-2]) as server,
+        serve_pages(hosts[-2], _heavy_body) as heavy,
+        docs_site(hosts[-1]) as docs,
         tempfile.TemporaryDirectory() as tmp,
     ):
         sites = server.write_site_list(Path(tmp) / "sites.csv")
         with_heavy = Path(tmp) / "sites-heavy.csv"
         with_heavy.write_text(sites.read_text() + f"{heavy},{HEAVY_SITE},\n")
+        docs_only = Path(tmp) / "sites-docs.csv"
+        docs_only.write_text(f"url,name,max_pages\n{docs},{DOCS_SITE},{DOCS_PAGES}\n")
+        lists = {"heavy-page": with_heavy, **dict.fromkeys(_DOCS_VARIANTS, docs_only)}
         runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
         for i in range(args.repeat):  # round by round, so a change in load hits every variant
             for name in names:
-                listed = with_heavy if name == "heavy-page" else sites
+                listed = lists.get(name, sites)
                 runs[name].append(_crawl(listed, Path(tmp) / f"{name}-{i}", VARIANTS[name]))
                 print(f"{name} #{i + 1}: {_row(runs[name][-1:])}", file=sys.stderr)
         results = {name: _row(runs[name]) for name in names}

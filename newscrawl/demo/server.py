@@ -17,6 +17,7 @@ import socket
 import socketserver
 import sys
 import threading
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from email.utils import parsedate_to_datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -26,7 +27,7 @@ from urllib.parse import urlsplit
 
 from newscrawl.demo.web import DemoArticle, DemoPage, DemoSite, DemoWeb
 
-__all__ = ["DemoServer", "Request"]
+__all__ = ["DemoServer", "Request", "serve_pages"]
 
 _NOT_FOUND = (
     b"<!DOCTYPE html><html><head><title>404 Not Found</title></head>"
@@ -366,3 +367,33 @@ def _free_port(host: str) -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind((host, 0))
         return probe.getsockname()[1]
+
+
+@contextlib.contextmanager
+def serve_pages(host: str, page: Callable[[str], bytes | None]) -> Iterator[str]:
+    """Serve on `host` (a free port) the HTML `page(path)` gives for each GET, 404 where it
+    gives None; yields the start URL. For the benchmarks' single generated sites."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            body = page(self.path.split("#", 1)[0])
+            if body is None:
+                self.send_error(404)
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer((host, 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://{host}:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()

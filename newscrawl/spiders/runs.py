@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import scrapy
 from scrapy.utils.defer import maybe_deferred_to_future
 
+from newscrawl.crawl.links import LinkResolver
 from newscrawl.crawl.parsepool import PageLinks
 from newscrawl.crawl.sites import SiteSpec
 from newscrawl.crawl.urls import SiteScope
@@ -51,6 +52,7 @@ class SiteRun:
     cap: int
     queued: set[str] = field(default_factory=set)
     discovery: set[str] = field(default_factory=set)
+    links: LinkResolver = field(default_factory=LinkResolver)  # hrefs its pages share, resolved
     feeds: int = 0
     sitemaps: int = 0
     skipped: set[str] = field(default_factory=set)  # stored articles left alone, unchanged

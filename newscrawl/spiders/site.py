@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import scrapy
 from scrapy import signals
@@ -74,7 +74,6 @@ if TYPE_CHECKING:
 __all__ = ["SiteRun", "SiteSpider", "site_drained"]
 
 T = TypeVar("T")
-_SKIPPED_SCHEMES = ("javascript:", "mailto:", "tel:", "data:", "ftp:", "file:", "#")
 _MAX_SITEMAPS_PER_SITE = 50
 _MAX_FEEDS_PER_SITE = 5
 _NOT_MODIFIED = 304
@@ -272,6 +271,7 @@ class SiteSpider(scrapy.Spider):
             run.drained = True
             run.queued.clear()  # nothing of the site is asked for any more: memory stays flat
             run.discovery.clear()
+            run.links.clear()
             self.crawler.signals.send_catch_log(site_drained, site=run.spec.name, pages=run.pages)
 
     def _page_request(
@@ -282,10 +282,12 @@ class SiteSpider(scrapy.Spider):
         run_length: int,
         priority: int = 0,
         modified: datetime | None = None,
+        canonical: bool = False,
     ) -> scrapy.Request | None:
         """A request for a page of `run`'s site, or None (recorded) when it must not be made.
-        `modified`: when a sitemap or feed says the page last changed."""
-        url = canonical_url(url)
+        `modified`: when a sitemap or feed says the page last changed; `canonical`: `url` is
+        canonical already."""
+        url = url if canonical else canonical_url(url)
         if url in run.queued:
             return None
         if not run.scope.contains(url):
@@ -481,14 +483,8 @@ class SiteSpider(scrapy.Spider):
                 yield self._discovery(run, feed, "feed", priority=5)
         shape = response.meta.get("shape")
         length = response.meta.get("trap_run", 0)
-        for href in links.hrefs:
-            href = href.strip()
-            if not href or href.lower().startswith(_SKIPPED_SCHEMES):
-                continue
-            url = urljoin(base, href)
-            if urlsplit(url).scheme not in ("http", "https"):
-                continue
-            request = self._page_request(run, url, shape, length)
+        for url in run.links.resolve(base, links.hrefs):
+            request = self._page_request(run, url, shape, length, canonical=True)
             if request is not None:
                 yield request
 

@@ -1,0 +1,136 @@
+"""Link resolution: the remembered answers are the ones a fresh join and canonicalisation give."""
+
+from __future__ import annotations
+
+import random
+from urllib.parse import urljoin, urlsplit
+
+from newscrawl.crawl.links import LinkResolver
+from newscrawl.crawl.urls import canonical_url
+
+HREFS = [
+    "/docs/page-1.html",
+    "/docs/page-1.html#section-2",
+    " /docs/page-1.html ",
+    "/docs/../docs/page-2.html?b=2&a=1",
+    "page-3.html",
+    "../up.html",
+    "?q=1",
+    "//cdn.example.org/x.html",
+    "https://Example.org/A",
+    "HTTPS://example.org/b",
+    "http:relative.html",
+    "#top",
+    "",
+    "   ",
+    "mailto:me@example.org",
+    "JavaScript:void(0)",
+    "ftp://example.org/file",
+    "/tel:123",
+    # no host and no path: urljoin takes the page's own path (and query) for these
+    "//",
+    "//?x=1",
+    "//#a",
+    "http://",
+    "https://?q=1",
+    "HTTP://#f",
+    "http:///root.html",
+    "///root.html",
+    # tabs and line breaks are dropped by urljoin: "/\t/" reads as "//"
+    "/\t/",
+    "/\n/?y=2",
+    "/docs/\npage-4.html",
+]
+BASES = [
+    "http://example.org/docs/index.html",
+    "https://example.org/a/b/",
+    "http://other.net/",
+    "http://example.org/other/page.html?p=1",  # the first one's host, another path
+]
+
+
+def reference(base: str, href: str) -> str | None:
+    href = href.strip()
+    skipped = ("javascript:", "mailto:", "tel:", "data:", "ftp:", "file:", "#")
+    if not href or href.lower().startswith(skipped):
+        return None
+    url = urljoin(base, href)
+    return canonical_url(url) if urlsplit(url).scheme in ("http", "https") else None
+
+
+def test_resolved_links_match_a_fresh_resolution_on_every_base_and_repeat() -> None:
+    resolver = LinkResolver()
+    for _ in range(2):  # the second round comes from what the resolver remembers
+        for base in BASES:
+            expected = [u for u in (reference(base, h) for h in HREFS) if u is not None]
+            assert list(resolver.resolve(base, HREFS)) == expected
+    # only page-independent hrefs are remembered, per scheme and host
+    remembered_hrefs = {href for _, href in resolver.remembered}
+    assert "page-3.html" not in remembered_hrefs and "?q=1" not in remembered_hrefs
+    assert "/docs/page-1.html" in remembered_hrefs
+    assert {origin for origin, _ in resolver.remembered} == {
+        "http://example.org",
+        "https://example.org",
+        "http://other.net",
+    }
+
+
+def test_memory_is_bounded() -> None:
+    resolver = LinkResolver(max_remembered=5)
+    hrefs = [f"/p{n}.html" for n in range(50)]
+    assert len(list(resolver.resolve("http://example.org/", hrefs))) == 50
+    assert len(resolver.remembered) == 5
+    resolver.clear()
+    assert not resolver.remembered
+
+
+PIECES = [
+    "/",
+    "//",
+    "http:",
+    "https:",
+    "HTTP:",
+    "?",
+    "#",
+    "a",
+    "b.html",
+    "..",
+    ".",
+    ";p",
+    "\t",
+    "\n",
+    " ",
+    "x.org",
+    ":8080",
+    "@",
+    "%2F",
+    "q=1&utm_source=z",
+    "\x01",
+    "[",
+    "mailto:",
+]
+
+
+def test_random_hrefs_match_a_fresh_resolution() -> None:
+    rng = random.Random(9)
+    resolver = LinkResolver()
+    bases = [*BASES, "https://example.org/a/b/c.html?z=1", "http://example.org:8080/d/"]
+    hrefs = ["".join(rng.choices(PIECES, k=rng.randint(1, 6))) for _ in range(3000)]
+    for _ in range(2):
+        for base in bases:
+            for href in hrefs:
+                assert resolved(resolver, base, href) == expected(base, href)
+
+
+def resolved(resolver: LinkResolver, base: str, href: str) -> list[str] | str:
+    try:
+        return list(resolver.resolve(base, [href]))
+    except ValueError as error:  # urljoin refuses a bad port or an unclosed "["
+        return f"ValueError: {error}"
+
+
+def expected(base: str, href: str) -> list[str] | str:
+    try:
+        return [u for u in [reference(base, href)] if u]
+    except ValueError as error:
+        return f"ValueError: {error}"
