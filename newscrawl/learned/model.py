@@ -61,9 +61,7 @@ class TreeEnsemble:
     value: np.ndarray  # (nodes,) leaf values (0 on split nodes)
     depth: int
     # The walk's int64 arrays, made once (`__post_init__`) rather than on every call.
-    _walk: tuple[np.ndarray, np.ndarray, np.ndarray] = field(
-        init=False, repr=False, compare=False
-    )
+    _walk: tuple[np.ndarray, np.ndarray, np.ndarray] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Children sit side by side (left at 2i, right at 2i + 1), so a level is one take of

@@ -75,36 +75,71 @@ _BITS = 7
 _BIT_MATRIX = ((np.arange(1 << _BITS)[:, None] >> np.arange(_BITS)[None, :]) & 1).astype(np.float64)
 
 
-def _class_counts(texts: list[str], codes: np.ndarray) -> np.ndarray:
+class _Chars:
+    """The characters of a page's texts joined: code points, class bits, owning text, where
+    each text starts and ends (for runs and neighbours that must not cross texts)."""
+
+    def __init__(self, texts: list[str]) -> None:
+        global _CLASSES
+        if _CLASSES is None:
+            _CLASSES = _char_classes()
+        self.count = len(texts)
+        self.lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+        self.codes = np.frombuffer("".join(texts).encode("utf-32-le"), dtype=np.uint32)
+        codes = self.codes
+        # astral characters count as letters (emoji and rare scripts are rare enough)
+        self.bits = np.where(codes < 0x10000, _CLASSES[np.minimum(codes, 0xFFFF)], 2 | 16)
+        self.owner = np.repeat(np.arange(len(texts), dtype=np.int64), self.lengths)
+        stops = np.cumsum(self.lengths)
+        filled = self.lengths > 0
+        self.first = np.zeros(len(codes), dtype=bool)  # the first character of its text
+        self.first[(stops - self.lengths)[filled]] = True
+        self.last = np.zeros(len(codes), dtype=bool)  # the last character of its text
+        self.last[stops[filled] - 1] = True
+
+    def per_text(self, flags: np.ndarray) -> np.ndarray:
+        """How many characters of each text have `flags` set (whole numbers, as floats)."""
+        return np.bincount(self.owner, weights=flags, minlength=self.count)
+
+
+def _class_counts(chars: _Chars) -> np.ndarray:
     """Per text, counts of: characters, spaces, alphanumerics, digits, capitals, letters, CJK,
-    bullets (`codes`: the code points of the texts joined without separator)."""
-    global _CLASSES
-    if _CLASSES is None:
-        _CLASSES = _char_classes()
-    n = len(texts)
-    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=n)
+    bullets."""
+    n = chars.count
     out = np.zeros((n, 1 + _BITS))
-    out[:, 0] = lengths
-    if not len(codes):
+    out[:, 0] = chars.lengths
+    if not len(chars.codes):
         return out
-    # astral characters count as letters (emoji and rare scripts are rare enough)
-    bits = np.where(codes < 0x10000, _CLASSES[np.minimum(codes, 0xFFFF)], 2 | 16)
-    owner = np.repeat(np.arange(n, dtype=np.int64), lengths)
     # one count per (text, class value), then the bits of each value: whole numbers, exact
-    per_value = np.bincount(owner << _BITS | bits, minlength=n << _BITS).reshape(n, 1 << _BITS)
+    keys = chars.owner << _BITS | chars.bits
+    per_value = np.bincount(keys, minlength=n << _BITS).reshape(n, 1 << _BITS)
     out[:, 1:] = per_value @ _BIT_MATRIX
     return out
 
 
-def _codes(texts: list[str]) -> np.ndarray:
-    return np.frombuffer("".join(texts).encode("utf-32-le"), dtype=np.uint32)
+def _words_and_sentences(chars: _Chars) -> tuple[np.ndarray, np.ndarray]:
+    """Per text, `len(text.split())` and `len(_SENTENCE_END.findall(text))`, from the
+    characters: a word starts at a non-space after a space or at its text's start (str.split
+    and re's `\\s` both read `str.isspace`); a sentence ends at each of 。！？ and at each of
+    .!? followed by a space or its text's end (the space the pattern takes cannot start a
+    match, so these are its matches, one each)."""
+    if not len(chars.codes):
+        return np.zeros(chars.count), np.zeros(chars.count)
+    space = (chars.bits & 1) > 0
+    after_space = np.concatenate([[True], space[:-1]]) | chars.first
+    words = chars.per_text(~space & after_space)
+    codes = chars.codes
+    before_space = np.concatenate([space[1:], [True]]) | chars.last
+    latin = (codes == 0x2E) | (codes == 0x21) | (codes == 0x3F)  # . ! ?
+    wide = (codes == 0x3002) | (codes == 0xFF01) | (codes == 0xFF1F)  # 。 ！ ？
+    return words, chars.per_text(latin & before_space | wide)
 
 
 def text_columns(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """The `_TEXT` columns of `features` up to the stop-word share (13 columns), and the
     digit and bullet counts of each text (columns)."""
-    codes = _codes(texts)
-    counts = _class_counts(texts, codes)
+    page = _Chars(texts)
+    counts = _class_counts(page)
     chars = np.maximum(counts[:, 0], 1)
     out = np.zeros((len(texts), 13))
     out[:, 0] = np.log1p(counts[:, 0])
@@ -112,8 +147,7 @@ def text_columns(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     out[:, 6] = counts[:, 3] / chars
     out[:, 7] = counts[:, 4] / np.maximum(counts[:, 5], 1)
     out[:, 12] = counts[:, 6] / chars
-    words = np.array([len(text.split()) for text in texts], dtype=np.float64)
-    sentences = np.array([len(_SENTENCE_END.findall(t)) for t in texts], dtype=np.float64)
+    words, sentences = _words_and_sentences(page)
     found, token_chars, stop = _token_columns(texts)
     out[:, 1] = np.log1p(words)
     out[:, 2] = np.log1p(found)
