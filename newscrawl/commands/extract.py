@@ -27,12 +27,13 @@ import itertools
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from newscrawl.dom import MAX_PAGE_BYTES, size_error
 from newscrawl.evaluation.dataset import read_meta
+from newscrawl.evaluation.runner import error_text
 from newscrawl.evaluation.sites import (
     HEAD_BYTES,
     SITE_FROM,
@@ -151,11 +152,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 # -- extracting -----------------------------------------------------------------------------------
 
 
-def _error_text(err: BaseException) -> str:
-    message = " ".join(str(err).split())
-    return f"{type(err).__name__}: {message}" if message else type(err).__name__
-
-
 def extract_page(
     extractor: Extractor,
     label: str,
@@ -184,7 +180,7 @@ def extract_page(
     except OSError as err:
         record["error"] = f"cannot read: {err.strerror or err}"
     except Exception as err:  # an extractor bug: report it for this page, keep going
-        record["error"] = f"extractor failed: {_error_text(err)}"
+        record["error"] = f"extractor failed: {error_text(err)}"
     else:
         record["title"] = extraction.title
         record["text"] = extraction.text
@@ -252,16 +248,18 @@ def _site_context(extractor: Extractor, items: list[Item]) -> SiteContext | None
     methods = site_methods([extractor])
     if not methods or not items or not items[0].site:
         return None
-    return learn_site(list(itertools.islice(_readable(items), MAX_TEMPLATE_PAGES)), methods)
+    readable = (raw for _, raw in _raw_pages(enumerate(items)))
+    return learn_site(list(itertools.islice(readable, MAX_TEMPLATE_PAGES)), methods)
 
 
-def _readable(items: list[Item]) -> Iterator[RawPage]:
-    for item in items:
+def _raw_pages(items: Iterable[tuple[int, Item]]) -> Iterator[tuple[int, RawPage]]:
+    """The pages that can be read, with their indexes; the others' own records report them."""
+    for index, item in items:
         try:
             data = item.data if item.data is not None else read_page(item.label)
         except (OSError, ValueError):
-            continue  # the page's own record reports it
-        yield RawPage(item.url or "", data, item.content_type)
+            continue
+        yield index, RawPage(item.url or "", data, item.content_type)
 
 
 def site_pass_records(
@@ -274,12 +272,7 @@ def site_pass_records(
 
     by_raw: dict[int, int] = {}
     raws = []
-    for index, item in items:
-        try:
-            data = item.data if item.data is not None else read_page(item.label)
-        except (OSError, ValueError):
-            continue  # reported by extract_page below
-        raw = RawPage(item.url or "", data, item.content_type)
+    for index, raw in _raw_pages(items):  # a page that cannot be read: extract_page reports it
         by_raw[id(raw)] = index
         raws.append(raw)
     if len(raws) < SitePassConfig().min_pages:

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urlsplit
 
-from newscrawl.crawl.urls import canonical_url
+from newscrawl.crawl.urls import absolute_url
 
 __all__ = ["LinkResolver"]
 
@@ -46,11 +46,11 @@ class LinkResolver:
             if not href or href.lower().startswith(SKIPPED_SCHEMES):
                 continue
             if not _page_independent(href):
-                url = _resolved(base, href)
+                url = absolute_url(base, href)
             elif (key := (origin, href)) in self.remembered:
                 url = self.remembered[key]
             else:
-                url = _resolved(base, href)
+                url = absolute_url(base, href)
                 if len(self.remembered) < self.max_remembered:
                     self.remembered[key] = url
             if url is not None:
@@ -78,10 +78,3 @@ def _page_independent(href: str) -> bool:
             return False
     # a host, or a path from the root; with neither, urljoin takes the page's path and query
     return rest[:1] not in ("", "?", "#")
-
-
-def _resolved(base: str, href: str) -> str | None:
-    url = urljoin(base, href)
-    if urlsplit(url).scheme not in ("http", "https"):
-        return None
-    return canonical_url(url)

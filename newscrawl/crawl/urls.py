@@ -19,6 +19,7 @@ from w3lib.url import canonicalize_url, url_query_cleaner
 __all__ = [
     "IGNORED_EXTENSIONS",
     "SiteScope",
+    "absolute_url",
     "canonical_link",
     "canonical_url",
     "has_ignored_extension",
@@ -146,14 +147,21 @@ def canonical_url(url: str) -> str:
     return canonicalize_url(urlunsplit((scheme, netloc, path, parts.query, "")))
 
 
+def absolute_url(base: str, href: str) -> str | None:
+    """`href` on a page whose base URL is `base`, joined and in canonical form; None when it is
+    not an http(s) URL."""
+    url = urljoin(base, href)
+    if urlsplit(url).scheme not in ("http", "https"):
+        return None
+    return canonical_url(url)
+
+
 def canonical_link(link_elements: Iterable[tuple[str, str, str]], base: str) -> str | None:
     """The page's ``<link rel="canonical">`` (given each <link>'s rel, type, href) in canonical
     form - AMP and print views point to the article's own URL there -, or None."""
     for rel, _, href in link_elements:
-        if "canonical" in rel.lower().split() and href:
-            url = urljoin(base, href)
-            if urlsplit(url).scheme in ("http", "https"):
-                return canonical_url(url)
+        if "canonical" in rel.lower().split() and href and (url := absolute_url(base, href)):
+            return url
     return None
 
 

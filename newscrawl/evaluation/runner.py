@@ -41,6 +41,7 @@ __all__ = [
     "DatasetResult",
     "ExtractorResult",
     "dataset_sites",
+    "error_text",
     "evaluate_dataset",
     "site_mode",
 ]
@@ -92,7 +93,8 @@ class DatasetResult:
         return self.pages / seconds if seconds > 0 else 0.0
 
 
-def _error_text(err: BaseException) -> str:
+def error_text(err: BaseException) -> str:
+    """An extractor's error as one line: its type and message."""
     message = " ".join(str(err).split())
     return f"{type(err).__name__}: {message}" if message else type(err).__name__
 
@@ -117,7 +119,7 @@ def _run_extractor(
     try:
         text = extract_in_site(extractor, dom, context).text
     except Exception as err:  # an extractor bug must not end the evaluation
-        return "", _error_text(err), time.perf_counter() - start
+        return "", error_text(err), time.perf_counter() - start
     return text, None, time.perf_counter() - start
 
 

@@ -428,7 +428,7 @@ class SiteSpider(scrapy.Spider):
         if canonical := canonical_link(links.link_elements, base):
             item.extras["canonical"] = canonical  # AMP / print views: a duplicate of that URL
         yield item
-        yield from self._follow(run, response, links)
+        yield from self._follow(run, response, links, base)
 
     def _moved(self, run: SiteRun, url: str) -> Iterator[scrapy.Request]:
         """The start page redirected to another host: the site lives there now."""
@@ -468,10 +468,9 @@ class SiteSpider(scrapy.Spider):
         )
 
     def _follow(
-        self, run: SiteRun, response: Response, links: PageLinks
+        self, run: SiteRun, response: Response, links: PageLinks, base: str
     ) -> Iterator[scrapy.Request]:
-        """Requests for the feeds and in-site links of a parsed page."""
-        base = response.url if links.base is None else urljoin(response.url, links.base)
+        """Requests for the feeds and in-site links of a parsed page whose base URL is `base`."""
         for href in feed_links(list(links.link_elements)):
             feed = canonical_url(urljoin(base, href))
             if (
