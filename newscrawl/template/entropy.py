@@ -46,6 +46,7 @@ from itertools import pairwise
 import numpy as np
 
 from newscrawl.dom import Dom
+from newscrawl.template import sitemethods
 from newscrawl.template.sitemethods import PageShape, SiteMethod, pieces_min
 
 __all__ = [
@@ -229,10 +230,7 @@ def _scores(
 
 def site_scores(doms: Sequence[Dom], config: EntropyConfig | None = None) -> list[np.ndarray]:
     """Template score per node of every page of one site (see the module docstring)."""
-    state = BlockEntropy(config)
-    for dom in doms:
-        state.add(dom)
-    return state.scores()
+    return sitemethods.site_scores(BlockEntropy(config), doms)
 
 
 def _mean(entropy_of: dict[str, float], words: Counter[str]) -> float:

@@ -36,6 +36,7 @@ from hashlib import blake2b
 import numpy as np
 
 from newscrawl.dom import Dom
+from newscrawl.template import sitemethods
 from newscrawl.template.sitemethods import PageShape, SiteMethod, pieces_min
 
 __all__ = ["NAME", "PageletConfig", "Pagelets", "fingerprint", "pagelets", "site_scores"]
@@ -149,7 +150,4 @@ class Pagelets(SiteMethod):
 
 def site_scores(doms: Sequence[Dom], config: PageletConfig | None = None) -> list[np.ndarray]:
     """Template score per node of every page of one site: local template detection."""
-    state = Pagelets(config)
-    for dom in doms:
-        state.add(dom)
-    return state.scores()
+    return sitemethods.site_scores(Pagelets(config), doms)

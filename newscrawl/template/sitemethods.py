@@ -228,18 +228,20 @@ def threshold_of(method: str) -> float:
 
 def site_scores(method: str | SiteMethod, doms: Sequence[Dom]) -> list[np.ndarray]:
     """Template score per node of every page of one site, by `method` (a name: defaults)."""
-    state = new_site_method(method) if isinstance(method, str) else method
-    for dom in doms:
-        state.add(dom)
-    return state.scores()
+    return _learnt(method, doms).scores()
 
 
 def site_masks(method: str | SiteMethod, doms: Sequence[Dom]) -> list[np.ndarray]:
     """Template nodes (bool per node) of every page of one site; nothing before <body> is."""
+    return _learnt(method, doms).masks()
+
+
+def _learnt(method: str | SiteMethod, doms: Sequence[Dom]) -> SiteMethod:
+    """`method` (a name: a fresh state with defaults) with every page of `doms` added."""
     state = new_site_method(method) if isinstance(method, str) else method
     for dom in doms:
         state.add(dom)
-    return state.masks()
+    return state
 
 
 # -- helpers the methods share --------------------------------------------------------------

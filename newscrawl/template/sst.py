@@ -52,6 +52,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from newscrawl.dom import Dom
+from newscrawl.template import sitemethods
 from newscrawl.template.sitemethods import PageShape, SiteMethod, range_min
 
 __all__ = ["NAME", "SSTConfig", "SiteStyleTree", "site_scores"]
@@ -322,7 +323,4 @@ def _style_importance(style: _Style) -> float:
 
 def site_scores(doms: Sequence[Dom], config: SSTConfig | None = None) -> list[np.ndarray]:
     """Template score per node of every page of one site (see the module docstring)."""
-    tree = SiteStyleTree(config)
-    for dom in doms:
-        tree.add(dom)
-    return tree.scores()
+    return sitemethods.site_scores(SiteStyleTree(config), doms)
