@@ -13,14 +13,13 @@ the pages used do not depend on how the dataset happens to be split into files).
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from newscrawl.crawl.urls import site_of
+from newscrawl.evaluation.dataset import read_meta
 from newscrawl.template.sitelevel import RawPage
 
 __all__ = ["SitePages", "SourceError", "read_sources"]
@@ -42,27 +41,12 @@ class _Raw:
     content_type: str | None = None
 
 
-def _folder_meta(folder: Path) -> dict[str, dict[str, Any]]:
-    meta: dict[str, dict[str, Any]] = {}
-    path = folder / "meta.jsonl"
-    if not path.is_file():
-        return meta
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(record, dict) and record.get("id") is not None:
-            meta[str(record["id"])] = record
-    return meta
-
-
 class _Folder:
     """A dataset folder: html/ID.html, meta.jsonl."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        meta = _folder_meta(path)
+        meta, _ = read_meta(path / "meta.jsonl")
         self.files: list[tuple[Path, str, str]] = []  # (html file, site, url)
         for file in sorted((path / "html").iterdir()):
             if file.suffix.lower() not in _HTML_SUFFIXES:
