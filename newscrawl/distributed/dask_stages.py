@@ -22,13 +22,14 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
-import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from newscrawl.slugs import slug
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -144,9 +145,7 @@ def dask_client(cluster: str | None, n_workers: int = 2) -> Iterator[Client | No
 
 def site_slug(site: str) -> str:
     """A file-name-safe, collision-free name for a site."""
-    readable = re.sub(r"[^A-Za-z0-9.-]+", "_", site)[:60].strip("_.") or "site"
-    digest = hashlib.blake2b(site.encode("utf-8"), digest_size=4).hexdigest()
-    return f"{readable}-{digest}"
+    return slug(site, site, unsafe=r"[^A-Za-z0-9.-]+", limit=60, fallback="site")
 
 
 def plan_sites(dataset: str | Path, site_column: str = "site") -> dict[str, list[str]]:

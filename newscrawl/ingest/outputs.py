@@ -11,10 +11,8 @@ published) first has any part files of its slug removed, so no row is ever there
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import re
 import socket
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -23,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from newscrawl.crawl.state import DATASETS, STATE_DIR
+from newscrawl.slugs import slug
 from newscrawl.storage.writer import closed_files, fsync_path, partition_dir
 
 __all__ = [
@@ -47,9 +46,7 @@ def file_slug(path: str | os.PathLike[str]) -> str:
     name = Path(path).name
     for suffix in (".gz", ".warc", ".arc"):
         name = name.removesuffix(suffix)
-    readable = re.sub(r"[^A-Za-z0-9.]+", "_", name)[:80].strip("_.") or "warc"
-    digest = hashlib.blake2b(resolved.encode("utf-8"), digest_size=4).hexdigest()
-    return f"{readable}-{digest}"
+    return slug(name, resolved, unsafe=r"[^A-Za-z0-9.]+", limit=80, fallback="warc")
 
 
 @dataclass(slots=True)
