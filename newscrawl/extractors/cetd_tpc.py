@@ -159,6 +159,14 @@ class CETDTPC:
             return Extraction.empty(self.name, title)
         return Extraction(title=title, text=text, node_ids=(best,), extractor=self.name)
 
+    def select(self, dom: Dom) -> tuple[int, ...]:
+        """The `node_ids` of `extract`, without its title and text (a block with text)."""
+        if not dom.piece_text:
+            return ()
+        best = self.best_block(dom)
+        has_text = best >= 0 and dom.piece_end[best] > dom.piece_start[best]
+        return (best,) if has_text else ()
+
     def best_block(self, dom: Dom) -> int:
         """The node with the largest TDTPC, or -1 when no block scores above zero."""
         paths = path_ids(dom)

@@ -31,7 +31,7 @@ from newscrawl.learned.model import (
 from newscrawl.learned.scoring import score_blocks
 from newscrawl.learned.sitetemplate import SITE_FEATURES, TemplateHashes
 from newscrawl.learned.stacking import CONTEXT_FEATURES
-from newscrawl.learned.trainset import seed_extractions, seed_extractors
+from newscrawl.learned.trainset import seed_extractions, seed_extractors, seed_selections
 from newscrawl.title import page_title
 
 __all__ = ["FALLBACK", "Learned", "LearnedConfig"]
@@ -83,14 +83,15 @@ class Learned:
         title = page_title(dom)
         if not dom.piece_text:
             return Extraction.empty(self.name, title)
-        seeds = seed_extractions(dom, self.seeds)
+        # Only the seeds' node ids are features: their titles and texts are not built.
+        selections = seed_selections(dom, self.seeds)
         try:
             blocks = split_blocks(dom)
-            rows = block_features(dom, blocks, [s.node_ids for s in seeds], template)
+            rows = block_features(dom, blocks, selections, template)
             scores = score_blocks(self.model, rows, block_groups(dom, blocks))
             kept = np.flatnonzero(scores >= self.threshold)
         except Exception:  # a model or feature bug costs this page the learned text, not the page
-            return _fallback(seeds, title)
+            return _fallback(seed_extractions(dom, self.seeds), title)
         text = blocks.text_of(dom, kept.tolist())
         if not text:
             return Extraction.empty(self.name, title)

@@ -227,10 +227,21 @@ class MSS:
 
     def extract(self, dom: Dom) -> Extraction:
         title = page_title(dom)
-        start, stop, total = max_subarray(token_scores(dom, self.config))
-        low, high = start // 2, (stop - 2) // 2  # the pieces at odd positions in the span
-        if total <= 0 or low > high:
+        span = self._span(dom)
+        if span is None:
             return Extraction.empty(self.name, title)
+        low, high = span
         text = dom.pieces_text(range(low, high + 1))
         nodes = covered_nodes(dom, low, high)
         return Extraction(title=title, text=text, node_ids=tuple(nodes), extractor=self.name)
+
+    def select(self, dom: Dom) -> tuple[int, ...]:
+        """The `node_ids` of `extract`, without its title and text."""
+        span = self._span(dom)
+        return tuple(covered_nodes(dom, *span)) if span is not None else ()
+
+    def _span(self, dom: Dom) -> tuple[int, int] | None:
+        """The first and last text piece of the maximum span; None when it holds none."""
+        start, stop, total = max_subarray(token_scores(dom, self.config))
+        low, high = start // 2, (stop - 2) // 2  # the pieces at odd positions in the span
+        return None if total <= 0 or low > high else (low, high)

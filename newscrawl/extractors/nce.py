@@ -161,8 +161,26 @@ class NCE:
         self.config = config or NCEConfig()
 
     def extract(self, dom: Dom) -> Extraction:
-        if not dom.piece_text:
+        found = self._selection(dom)
+        if found is None:
             return Extraction.empty(self.name, title=page_title(dom))
+        cfg, node_ids, pieces = found
+        title = find_title(dom, pieces, cfg)
+        text = dom.pieces_text(pieces)
+        if cfg.title_in_text:
+            text = with_title(title, text)
+        return Extraction(title, text, node_ids, self.name)
+
+    def select(self, dom: Dom) -> tuple[int, ...]:
+        """The `node_ids` of `extract`, without its title search and text (what a reader of
+        the selection alone, the learned extractor's features, needs)."""
+        found = self._selection(dom)
+        return found[1] if found is not None else ()
+
+    def _selection(self, dom: Dom) -> tuple[NCEConfig, tuple[int, ...], list[int]] | None:
+        """The page's config, selected node ids and text pieces; None when nothing is."""
+        if not dom.piece_text:
+            return None
         cfg = for_script(dom, self.config)
         separator = select_separator(dom, cfg)
         if separator is not None:
@@ -170,19 +188,15 @@ class NCE:
         elif cfg.fallback == "tree":
             items = [dom.body]
         else:
-            return Extraction.empty(self.name, title=page_title(dom))
+            return None
         items = remove_comments(dom, items, cfg)
         pieces = item_pieces(dom, items)
         if not pieces:
-            return Extraction.empty(self.name, title=page_title(dom))
-        title = find_title(dom, pieces, cfg)
+            return None
         node_ids = tuple(item for item in items if item >= 0)
         if separator is not None and items == children_items(dom, separator):
             node_ids = (separator,)  # nothing was dropped: the separator's subtree is the answer
-        text = dom.pieces_text(pieces)
-        if cfg.title_in_text:
-            text = with_title(title, text)
-        return Extraction(title, text, node_ids, self.name)
+        return cfg, node_ids, pieces
 
 
 def for_script(dom: Dom, cfg: NCEConfig) -> NCEConfig:

@@ -37,6 +37,7 @@ __all__ = [
     "page_rows",
     "seed_extractions",
     "seed_extractors",
+    "seed_selections",
     "site_templates",
 ]
 
@@ -95,6 +96,19 @@ def seed_extractions(dom: Dom, seeds: Sequence[Extractor] | None = None) -> list
             found.append(extractor.extract(dom))
         except Exception:  # a seed bug costs one feature, not the page
             found.append(Extraction.empty(name))
+    return found
+
+
+def seed_selections(dom: Dom, seeds: Sequence[Extractor] | None = None) -> list[tuple[int, ...]]:
+    """The `node_ids` of `seed_extractions` (what the features read), from each seed's `select`
+    where it has one: the same ids without building titles and texts nobody reads."""
+    found: list[tuple[int, ...]] = []
+    for extractor in seeds or seed_extractors():
+        select = getattr(extractor, "select", None)
+        try:
+            found.append(select(dom) if select is not None else extractor.extract(dom).node_ids)
+        except Exception:  # a seed bug costs one feature, not the page
+            found.append(())
     return found
 
 
