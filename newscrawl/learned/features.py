@@ -348,12 +348,16 @@ def _attribute_columns(dom: Dom, blocks: Blocks) -> np.ndarray:
     elements = elements[elements >= 0]
     row = np.zeros(len(dom.parent) + 1, dtype=np.int64)
     row[elements + 1] = np.arange(1, len(elements) + 1)
-    own = np.zeros(len(elements) + 1, dtype=np.int64)
-    tokens = np.zeros((len(elements) + 1, _HASH_BUCKETS))
-    for i, element in enumerate(elements.tolist(), start=1):
-        own[i] = attrs.own(element)
-        for bucket in attrs.buckets(element):
-            tokens[i, bucket] += 1.0
+    listed = elements.tolist()
+    own = np.array([0, *map(attrs.own, listed)], dtype=np.int64)
+    # token counts per (element row, bucket): whole numbers, so one bincount gives them exactly
+    keys = [
+        i * _HASH_BUCKETS + bucket
+        for i, element in enumerate(listed, start=1)
+        for bucket in attrs.buckets(element)
+    ]
+    size = (len(listed) + 1) * _HASH_BUCKETS
+    tokens = np.bincount(keys, minlength=size).reshape(-1, _HASH_BUCKETS).astype(np.float64)
     at = [row[nodes + 1] for nodes in (node, parent, grand)]
     near = own[at[0]] | own[at[1]] | own[at[2]]
     above = np.array([attrs.above(n) for n in blocks.node], dtype=np.int64)
