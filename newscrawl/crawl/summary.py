@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
 
-__all__ = ["CrawlSummary", "format_summary", "read_summary"]
+__all__ = ["CrawlSummary", "format_summary", "kind_lines", "read_summary"]
 
 logger = logging.getLogger(__name__)
 # Kinds that are the crawler declining, not the web failing.
@@ -216,15 +216,29 @@ def format_summary(summary: dict[str, Any]) -> str:
     problems = {k: v for k, v in summary["errors"].items() if k not in SKIP_KINDS}
     skipped = {k: v for k, v in summary["errors"].items() if k in SKIP_KINDS}
     for title, group in (("errors", problems), ("refused or skipped", skipped)):
-        if group:
-            lines.append(f"{title}:")
-            for kind, count in sorted(group.items(), key=lambda kv: -kv[1]):
-                example = (summary["samples"].get(kind) or [""])[0]
-                lines.append(f"  {KINDS.get(kind, kind):<36} {count:>5}  e.g. {example}")
+        lines += kind_lines(title, group, summary["samples"], KINDS, (36, 5))
     if not problems and not skipped:
         lines.append("no errors")
     lines.append(f"output: {summary['out']}")
     return "\n".join(lines)
+
+
+def kind_lines(
+    title: str,
+    counts: dict[str, int],
+    examples: dict[str, list[str]],
+    names: dict[str, str],
+    widths: tuple[int, int],
+) -> list[str]:
+    """A report's section: `title`, then each kind (most first; ties in the order of `counts`)
+    by its name, its count and its first example, in columns of `widths`; none when empty."""
+    if not counts:
+        return []
+    lines = [f"{title}:"]
+    for kind, count in sorted(counts.items(), key=lambda kv: -kv[1]):
+        example = (examples.get(kind) or [""])[0]
+        lines.append(f"  {names.get(kind, kind):<{widths[0]}} {count:>{widths[1]}}  e.g. {example}")
+    return lines
 
 
 def _incremental_lines(sites: dict[str, Any], width: int) -> list[str]:

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from newscrawl.crawl.state import STATE_DIR
+from newscrawl.crawl.summary import kind_lines
 from newscrawl.ingest.outputs import FileReport, file_slug, read_marker, staging_dir
 
 if TYPE_CHECKING:
@@ -259,12 +260,8 @@ def format_result(result: IngestResult) -> str:
         ("damaged input", totals["problems"], PROBLEMS),
         ("responses skipped", totals["skipped"], _SKIPS),
         ("errors", totals["errors"], {}),
-    ):
-        if group:
-            lines.append(f"{title}:")
-            for kind, count in sorted(group.items(), key=lambda kv: (-kv[1], kv[0])):
-                example = (totals["examples"].get(kind) or [""])[0]
-                lines.append(f"  {names.get(kind, kind):<44} {count:>6}  e.g. {example}")
+    ):  # ties by kind
+        lines += kind_lines(title, dict(sorted(group.items())), totals["examples"], names, (44, 6))
     for path, error in sorted(result.failed.items()):
         lines.append(f"FAILED {path}: {error}")
     lines.append(f"output: {result.out}")
