@@ -369,12 +369,19 @@ def _free_port(host: str) -> int:
         return probe.getsockname()[1]
 
 
+class _PagesServer(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 64  # the default 5 drops connections a crawl opens at once: 1 s retries
+
+
 @contextlib.contextmanager
 def serve_pages(host: str, page: Callable[[str], bytes | None]) -> Iterator[str]:
     """Serve on `host` (a free port) the HTML `page(path)` gives for each GET, 404 where it
     gives None; yields the start URL. For the benchmarks' single generated sites."""
 
     class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # kept-alive connections, as a real server's
+
         def do_GET(self) -> None:
             body = page(self.path.split("#", 1)[0])
             if body is None:
@@ -389,7 +396,7 @@ def serve_pages(host: str, page: Callable[[str], bytes | None]) -> Iterator[str]
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer((host, 0), Handler)
+    server = _PagesServer((host, 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
