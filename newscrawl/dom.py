@@ -195,15 +195,19 @@ class Dom:
     def _aggregate(self) -> None:
         """Subtree sums from prefix sums over the piece and node arrays."""
         lengths = [len(t) for t in self.piece_text]
-        words = [len(t.split()) for t in self.piece_text]
         flags = self.piece_in_link
         self._chars_prefix = [0, *accumulate(lengths)]
-        self._words_prefix = [0, *accumulate(words)]
         link_lengths = (n if f else 0 for n, f in zip(lengths, flags, strict=True))
-        link_words = (n if f else 0 for n, f in zip(words, flags, strict=True))
         self._link_chars_prefix = [0, *accumulate(link_lengths)]
-        self._link_words_prefix = [0, *accumulate(link_words)]
         self._links_prefix = [0, *accumulate(t == "a" for t in self.tag)]
+
+    @cached_property
+    def _word_prefixes(self) -> tuple[list[int], list[int]]:
+        """Prefix sums of words and of words inside links over pieces; made on first use, as
+        few readers count words (NCE's title search) and splitting every piece costs."""
+        words = [len(t.split()) for t in self.piece_text]
+        link_words = (n if f else 0 for n, f in zip(words, self.piece_in_link, strict=True))
+        return [0, *accumulate(words)], [0, *accumulate(link_words)]
 
     # -- per-node measures ----------------------------------------------------------------------
 
@@ -220,10 +224,11 @@ class Dom:
         return p[self.piece_end[node]] - p[self.piece_start[node]]
 
     def words(self, node: int) -> int:
-        return self._words_prefix[self.piece_end[node]] - self._words_prefix[self.piece_start[node]]
+        p = self._word_prefixes[0]
+        return p[self.piece_end[node]] - p[self.piece_start[node]]
 
     def link_words(self, node: int) -> int:
-        p = self._link_words_prefix
+        p = self._word_prefixes[1]
         return p[self.piece_end[node]] - p[self.piece_start[node]]
 
     def tag_count(self, node: int) -> int:
