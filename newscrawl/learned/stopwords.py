@@ -84,12 +84,13 @@ def guess_language(words: Iterable[str]) -> str:
     counts = dict.fromkeys(STOPWORDS, 0)
     seen = Counter(itertools.islice(words, _GUESS_WORDS))
     total = sum(seen.values())
-    cjk = 0
-    for word, times in seen.items():
-        if word[:1] >= "\u3040" and CJK.match(word):
-            cjk += times
-            continue
-        for lang in _LANGUAGES_OF.get(word, ()):
+    # A word can be CJK only if it sorts at or after U+3040 (its first character does), and
+    # only the words of some list count: two filters instead of a look at every distinct word.
+    ideographic = {word for word in seen if word >= "\u3040" and CJK.match(word)}
+    cjk = sum(seen[word] for word in ideographic)
+    for word in (seen.keys() & _LANGUAGES_OF.keys()) - ideographic:
+        times = seen[word]
+        for lang in _LANGUAGES_OF[word]:
             counts[lang] += times
     if total and cjk * 2 > total:
         return "zh"
