@@ -36,6 +36,7 @@ __all__ = [
     "PageTooLargeError",
     "element_estimate",
     "join_pieces",
+    "mib",
     "page_text",
     "page_tree",
     "parse_html",
@@ -425,11 +426,12 @@ def _visible_body_words(root: lxml.html.HtmlElement) -> int:
 
 def size_error(limit: int, size: int | None = None) -> PageError:
     """The error for a page over `limit` bytes (`size`: its size, when known)."""
-    found = f"page is {_mib(size)}, over" if size is not None else "page is over"
-    return PageError(f"{found} the {_mib(limit)} limit")
+    found = f"page is {mib(size)}, over" if size is not None else "page is over"
+    return PageError(f"{found} the {mib(limit)} limit")
 
 
-def _mib(size: int) -> str:
+def mib(size: int) -> str:
+    """`size` bytes as "1.5 MiB" (whole numbers without ".0"), for messages."""
     return f"{size / MIB:.1f}".removesuffix(".0") + " MiB"
 
 

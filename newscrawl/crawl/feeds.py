@@ -27,6 +27,7 @@ import lxml.etree
 from scrapy.utils.sitemap import Sitemap
 from w3lib.encoding import read_bom
 
+from newscrawl.dom import mib
 from newscrawl.encoding import sniff_wide
 
 __all__ = [
@@ -82,7 +83,7 @@ def _gunzip(body: bytes, max_bytes: int) -> bytes:
     with gzip.GzipFile(fileobj=io.BytesIO(body)) as stream:
         data = stream.read(max_bytes + 1)
     if len(data) > max_bytes:
-        raise UnsafeXmlError(f"gzip body inflates past {_mib(max_bytes)}")
+        raise UnsafeXmlError(f"gzip body inflates past {mib(max_bytes)}")
     return data
 
 
@@ -101,7 +102,7 @@ def _checked(
         except (OSError, EOFError) as err:
             raise UnsafeXmlError(f"broken gzip body: {err}") from None
     if len(body) > max_bytes:
-        raise UnsafeXmlError(f"XML body is over {_mib(max_bytes)}")
+        raise UnsafeXmlError(f"XML body is over {mib(max_bytes)}")
     if _ENTITY_DECL.search(xml_text(body)):
         raise _entities_refused()
     try:
@@ -117,10 +118,6 @@ def _checked(
 
 def _entities_refused() -> UnsafeXmlError:
     return UnsafeXmlError("document declares XML entities (refused: entity expansion attack)")
-
-
-def _mib(size: int) -> str:
-    return f"{size / (1024 * 1024):.1f}".removesuffix(".0") + " MiB"
 
 
 def xml_text(body: bytes) -> str:
