@@ -339,3 +339,45 @@ def test_render_boxes_with_an_async_page():
     cells = [boxes[node(dom, "td", k)] for k in range(2)]
     assert cells[0][1] == cells[1][1] and cells[0][0] < cells[1][0]
     assert boxes[node(dom, "table"), 2] == pytest.approx(1264.0)
+
+
+@pytest.mark.slow
+@pytest.mark.chromium
+def test_a_crawl_with_chromium_geometry_records_the_browsers_boxes(chromium, tmp_path) -> None:
+    """NEWSCRAWL_GEOMETRY=chromium inside a real crawl of the demo web: the site pass's node
+    records get their boxes from the browser, and `nodes` says so."""
+    import subprocess
+
+    import pandas as pd
+    from crawl_helpers import FAST_CRAWL
+
+    from newscrawl.crawl.runner import crawl_command
+    from newscrawl.demo.server import DemoServer
+    from newscrawl.demo.web import build_demo_web
+    from newscrawl.template.records import PageNodes
+
+    out = tmp_path / "out"
+    with DemoServer(build_demo_web(1), port=0) as server:
+        sites = server.write_site_list(tmp_path / "sites.csv", ["field-notes"], {"field-notes": 6})
+        settings = (*FAST_CRAWL, "DOWNLOAD_TIMEOUT=5", "NEWSCRAWL_GEOMETRY=chromium")
+        result = subprocess.run(
+            crawl_command(sites, out, settings), capture_output=True, text=True, timeout=300
+        )
+    assert result.returncode == 0, result.stderr[-3000:]
+    nodes = pd.read_parquet(out / "nodes")
+    assert len(nodes) and set(nodes.geometry) == {"chromium"}
+    pages = pd.read_parquet(out / "pages")
+    checked = 0
+    for row in pages.itertuples():
+        rows = nodes[nodes.url == row.final_url]
+        if rows.empty:
+            continue
+        dom = parse_html(row.html, row.final_url, row.content_type)
+        ids = rows.node.to_numpy()
+        crawled = rows.area.to_numpy()
+        browser = PageNodes.from_dom(dom, row.final_url, boxes=chromium.boxes(dom, html=row.html))
+        static = PageNodes.from_dom(dom, row.final_url, geometry="static")
+        assert np.allclose(crawled, browser.area[ids], rtol=0.01, atol=1.0)
+        assert not np.allclose(crawled, static.area[ids], rtol=0.01, atol=1.0)
+        checked += 1
+    assert checked >= 5

@@ -337,3 +337,24 @@ def test_training_reads_a_crawls_nodes_layout(tmp_path: Path) -> None:
     data = read_nodes([tmp_path])
     assert set(data.site) == {"a.example.org", "b.example.org"}
     assert len(data) == table.num_rows * 2 and data.label.any() and not data.label.all()
+
+
+def test_nodes_record_their_geometry_and_training_takes_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture
+) -> None:
+    import pyarrow.dataset as ds
+    from test_sitelevel import write_folder
+
+    folder = write_folder(tmp_path / "data", {f"s{i}.example.org": 6 for i in range(3)})
+    nodes, model = tmp_path / "nodes", tmp_path / "model.json"
+    argv = ["sitelevel", str(folder), "--out", str(nodes), "-q", "--geometry", "flow"]
+    assert main(argv) == 0
+    recorded = ds.dataset(nodes, partitioning="hive").to_table(columns=["geometry"])
+    assert set(recorded.column("geometry").to_pylist()) == {"flow"}
+    capsys.readouterr()
+    # the model is for the provider the nodes record, without being told
+    assert main(["train", str(nodes), "--out", str(model), "-q"]) == 0
+    assert load_model(model).geometry == "flow"
+    # told another one, training refuses rather than record the wrong provider
+    assert main(["train", str(nodes), "--out", str(model), "-q", "--geometry", "static"]) == 2
+    assert "came from the 'flow' geometry provider, not 'static'" in capsys.readouterr().err

@@ -86,10 +86,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--geometry",
-        default="static",
+        default=None,
         choices=("static", "chromium", "flow"),
-        help="the geometry provider the nodes' boxes came from (`newscrawl sitelevel "
-        "--geometry`), recorded in the model; extraction refuses another (default: static)",
+        help="the geometry provider the nodes' boxes came from, recorded in the model; "
+        "extraction refuses another (default: what the nodes record; static for nodes written "
+        "before they recorded it; a different one is an error)",
     )
     parser.add_argument("--quiet", "-q", action="store_true", help="no progress bar")
     add_cluster_arguments(parser)
@@ -166,7 +167,13 @@ def _training_set(args: argparse.Namespace, folder: Path) -> list[Path]:
 
 def _fit(args: argparse.Namespace, nodes: Sequence[str | Path]) -> int:
     """Read the nodes, fit and save the model, print the report."""
-    from newscrawl.template.train import TrainConfig, TrainError, read_nodes, train
+    from newscrawl.template.train import (
+        TrainConfig,
+        TrainError,
+        read_nodes,
+        recorded_geometries,
+        train,
+    )
 
     config = TrainConfig(
         kind=args.kind,
@@ -178,7 +185,8 @@ def _fit(args: argparse.Namespace, nodes: Sequence[str | Path]) -> int:
         refit_all=not args.hold_back,
     )
     try:
-        data = read_nodes(nodes)
+        # the training set keeps the training columns; the providers come from NODES themselves
+        data = replace(read_nodes(nodes), geometries=recorded_geometries(args.nodes))
         model, report = train(data, config, progress=not args.quiet)
     except TrainError as err:
         print(f"newscrawl train: {err}", file=sys.stderr)

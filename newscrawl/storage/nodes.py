@@ -31,6 +31,7 @@ __all__ = [
 # Columns of the `nodes` dataset, in order (features are float32, one column each).
 NODE_COLUMNS: tuple[str, ...] = (
     *("site", "kind", "url", "page", "node", "parent", "depth", "tag", "area", "bucket"),
+    "geometry",  # the provider the boxes (area, distances) came from: static, flow, chromium
     *FEATURES,
     *("label", "crawl"),
 )
@@ -38,7 +39,7 @@ NODE_COLUMNS: tuple[str, ...] = (
 # NODES/crawl=<id>/site=<site>/part-*.parquet (crawl and site live in the folder names).
 NODES_PARTITION_BY = ("crawl", "site")
 
-_STRING_COLUMNS = frozenset({"site", "kind", "url", "tag", "crawl"})
+_STRING_COLUMNS = frozenset({"site", "kind", "url", "tag", "geometry", "crawl"})
 
 
 def nodes_columns(
@@ -66,6 +67,7 @@ def nodes_columns(
         parts["tag"].append([TAGS[t] or "other" for t in page.tag[keep]])
         parts["area"].append(area[keep].astype(np.float32))
         parts["bucket"].append(bucket_of(area[keep], DEFAULT_BOUNDARIES))
+        parts["geometry"].append([page.geometry] * n)
         for column, name in enumerate(FEATURES):
             parts[name].append(features[:, column])
         parts["label"].append(label[keep])
@@ -112,12 +114,13 @@ def nodes_schema() -> pa.Schema:
         "tag": pa.string(),
         "area": pa.float32(),
         "bucket": pa.int8(),
+        "geometry": pa.string(),
         "label": pa.bool_(),
         "crawl": pa.string(),
     }
     return pa.schema(
         [pa.field(name, types.get(name, pa.float32())) for name in NODE_COLUMNS],
-        metadata={"dataset": "newscrawl nodes", "version": "1"},
+        metadata={"dataset": "newscrawl nodes", "version": "2"},
     )
 
 

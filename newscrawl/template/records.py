@@ -178,6 +178,7 @@ class PageNodes:
     html_len: np.ndarray  # int32 characters of HTML
     hash: np.ndarray  # uint64 content hash (node_hashes)
     boxes: np.ndarray  # float32 (n, 4)
+    geometry: str = "static"  # the provider the boxes came from (recorded in `nodes`)
 
     @classmethod
     def from_dom(
@@ -195,7 +196,8 @@ class PageNodes:
 
         `site` (host without "www.") decides which links are intra-site; it defaults to the
         host of `url`. `boxes` are taken as given (e.g. from a rendered page); without them the
-        `geometry` provider computes them from the DOM (a rendering provider also uses `html`).
+        `geometry` provider computes them from the DOM (a rendering provider also uses `html`);
+        either way `geometry` names where they came from.
         `hashes=False` leaves the content hashes at 0 (scoring needs none; SiteLevel does).
         """
         url = url if url is not None else (dom.url or "")
@@ -220,6 +222,7 @@ class PageNodes:
             html_len=np.asarray(dom.html_len, dtype=np.int32),
             hash=node_hashes(dom) if hashes else np.zeros(count, dtype=np.uint64),
             boxes=boxes,
+            geometry=geometry,
         )
 
     def __len__(self) -> int:

@@ -33,6 +33,8 @@ __all__ = [
     "TrainReport",
     "pages_data",
     "read_nodes",
+    "recorded_geometries",
+    "resolve_geometry",
     "train",
     "training_rows",
 ]
@@ -58,7 +60,9 @@ class TrainConfig:
     # keeps far more content (on the development sites it cut 1% of the content text instead
     # of 12%), which is what extraction needs. False reproduces the study.
     balanced: bool = True
-    geometry: str = "static"  # the provider the nodes' boxes came from (recorded in the model)
+    # the provider the nodes' boxes came from, recorded in the model; None: what the nodes
+    # record (static for nodes written before they recorded it)
+    geometry: str | None = None
     # False: the held-out sites stay out of the final fit too (`newscrawl train --hold-back`),
     # so `newscrawl models compare` can score the model on sites it never saw
     refit_all: bool = True
@@ -74,6 +78,7 @@ class NodeData:
     features: np.ndarray  # float64 (n, 7)
     label: np.ndarray  # bool
     weight: np.ndarray | None = None  # float64 sample weight per node (None: all 1)
+    geometries: tuple[str, ...] = ()  # the providers the boxes came from, as recorded
 
     def __len__(self) -> int:
         return len(self.label)
@@ -86,6 +91,7 @@ class NodeData:
             self.features[rows],
             self.label[rows],
             None if self.weight is None else self.weight[rows],
+            self.geometries,
         )
 
 
@@ -175,7 +181,43 @@ def read_nodes(paths: Sequence[str | Path]) -> NodeData:
         if len(table)
         else np.zeros((0, len(FEATURES))),
         label=table.column("label").to_numpy(zero_copy_only=False).astype(bool),
+        geometries=recorded_geometries(paths),
     )
+
+
+def recorded_geometries(paths: Sequence[str | Path]) -> tuple[str, ...]:
+    """The geometry providers `nodes` datasets record, sorted (none for datasets written
+    before nodes recorded them)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from newscrawl.storage.datasets import open_parquet
+    from newscrawl.storage.nodes import NODES_PARTITION_BY
+
+    found: set[str] = set()
+    for path in paths:
+        try:
+            dataset = open_parquet(Path(path), NODES_PARTITION_BY, exclude_invalid_files=True)
+            if "geometry" in dataset.schema.names:
+                column = dataset.to_table(columns=["geometry"]).column("geometry")
+                found.update(g for g in pc.unique(column).to_pylist() if g)
+        except (pa.ArrowInvalid, OSError) as err:
+            raise TrainError(f"{path}: cannot read nodes dataset: {err}") from None
+    return tuple(sorted(found))
+
+
+def resolve_geometry(data: NodeData, asked: str | None) -> str:
+    """The geometry provider a model trained on `data` is for: the one its nodes record; a
+    clear error when they record several, or another than `asked` (`--geometry`)."""
+    if len(data.geometries) > 1:
+        found = ", ".join(data.geometries)
+        raise TrainError(f"the nodes' boxes come from several geometry providers ({found})")
+    if data.geometries and asked and asked != data.geometries[0]:
+        raise TrainError(
+            f"the nodes' boxes came from the {data.geometries[0]!r} geometry provider, "
+            f"not {asked!r}: train without --geometry, or write the nodes with {asked!r}"
+        )
+    return data.geometries[0] if data.geometries else (asked or "static")
 
 
 def pages_data(
@@ -186,8 +228,10 @@ def pages_data(
     parts: dict[str, list[np.ndarray]] = {
         k: [] for k in ("site", "kind", "area", "features", "label")
     }
+    providers: set[str] = set()
     for site, kind, pages, labels in sites:
         for page, label in zip(pages, labels, strict=True):
+            providers.add(page.geometry)
             n = len(page)
             parts["site"].append(np.full(n, site, dtype=object))
             parts["kind"].append(np.full(n, kind, dtype=object))
@@ -197,7 +241,8 @@ def pages_data(
     if not parts["label"]:
         empty = np.zeros(0, dtype=object)
         return NodeData(empty, empty, np.zeros(0), np.zeros((0, len(FEATURES))), np.zeros(0, bool))
-    return NodeData(**{k: np.concatenate(v) for k, v in parts.items()})
+    arrays = {k: np.concatenate(v) for k, v in parts.items()}
+    return NodeData(**arrays, geometries=tuple(sorted(providers)))
 
 
 def _fit_bucket(
@@ -276,7 +321,7 @@ def _model(
         buckets=buckets,
         training_sites=tuple(sorted(sites)),
         kind=config.kind,
-        geometry=config.geometry,
+        geometry=config.geometry or "static",
         options={
             "relative_distances": True,
             "C": config.C,
@@ -296,6 +341,7 @@ def train(
     config = config or TrainConfig()
     if config.kind not in KINDS:
         raise TrainError(f"unknown kind {config.kind!r} (known: {', '.join(KINDS)})")
+    config = replace(config, geometry=resolve_geometry(data, config.geometry))
     rows = training_rows(data.kind, data.area, data.features, config.kind, config.min_area)
     data = data.subset(np.flatnonzero(rows))
     if not len(data):
