@@ -108,13 +108,15 @@ class SitePassPipeline:
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SitePassPipeline:
+        from newscrawl.template.geometry import check_geometry
+
         settings = crawler.settings
         if not settings.getbool("NEWSCRAWL_SITELEVEL", True):
             raise NotConfigured("NEWSCRAWL_SITELEVEL is off: pages are extracted one by one")
         return cls(
             crawler,
             settings.getint("NEWSCRAWL_SITELEVEL_MAX_BYTES", 256 << 20),
-            settings.get("NEWSCRAWL_GEOMETRY", "static"),
+            check_geometry(settings.get("NEWSCRAWL_GEOMETRY", "static")),
         )
 
     def open_spider(self) -> None:

@@ -381,3 +381,17 @@ def test_a_crawl_with_chromium_geometry_records_the_browsers_boxes(chromium, tmp
         assert not np.allclose(crawled, static.area[ids], rtol=0.01, atol=1.0)
         checked += 1
     assert checked >= 5
+
+
+def test_a_crawl_refuses_an_unusable_geometry_before_fetching(tmp_path, monkeypatch, capsys):
+    import newscrawl.template.geometry as geometry
+    from newscrawl.cli import main
+
+    assert geometry.check_geometry(" Flow ") == "flow" and geometry.check_geometry(None) == "static"
+    argv = ["crawl", "http://127.0.0.1:9/", "--out", str(tmp_path / "out")]
+    assert main([*argv, "-s", "NEWSCRAWL_GEOMETRY=bogus"]) == 2
+    assert "unknown geometry provider 'bogus'" in capsys.readouterr().err
+    monkeypatch.setattr(geometry, "CHROMIUM_PATH", str(tmp_path / "no-chromium"))
+    assert main([*argv, "-s", "NEWSCRAWL_GEOMETRY=chromium"]) == 2
+    assert "chromium is not at" in capsys.readouterr().err
+    assert not (tmp_path / "out" / "pages").exists()

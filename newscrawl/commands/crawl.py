@@ -147,6 +147,7 @@ def _run_locked(args: argparse.Namespace) -> int:
     from newscrawl.crawl.runner import crawl_settings, latest_unfinished, run_crawl
     from newscrawl.crawl.sites import SiteListError, read_sites
     from newscrawl.crawl.summary import crawl_status, format_summary
+    from newscrawl.template.geometry import GeometryError, check_geometry
 
     try:
         read_sites(args.sites)
@@ -161,6 +162,11 @@ def _run_locked(args: argparse.Namespace) -> int:
             print(f"newscrawl crawl: nothing to resume in {args.out}", file=sys.stderr)
             return 2
     settings = crawl_settings(args.out, crawl_id, overrides)
+    try:  # before any fetch, not in the first site pass
+        check_geometry(settings.get("NEWSCRAWL_GEOMETRY"))
+    except (ValueError, GeometryError) as err:
+        print(f"newscrawl crawl: {err}", file=sys.stderr)
+        return 2
     crawl_id = settings["NEWSCRAWL_CRAWL_ID"]
     print(
         f"crawl {crawl_id} -> {args.out}  (resume after a stop with: newscrawl crawl "

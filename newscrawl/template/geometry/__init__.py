@@ -38,6 +38,7 @@ page's own stylesheets, so node ids match the Dom exactly.
 from __future__ import annotations
 
 import atexit
+import os
 import threading
 from typing import Any
 
@@ -75,6 +76,7 @@ __all__ = [
     "GeometryProvider",
     "StaticGeometry",
     "boxes_from_rects",
+    "check_geometry",
     "get_geometry_provider",
     "marked_html",
     "node_areas",
@@ -117,6 +119,21 @@ class BrowserPool:
 
 
 BROWSERS = BrowserPool()
+
+
+def check_geometry(name: str | None) -> str:
+    """The provider's canonical name, checked before a crawl relies on it: a ValueError naming
+    the choices for an unknown one, a GeometryError when chromium is asked for and missing (a
+    site pass would otherwise fail site by site, long after the crawl started)."""
+    name = (name or DEFAULT_PROVIDER).strip().lower()
+    if name not in PROVIDERS:
+        raise ValueError(f"unknown geometry provider {name!r}; choose from {sorted(PROVIDERS)}")
+    if name == "chromium" and not os.path.exists(CHROMIUM_PATH):
+        raise GeometryError(
+            f"NEWSCRAWL_GEOMETRY=chromium but chromium is not at {CHROMIUM_PATH} "
+            "(apt-get install chromium)"
+        )
+    return name
 
 
 def get_geometry_provider(name: str | None = None, **options: Any) -> GeometryProvider:
