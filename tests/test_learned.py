@@ -291,6 +291,14 @@ def test_models_build_defaults_are_the_shipped_settings() -> None:
     args = parser.parse_args(["models", "build"])
     assert _params(args) == TrainParams()
     assert _command(args) == "newscrawl models build ../shared/data"
+    # another model to try: the settings reach the classifier and the recorded command
+    argv = ["models", "crossval", "d", "--stages", "1", "--max-leaf-nodes", "63"]
+    tried = _params(parser.parse_args([*argv, "--learning-rate", "0.1"]))
+    assert (tried.stages, tried.max_leaf_nodes, tried.learning_rate) == (1, 63, 0.1)
+    args = parser.parse_args(["models", "build", "--max-depth", "12", "--folds", "3"])
+    assert _command(args) == "newscrawl models build ../shared/data --folds 3 --max-depth 12"
+    with pytest.raises(SystemExit):
+        _params(parser.parse_args(["models", "build", "--stages", "3"]))
 
 
 def test_extract_says_when_the_text_comes_from_the_fallback(

@@ -73,13 +73,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "-n", "--limit", type=int, default=None, metavar="N", help="first N pages per dataset"
         )
         command.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
-        command.add_argument(
-            "--iterations",
-            type=int,
-            default=defaults.iterations,
-            metavar="N",
-            help=f"boosting iterations per stage (default: {defaults.iterations})",
-        )
+        for name, kind, what in _TREE_OPTIONS:
+            default = getattr(defaults, name)
+            command.add_argument(
+                f"--{name.replace('_', '-')}",
+                type=kind,
+                default=default,
+                metavar="N",
+                help=f"{what} (default: {default})",
+            )
         command.add_argument(
             "--folds",
             type=int,
@@ -87,6 +89,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             metavar="K",
             help=f"cross-validation folds, sites kept whole (default: {defaults.folds})",
         )
+
+
+# Classifier settings a user can change to try another model (`TrainParams` fields).
+_TREE_OPTIONS: tuple[tuple[str, type, str], ...] = (
+    ("iterations", int, "boosting iterations per stage"),
+    ("learning_rate", float, "boosting learning rate"),
+    ("max_leaf_nodes", int, "leaves per tree"),
+    ("max_depth", int, "depth per tree"),
+    ("min_samples_leaf", int, "blocks per leaf at least"),
+    ("stages", int, "stages (1: no context of neighbouring scores; 2 at most)"),
+)
 
 
 def _add_compare(sub: Any) -> None:
@@ -181,9 +194,15 @@ def _crossval(args: argparse.Namespace) -> int:
 def _params(args: argparse.Namespace) -> Any:
     from newscrawl.learned.train import TrainParams
 
-    if args.iterations < 1 or args.folds < 2:
-        raise SystemExit("error: --iterations must be at least 1 and --folds at least 2")
-    return TrainParams(iterations=args.iterations, folds=args.folds)
+    if args.folds < 2 or not 1 <= args.stages <= 2 or not 0 < args.learning_rate <= 1:
+        raise SystemExit(
+            "error: --folds must be 2 or more, --stages 1 or 2, --learning-rate in (0, 1]"
+        )
+    counts = (args.iterations, args.max_depth, args.min_samples_leaf)
+    if min(counts) < 1 or args.max_leaf_nodes < 2:
+        raise SystemExit("error: the tree sizes must be at least 1 (--max-leaf-nodes 2)")
+    tree = {name: getattr(args, name) for name, _, _ in _TREE_OPTIONS}
+    return TrainParams(folds=args.folds, **tree)
 
 
 def _has_trafilatura() -> bool:
@@ -242,10 +261,10 @@ def _command(args: argparse.Namespace) -> str:
     if args.only:
         parts += ["--only", args.only]
     defaults = TrainParams()
-    for option in ("iterations", "folds"):
+    for option in ("folds", *(name for name, _, _ in _TREE_OPTIONS)):
         value = getattr(args, option)
         if value != getattr(defaults, option):
-            parts += [f"--{option}", str(value)]
+            parts += [f"--{option.replace('_', '-')}", str(value)]
     return " ".join(parts)
 
 
