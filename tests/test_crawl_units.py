@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import gzip
 import ipaddress
+import random
 import signal
+import string
 import subprocess
 import sys
 import textwrap
@@ -34,7 +36,13 @@ from newscrawl.crawl.pagekind import classify_page, page_signals
 from newscrawl.crawl.private import AddressPolicy, literal_address, parse_allow_private
 from newscrawl.crawl.retry import parse_retry_after
 from newscrawl.crawl.sites import SiteListError, parse_sites, read_sites
-from newscrawl.crawl.urls import SiteScope, canonical_url, is_far_date_url, url_shape
+from newscrawl.crawl.urls import (
+    SiteScope,
+    canonical_url,
+    full_canonical_url,
+    is_far_date_url,
+    url_shape,
+)
 from newscrawl.dom import parse_html
 from newscrawl.storage.schemas import ARTICLES_SCHEMA, PARTITION_BY
 from newscrawl.storage.writer import (
@@ -56,6 +64,23 @@ def test_canonical_url_merges_spellings_of_one_page() -> None:
     assert {canonical_url(u) for u in same} == {"http://example.com/news/story?a=1&b=2"}
     assert canonical_url("https://example.com") == "https://example.com/"
     assert canonical_url("https://example.com:8443/x") == "https://example.com:8443/x"
+
+
+def test_canonical_url_shortcut_agrees_with_the_full_rules() -> None:
+    """Plain URLs skip the full parse (`_PLAIN_URL`): on random URLs of hosts and paths made
+    of the characters it allows - odd hosts included - both give the same spelling."""
+    rng = random.Random(7)
+    hosts = string.ascii_lowercase + string.digits + ".-" * 4
+    paths = string.ascii_letters + string.digits + "._~/-" + "/." * 3
+    odd = ["xn--", "xn--80ak6aa92e.", "a--b", "-a", "a-", "1.2.3.4", "999.1.1.1", "a..b", "a."]
+    odd += ["x" * 70, "www.", "0x7f.1", "localhost"]
+    for _ in range(30_000):
+        host = "".join(rng.choices(hosts, k=rng.randint(1, 20)))
+        if rng.random() < 0.2:
+            host = rng.choice(odd) + host[:5]
+        path = "/" + "".join(rng.choices(paths, k=rng.randint(0, 30)))
+        url = rng.choice(["http://", "https://"]) + host + (path if rng.random() < 0.9 else "")
+        assert canonical_url(url) == full_canonical_url(url), url
 
 
 def test_site_scope_takes_subdomains_and_both_schemes_but_not_other_hosts() -> None:

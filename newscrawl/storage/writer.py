@@ -53,6 +53,7 @@ __all__ = [
 
 Partition = tuple[tuple[str, str], ...]
 TMP_SUFFIX = ".tmp"
+_SCALARS = (int, float, datetime)  # a row's values that count 8 bytes each in `_value_size`
 logger = logging.getLogger(__name__)
 
 
@@ -74,6 +75,8 @@ def _value_size(value: Any) -> int:
     """Rough bytes a value adds to a row group (strings and blobs dominate)."""
     if isinstance(value, str | bytes):
         return len(value)
+    if value is None or isinstance(value, _SCALARS):  # most values: no ABC look-up
+        return 8
     if isinstance(value, Mapping):
         return sum(len(str(k)) + _value_size(v) for k, v in value.items())
     return 8
@@ -153,7 +156,7 @@ class ParquetDatasetWriter:
         buffer = self._buffers.setdefault(key, _Buffer())
         buffer.rows.append(row)
         buffer.count += 1
-        buffer.nbytes += sum(_value_size(v) for v in row.values())
+        buffer.nbytes += sum(map(_value_size, row.values()))
         self._after_append(key, buffer)
 
     def write_rows(

@@ -85,10 +85,12 @@ def _read(
     """The record's head, and its raw payload (capped) when wanted and not too large."""
     from newscrawl.warc.reader import head_of
 
-    headers = record.headers
-    kind = headers.get("WARC-Type") or ""
-    url = headers.get("WARC-Target-URI") or ""
-    length = headers.get("Content-Length")
+    # The header fields by lower-cased name, the first of a repeated name winning, as
+    # HeaderMap.get finds them; one dict instead of five searches of the map per record.
+    headers = {name.lower(): value for name, value in reversed(record.headers.items())}
+    kind = headers.get("warc-type") or ""
+    url = headers.get("warc-target-uri") or ""
+    length = headers.get("content-length")
     status: int | None = None
     http: tuple[tuple[str, str], ...] = ()
     if kind in _HTTP_RECORDS and url.startswith(_HTTP_SCHEMES) and length not in ("0", None):
@@ -100,8 +102,8 @@ def _read(
     head = head_of(
         kind,
         url,
-        headers.get("WARC-Date"),
-        headers.get("WARC-Record-ID"),
+        headers.get("warc-date"),
+        headers.get("warc-record-id"),
         length,
         offset,
         status,
