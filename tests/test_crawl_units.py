@@ -13,6 +13,7 @@ import sys
 import textwrap
 from datetime import UTC, datetime
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pandas as pd
 import pyarrow as pa
@@ -40,6 +41,7 @@ from newscrawl.crawl.urls import (
     SiteScope,
     canonical_url,
     full_canonical_url,
+    host_site,
     is_far_date_url,
     url_shape,
 )
@@ -68,7 +70,8 @@ def test_canonical_url_merges_spellings_of_one_page() -> None:
 
 def test_canonical_url_shortcut_agrees_with_the_full_rules() -> None:
     """Plain URLs skip the full parse (`_PLAIN_URL`): on random URLs of hosts and paths made
-    of the characters it allows - odd hosts included - both give the same spelling."""
+    of the characters it allows - odd hosts included - both give the same spelling, and
+    SiteScope.of the same host and port."""
     rng = random.Random(7)
     hosts = string.ascii_lowercase + string.digits + ".-" * 4
     paths = string.ascii_letters + string.digits + "._~/-" + "/." * 3
@@ -81,6 +84,8 @@ def test_canonical_url_shortcut_agrees_with_the_full_rules() -> None:
         path = "/" + "".join(rng.choices(paths, k=rng.randint(0, 30)))
         url = rng.choice(["http://", "https://"]) + host + (path if rng.random() < 0.9 else "")
         assert canonical_url(url) == full_canonical_url(url), url
+        parts = urlsplit(url)  # SiteScope.of's own full reading of the host and port
+        assert SiteScope.of(url) == SiteScope(host_site(parts.hostname), parts.port), url
 
 
 def test_site_scope_takes_subdomains_and_both_schemes_but_not_other_hosts() -> None:

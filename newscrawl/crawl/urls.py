@@ -131,8 +131,8 @@ IGNORED_EXTENSIONS = frozenset(
 # digits, dots and hyphens, no port, user, query or fragment, a path of unreserved characters
 # (which w3lib neither quotes nor unquotes) without dot segments. canonical_url gives such a URL
 # back as it is (a "/" added to an empty path): tests check it against the full rules on random
-# URLs. It spares the full parse for most archived pages' URLs.
-_PLAIN_URL = re.compile(r"https?://[a-z0-9][a-z0-9.-]*(/[A-Za-z0-9._~/-]*)?")
+# URLs. It spares the full parse for most archived pages' URLs (and SiteScope.of its host).
+_PLAIN_URL = re.compile(r"https?://(?P<host>[a-z0-9][a-z0-9.-]*)(?P<path>/[A-Za-z0-9._~/-]*)?")
 _DIGITS = re.compile(r"\d+")
 # A year and a month, as calendars put them in paths and queries: 2031/04, 1850-12, 2031_04.
 _URL_YEAR = re.compile(r"(?<!\d)([1-9][0-9]{3})[-/_.](0[1-9]|1[0-2])(?!\d)")
@@ -142,7 +142,7 @@ def canonical_url(url: str) -> str:
     """One spelling per page: lower-case scheme and host, no default port, no fragment, dot
     segments resolved, tracking parameters dropped, query arguments sorted."""
     if (plain := _PLAIN_URL.fullmatch(url)) is not None and "/." not in url:
-        return url if plain.group(1) else url + "/"
+        return url if plain.group("path") else url + "/"
     return full_canonical_url(url)
 
 
@@ -244,6 +244,8 @@ class SiteScope:
 
     @classmethod
     def of(cls, url: str) -> SiteScope:
+        if (plain := _PLAIN_URL.fullmatch(url)) is not None:  # no port, the host as it stands
+            return cls(host=host_site(plain.group("host")))
         parts = urlsplit(url)
         host = host_site(parts.hostname)
         port = parts.port if parts.port != _DEFAULT_PORTS.get(parts.scheme.lower()) else None

@@ -72,6 +72,7 @@ __all__ = ["IngestSpider"]
 logger = logging.getLogger(__name__)
 _UNKNOWN_DATE = datetime.fromtimestamp(0, UTC)
 _SITE_STATS = ("pages", "rows", "articles")
+_KEPT_HEADERS = frozenset(KEPT_HEADERS)
 _YIELD_EVERY = 0.05  # seconds of pipeline work between turns of the event loop
 
 
@@ -212,7 +213,7 @@ class IngestSpider(scrapy.Spider):
             report.note(report.skipped, "not_html", f"{url} ({err})")
             return None
         self.crawler.stats.inc_value(pages_stat(site))
-        headers = {k.lower(): v for k, v in head.http_headers if k.lower() in KEPT_HEADERS}
+        headers = {name: v for k, v in head.http_headers if (name := k.lower()) in _KEPT_HEADERS}
         return PageItem(
             url=url,
             final_url=url,
