@@ -3,8 +3,8 @@
 Writes CC-NEWS-shaped WARCs of the demo web (warcinfo; request, response and metadata per
 capture; revisits) into a temporary folder, then, each in a child process pinned to one core:
 
-1. extraction only: every HTML page parsed and run through the crawl's extractors (the default
-   extractor, CETD-TPC where it finds nothing), as `newscrawl bench extract` does;
+1. extraction only: every HTML page parsed as the ingest parses it and run through the crawl's
+   extractors (NEWSCRAWL_EXTRACTORS: the default extractor, CETD-TPC where it finds nothing);
 2. `newscrawl ingest` of the WARC with the site pass / SiteLevel off (reading, decoding, one
    parse, extraction, article flag, metadata, Parquet): the like-for-like figure;
 3. `newscrawl ingest` with every pipeline of a crawl (SiteLevel and the site pass on);
@@ -30,19 +30,26 @@ from typing import Any
 
 HELP = "ingest records/s and pages/s beside extraction-only speed; peak memory by input size"
 
+# The ingest's own parse (with the record's URL and Content-Type) and extractor chain (the
+# NEWSCRAWL_EXTRACTORS of the settings, the primary first), so the two sides differ by what the
+# ingest does around them.
 _EXTRACT_ONLY = """
 import json, sys, time
+from newscrawl import settings
 from newscrawl.warc.reader import Record, read_archive
 from newscrawl.ingest.spider import wanted
 from newscrawl.dom import parse_html
 from newscrawl.extractors import DEFAULT_EXTRACTOR
 from newscrawl.pipelines.extraction import load_extractors
-pages = [r.payload for r in read_archive(sys.argv[1], wanted, 10 << 20)
+pages = [(r.payload, r.head.url, r.head.header("content-type"))
+         for r in read_archive(sys.argv[1], wanted, 10 << 20)
          if isinstance(r, Record) and r.payload is not None]
-extractors = load_extractors([DEFAULT_EXTRACTOR, "cetd-tpc"], {})
+primary = settings.NEWSCRAWL_PRIMARY_EXTRACTOR or DEFAULT_EXTRACTOR
+names = [primary, *(n for n in settings.NEWSCRAWL_EXTRACTORS if n != primary)]
+extractors = load_extractors(names, {})
 def run():
-    for html in pages:
-        dom = parse_html(html)
+    for html, url, content_type in pages:
+        dom = parse_html(html, url, content_type)
         for extractor in extractors.values():
             if extractor.extract(dom).text:
                 break
