@@ -357,6 +357,23 @@ class Dom:
             (k, self.piece_text[k], self.piece_line[k], self.piece_glued[k]) for k in pieces
         )
 
+    def ranges_text(self, starts: Sequence[int], stops: Sequence[int]) -> list[str]:
+        """`pieces_text(range(a, b))` of every non-empty range, in one pass over the pieces.
+
+        In a contiguous range each piece after the first follows a new line (its line number
+        changed), nothing (glued) or a space, as `join_pieces` renders it; each piece is given
+        its lead once, and a range's text is its first piece and the rest with theirs.
+        """
+        text, line, glued = self.piece_text, self.piece_line, self.piece_glued
+        led = [
+            ("\n" if line[k] != line[k - 1] else "" if glued[k] else " ") + text[k] if k else ""
+            for k in range(len(text))
+        ]
+        return [
+            text[a] + "".join(led[a + 1 : b]) if b - a > 1 else text[a]
+            for a, b in zip(starts, stops, strict=True)
+        ]
+
 
 def _own_html_len(el: lxml.html.HtmlElement, tag: str, shown: set[lxml.html.HtmlElement]) -> int:
     """Markup characters that belong to `el` itself rather than to a child node (see html_len)."""

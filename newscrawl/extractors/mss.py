@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 
 import numpy as np
 
@@ -140,10 +140,10 @@ def _piece_scores(dom: Dom, config: MSSConfig) -> list[float]:
     ]
 
 
-_TABLE: np.ndarray | None = None
 _WORD, _SPACE, _IDEOGRAPH = 1, 2, 4
 
 
+@cache  # the same table for every page: a pure function of the patterns
 def _char_table() -> np.ndarray:
     """Per BMP code point: `_WORD` where re's `\\w` matches it, `_SPACE` for `\\s`, `_IDEOGRAPH`
     for the CJK class; read off the patterns themselves, so counts made from it are theirs."""
@@ -163,14 +163,11 @@ def _token_counts(texts: list[str], per_word: int) -> list[int] | None:
     each character that is neither a word character, a space nor an ideograph, and
     ceil(L / per_word) for a run of L ideographs (it takes `per_word` at a time, greedily).
     """
-    global _TABLE
     codes = np.frombuffer("".join(texts).encode("utf-32-le"), dtype=np.uint32)
     if per_word <= 0 or (len(codes) and int(codes.max()) >= 0x10000):
         return None
-    if _TABLE is None:
-        _TABLE = _char_table()
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    bits = _TABLE[codes]
+    bits = _char_table()[codes]
     ideograph = (bits & _IDEOGRAPH) > 0
     word = ((bits & _WORD) > 0) & ~ideograph
     symbol = ((bits & (_WORD | _SPACE)) == 0) & ~ideograph

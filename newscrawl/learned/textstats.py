@@ -37,18 +37,8 @@ _SENTENCE_CHARS = ".!?。！？\"'”"
 def block_texts(dom: Dom, blocks: Blocks) -> list[str]:
     """`blocks.text(dom, k)` of every block, in one pass over the pieces.
 
-    A block's pieces are contiguous, so its text is its first piece, then each next piece
-    after a new line (its line number changed), nothing (glued) or a space: `join_pieces`.
-    """
-    text, line, glued = dom.piece_text, dom.piece_line, dom.piece_glued
-    joined = [
-        ("\n" if line[k] != line[k - 1] else "" if glued[k] else " ") + text[k] if k else text[k]
-        for k in range(len(text))
-    ]
-    return [
-        text[a] + "".join(joined[a + 1 : b]) if b - a > 1 else text[a]
-        for a, b in zip(blocks.start, blocks.stop, strict=True)
-    ]
+    A block's pieces are contiguous (`Dom.ranges_text`)."""
+    return dom.ranges_text(blocks.start, blocks.stop)
 
 
 def _char_classes() -> np.ndarray:

@@ -158,6 +158,7 @@ def read_nodes(paths: Sequence[str | Path]) -> NodeData:
 
     columns = ["site", "kind", "area", *FEATURES, "label"]
     tables = []
+    geometries: set[str] = set()
     for path in paths:
         path = Path(path)
         if not path.exists():
@@ -168,6 +169,7 @@ def read_nodes(paths: Sequence[str | Path]) -> NodeData:
             if missing:
                 raise TrainError(f"{path}: not a nodes dataset (no {', '.join(missing)} column)")
             tables.append(dataset.to_table(columns=columns))
+            geometries.update(_dataset_geometries(dataset))
         except (pa.ArrowInvalid, OSError) as err:
             raise TrainError(f"{path}: cannot read nodes dataset: {err}") from None
     if not tables:
@@ -181,7 +183,7 @@ def read_nodes(paths: Sequence[str | Path]) -> NodeData:
         if len(table)
         else np.zeros((0, len(FEATURES))),
         label=table.column("label").to_numpy(zero_copy_only=False).astype(bool),
-        geometries=recorded_geometries(paths),
+        geometries=tuple(sorted(geometries)),
     )
 
 
@@ -189,7 +191,6 @@ def recorded_geometries(paths: Sequence[str | Path]) -> tuple[str, ...]:
     """The geometry providers `nodes` datasets record, sorted (none for datasets written
     before nodes recorded them)."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     from newscrawl.storage.datasets import open_parquet
     from newscrawl.storage.nodes import NODES_PARTITION_BY
@@ -198,12 +199,21 @@ def recorded_geometries(paths: Sequence[str | Path]) -> tuple[str, ...]:
     for path in paths:
         try:
             dataset = open_parquet(Path(path), NODES_PARTITION_BY, exclude_invalid_files=True)
-            if "geometry" in dataset.schema.names:
-                column = dataset.to_table(columns=["geometry"]).column("geometry")
-                found.update(g for g in pc.unique(column).to_pylist() if g)
+            found.update(_dataset_geometries(dataset))
         except (pa.ArrowInvalid, OSError) as err:
             raise TrainError(f"{path}: cannot read nodes dataset: {err}") from None
     return tuple(sorted(found))
+
+
+def _dataset_geometries(dataset: Any) -> set[str]:
+    """The providers an opened `nodes` dataset records in its geometry column (none before
+    nodes recorded them)."""
+    import pyarrow.compute as pc
+
+    if "geometry" not in dataset.schema.names:
+        return set()
+    column = dataset.to_table(columns=["geometry"]).column("geometry")
+    return {g for g in pc.unique(column).to_pylist() if g}
 
 
 def resolve_geometry(data: NodeData, asked: str | None) -> str:

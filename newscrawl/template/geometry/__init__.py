@@ -121,13 +121,20 @@ class BrowserPool:
 BROWSERS = BrowserPool()
 
 
+def _provider_name(name: str | None) -> str:
+    """`name` as `PROVIDERS` spells it ("static" for None or empty); a ValueError naming the
+    choices for an unknown one."""
+    name = (name or DEFAULT_PROVIDER).strip().lower()
+    if name not in PROVIDERS:
+        raise ValueError(f"unknown geometry provider {name!r}; choose from {sorted(PROVIDERS)}")
+    return name
+
+
 def check_geometry(name: str | None) -> str:
     """The provider's canonical name, checked before a crawl relies on it: a ValueError naming
     the choices for an unknown one, a GeometryError when chromium is asked for and missing (a
     site pass would otherwise fail site by site, long after the crawl started)."""
-    name = (name or DEFAULT_PROVIDER).strip().lower()
-    if name not in PROVIDERS:
-        raise ValueError(f"unknown geometry provider {name!r}; choose from {sorted(PROVIDERS)}")
+    name = _provider_name(name)
     if name == "chromium" and not os.path.exists(CHROMIUM_PATH):
         raise GeometryError(
             f"NEWSCRAWL_GEOMETRY=chromium but chromium is not at {CHROMIUM_PATH} "
@@ -143,9 +150,7 @@ def get_geometry_provider(name: str | None = None, **options: Any) -> GeometryPr
     the calling thread's browser from `BROWSERS`, so per-page calls reuse one browser; with
     options (e.g. ``load_resources=True`` for chromium) a new instance is made.
     """
-    name = (name or DEFAULT_PROVIDER).strip().lower()
-    if name not in PROVIDERS:
-        raise ValueError(f"unknown geometry provider {name!r}; choose from {sorted(PROVIDERS)}")
+    name = _provider_name(name)
     if options:
         if name == "static":
             return StaticGeometry(StaticConfig(**options))
