@@ -94,6 +94,9 @@ NEWSCRAWL_MAX_PAGE_NODES = 100_000
 # processes that parse fetched pages for the spider, off the reactor thread (-1: one per core,
 # 0: parse inline, on the reactor thread)
 NEWSCRAWL_PARSE_WORKERS = -1
+# processes running each complete site's site pass (parse, SiteLevel, extraction, flag), off
+# the reactor thread and its GIL (-1: one per core, 0: in a thread of the crawl process)
+NEWSCRAWL_SITEPASS_WORKERS = -1
 # sites crawled at once (each holds its buffer of pages until its site pass): the next site of
 # the list starts when one is written, so memory stays flat over any number of sites (0: all)
 NEWSCRAWL_MAX_ACTIVE_SITES = 16

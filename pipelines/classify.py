@@ -17,8 +17,8 @@ __all__ = ["ArticleClassifierPipeline"]
 
 
 class ArticleClassifierPipeline:
-    def __init__(self, crawler: Crawler) -> None:
-        self.crawler = crawler
+    def __init__(self, crawler: Crawler | None = None) -> None:
+        self.crawler = crawler  # not needed to classify: a site pass worker has none
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ArticleClassifierPipeline:

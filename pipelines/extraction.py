@@ -17,6 +17,7 @@ stops the crawl.
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from hashlib import blake2b
 from typing import TYPE_CHECKING, Any
 
@@ -37,7 +38,7 @@ from newscrawl.title import page_title
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-__all__ = ["ExtractionPipeline", "content_hash", "load_extractors"]
+__all__ = ["ExtractionPipeline", "ExtractionSettings", "content_hash", "load_extractors"]
 
 logger = logging.getLogger(__name__)
 
@@ -58,16 +59,37 @@ def load_extractors(names: list[str], config: dict[str, dict[str, Any]]) -> dict
     return loaded
 
 
+@dataclass(frozen=True, slots=True)
+class ExtractionSettings:
+    """What builds an ExtractionPipeline again in another process (the site pass's workers):
+    the extractors that loaded here, in order, with their config."""
+
+    names: tuple[str, ...]
+    config: dict[str, dict[str, Any]] = field(default_factory=dict)
+    primary: str = ""
+    keep_all: bool = False
+    max_nodes: dict[str, int] = field(default_factory=dict)
+
+    def build(self) -> ExtractionPipeline:
+        """A pipeline without a crawler: its error records are kept in `recorded`."""
+        extractors = load_extractors(list(self.names), self.config)
+        return ExtractionPipeline(None, extractors, self.primary, self.keep_all, self.max_nodes)
+
+
 class ExtractionPipeline:
-    """Fill title, text, extractor, texts, node ids and page metadata of each PageItem."""
+    """Fill title, text, extractor, texts, node ids and page metadata of each PageItem.
+
+    Without a crawler (a site pass worker process) the errors it would record for the crawl
+    summary are kept in `recorded` as (kind, url, detail), for the crawl process to record."""
 
     def __init__(
         self,
-        crawler: Crawler,
+        crawler: Crawler | None,
         extractors: dict[str, Extractor],
         primary: str,
         keep_all: bool,
         max_nodes: dict[str, int] | None = None,
+        config: dict[str, dict[str, Any]] | None = None,
     ) -> None:
         self.crawler = crawler
         self.extractors = extractors
@@ -75,6 +97,8 @@ class ExtractionPipeline:
         self.keep_all = keep_all
         self.order = [primary, *(n for n in extractors if n != primary)] if primary else []
         self.max_nodes = max_nodes or {}  # {extractor: elements}: bigger pages skip it
+        self.config = config or {}
+        self.recorded: list[tuple[str, str, str]] = []
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ExtractionPipeline:
@@ -93,7 +117,22 @@ class ExtractionPipeline:
         budgets = settings.getdict("NEWSCRAWL_EXTRACTOR_MAX_NODES")
         max_nodes = {name: int(n) for name, n in budgets.items() if n}
         keep_all = settings.getbool("NEWSCRAWL_KEEP_ALL_TEXTS")
-        return cls(crawler, extractors, primary, keep_all, max_nodes)
+        config = settings.getdict("NEWSCRAWL_EXTRACTOR_CONFIG")
+        return cls(crawler, extractors, primary, keep_all, max_nodes, config)
+
+    def settings(self) -> ExtractionSettings:
+        """This pipeline's extractors and options, to build it again in another process."""
+        config = {name: dict(self.config.get(name) or {}) for name in self.extractors}
+        return ExtractionSettings(
+            tuple(self.extractors), config, self.primary, self.keep_all, dict(self.max_nodes)
+        )
+
+    def detached(self) -> ExtractionPipeline:
+        """The same extractors without the crawler: errors kept in `recorded` (the site pass
+        run in a thread, as its workers run it)."""
+        return ExtractionPipeline(
+            None, self.extractors, self.primary, self.keep_all, self.max_nodes, self.config
+        )
 
     def process_item(self, item: Any) -> Any:
         if not isinstance(item, PageItem) or item.stored or item.deferred:
@@ -136,16 +175,22 @@ class ExtractionPipeline:
         for name in self.order:
             if len(dom.tag) > self.max_nodes.get(name, len(dom.tag)):
                 detail = f"{len(dom.tag):,} elements: {name} skipped"
-                record(self.crawler, "extract_budget", dom.url or "", "", detail)
+                self._record("extract_budget", dom.url or "", detail)
                 continue
             try:
                 results[name] = extract_in_site(self.extractors[name], dom, context)
             except Exception as err:  # one extractor's bug must not cost the page
                 errors.append(f"{name}: {type(err).__name__}: {err}")
-                record(self.crawler, "extract_error", dom.url or "", "", errors[-1])
+                self._record("extract_error", dom.url or "", errors[-1])
             if results.get(name) and not self.keep_all:
                 break  # the later extractors are fallbacks: not needed once one has text
         return results, errors
+
+    def _record(self, kind: str, url: str, detail: str) -> None:
+        if self.crawler is None:
+            self.recorded.append((kind, url, detail))
+        else:
+            record(self.crawler, kind, url, "", detail)
 
     def _metadata(self, item: PageItem, dom: Dom) -> None:
         try:

@@ -5,11 +5,15 @@ The first pipeline. It marks each page `deferred` and keeps its raw bytes in its
 page as it arrives). When the site is complete - it reached its page cap, the spider found its
 frontier exhausted (`site_drained`, once every page it yielded has arrived here), `close_site`
 says it is finished (a crawl worker, an ingest's file), or the crawl ends - the site pass
-(`newscrawl.template.sitepass.site_pass`) runs over the site's pages in a worker thread: one
-parse per page, the SiteLevel stage (node records and labels, written to `nodes`), the
-page-level extraction, metadata and article flag, and the site's template out of each page's
-text. Then the site's `articles` rows are written together, each with the `stage` that
-produced its text ("site", or "page" when the site had too few pages for SiteLevel).
+(`newscrawl.template.sitepass.site_pass`, as the job of `newscrawl.pipelines.sitejob`) runs
+over the site's pages in a worker process (`newscrawl.pipelines.sitepool`; or in a thread,
+NEWSCRAWL_SITEPASS_WORKERS=0): one parse per page, the SiteLevel stage (node records and
+labels, written to `nodes`), the page-level extraction, metadata and article flag, and the
+site's template out of each page's text. Then the site's `articles` rows are written together
+in this process, each with the `stage` that produced its text ("site", or "page" when the site
+had too few pages for SiteLevel). A worker that dies on a site (SIGKILL, out of memory) costs
+no page: the site is tried once more in a new worker, then extracted page by page (in a
+thread), and the summary counts it (`sitepass_worker_lost`).
 
 Templates carry across crawls (NEWSCRAWL_INCREMENTAL): a site pass also reads the site's pages
 stored by earlier crawls of the output folder (`CrawlHistory.context_pages`, the latest version
@@ -30,7 +34,8 @@ page that would take its site's buffer past NEWSCRAWL_SITELEVEL_MAX_BYTES is ext
 page instead, as is every page with NEWSCRAWL_SITELEVEL off (then this pipeline is not used).
 
 Settings: NEWSCRAWL_SITELEVEL (on/off), NEWSCRAWL_SITELEVEL_MAX_BYTES, NEWSCRAWL_GEOMETRY,
-NEWSCRAWL_SITE_METHOD (what labels the site's template nodes: sitelevel, sst, pagelets, entropy).
+NEWSCRAWL_SITE_METHOD (what labels the site's template nodes: sitelevel, sst, pagelets, entropy),
+NEWSCRAWL_SITEPASS_WORKERS (worker processes; -1: one per core, 0: a thread).
 """
 
 from __future__ import annotations
@@ -41,28 +46,34 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from newscrawl.pipelines.classify import ArticleClassifierPipeline
-from newscrawl.pipelines.extraction import ExtractionPipeline, content_hash
+from newscrawl.pipelines.extraction import ExtractionPipeline
 from newscrawl.pipelines.parquet import ParquetWriterPipeline, site_complete, writer_options
+from newscrawl.pipelines.sitejob import (
+    PassSettings,
+    SitePasser,
+    SitePassJob,
+    SitePassResult,
+    pass_page,
+)
+from newscrawl.pipelines.sitepool import BrokenProcessPool, SitePassPool, pool_size
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet import defer, threads
 
+from newscrawl.crawl.errors import record
 from newscrawl.crawl.history import crawl_history
 from newscrawl.crawl.items import PageItem, WarcOrigin
 from newscrawl.crawl.sitecap import page_count
 from newscrawl.crawl.state import crawl_state
-from newscrawl.dom import Dom
-from newscrawl.extractors.base import Extraction
-from newscrawl.extractors.context import SiteContext, learn_site, site_methods
 from newscrawl.spiders.site import site_drained
 from newscrawl.storage.nodes import nodes_writer
 from newscrawl.storage.writer import closed_files, closed_partitions
-from newscrawl.template.carry import is_redesign
-from newscrawl.template.sitelevel import RawPage, SiteLevelRun, run_sitelevel
+from newscrawl.template.sitelevel import RawPage, run_sitelevel
 from newscrawl.template.sitemethods import check_site_method
-from newscrawl.template.sitepass import PAGE_STAGE, SitePassRun, site_pass
+from newscrawl.template.sitepass import PAGE_STAGE
 
 if TYPE_CHECKING:
+    import pyarrow as pa
     from scrapy.crawler import Crawler
 
 __all__ = ["SitePassPipeline", "stored_items"]
@@ -75,7 +86,7 @@ _WARC_COLUMNS = ("warc_file", "warc_offset", "warc_record_id", "warc_date")
 class SitePassPipeline:
     """Per-site buffers of raw pages; the site pass writes `nodes` and `articles` rows."""
 
-    def __init__(self, crawler: Crawler, max_bytes: int, geometry: str) -> None:
+    def __init__(self, crawler: Crawler, max_bytes: int, geometry: str, workers: int = 0) -> None:
         self.crawler = crawler
         self.state = crawl_state(crawler)
         self.max_bytes = max_bytes
@@ -105,6 +116,14 @@ class SitePassPipeline:
         self.history = crawl_history(crawler)
         self.incremental = crawler.settings.getbool("NEWSCRAWL_INCREMENTAL", True)
         self.default_cap = crawler.settings.getint("MAX_PAGES_PER_SITE", 200) or 200
+        # the pass itself: in worker processes (one pool per crawl), or in a thread here
+        self.pool: SitePassPool | None = None
+        self.passer: SitePasser | None = None
+        if workers:
+            level = _log_level(crawler.settings.get("LOG_LEVEL"))
+            self.pool = SitePassPool(workers, PassSettings(self.extraction.settings(), level))
+        else:
+            self.passer = SitePasser(self.extraction.detached())
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SitePassPipeline:
@@ -117,6 +136,7 @@ class SitePassPipeline:
             crawler,
             settings.getint("NEWSCRAWL_SITELEVEL_MAX_BYTES", 256 << 20),
             check_geometry(settings.get("NEWSCRAWL_GEOMETRY", "static")),
+            pool_size(settings.getint("NEWSCRAWL_SITEPASS_WORKERS", -1)),
         )
 
     def open_spider(self) -> None:
@@ -205,10 +225,8 @@ class SitePassPipeline:
             items = await maybe_deferred_to_future(
                 threads.deferToThread(self._site_items, site, buffered)
             )
-            run = await maybe_deferred_to_future(
-                threads.deferToThread(self._carried_pass, site, items)
-            )
-            self._write(site, items, run)
+            result = await self._site_pass(site, items)
+            self._write(site, items, result)
         finally:
             if site in self.expected:  # drained: every page of it has arrived
                 self._release(site)
@@ -227,70 +245,74 @@ class SitePassPipeline:
         rows = self.history.context_pages(site, seen, cap - len(items))
         return items + [_context_item(row, site) for row in rows]
 
-    def _carried_pass(self, site: str, items: list[PageItem]) -> SitePassRun | None:
-        """The site pass with the site's stored pages; without them when the site was
-        redesigned (the new pages' template is not the stored pages')."""
-        run = self._pass(site, items)
-        context = {item.final_url for item in items if item.context}
-        if run is None or not context:
-            return run
-        new = [page for page in run.sitelevel.pages if page.url not in context]
-        old = [page for page in run.sitelevel.pages if page.url in context]
-        redesigned, share = is_redesign(new, old)
-        stat = f"newscrawl/site/{site}/template_unseen_pct"
-        self.crawler.stats.set_value(stat, round(100 * share))
-        if not redesigned:
-            return run
-        logger.warning(
-            "site %s was redesigned: %.0f%% of its new pages' template was never seen on its "
-            "%d stored pages; its site pass uses the new pages only",
-            site,
-            100 * share,
-            len(old),
-        )
-        self.crawler.stats.set_value(f"newscrawl/site/{site}/redesigned", 1)
-        return self._pass(site, [item for item in items if not item.context])
-
-    def _pass(self, site: str, items: list[PageItem]) -> SitePassRun | None:
-        """The site pass (in a worker thread); None when it failed (pages go page-level)."""
-        by_raw: dict[int, PageItem] = {}
-        raws = []
-        for item in items:
-            raw = RawPage(item.final_url, item.html, item.content_type or None)
-            by_raw[id(raw)] = item
-            raws.append(raw)
-        context = self._context(raws)
-
-        def extract(raw: RawPage, dom: Dom) -> Extraction:
-            item = by_raw[id(raw)]
-            item.dom = dom
-            try:
-                self.extraction.fill(item, context)
-                self.classifier.classify(item)
-            finally:
-                item.dom = None
-            return Extraction(item.title, item.text, item.node_ids, item.extractor)
-
+    async def _site_pass(self, site: str, items: list[PageItem]) -> SitePassResult | None:
+        """The site pass of `items` (in a worker process, or a thread), its results set on
+        the items; None when it did not run: the items are extracted page by page then."""
+        pages = tuple(pass_page(item) for item in items)
+        job = SitePassJob(site, self.state.crawl_id, pages, self.geometry, self.method)
+        result: SitePassResult | None
         try:
-            run = site_pass(site, raws, extract, geometry=self.geometry, method=self.method)
-        except Exception as err:  # the site's pages are still written, page by page
-            logger.warning("site pass of %s failed: %s", site, err)
+            if self.passer is not None:
+                result = await maybe_deferred_to_future(threads.deferToThread(self.passer.run, job))
+            else:
+                result = await self._in_worker(job)
+        except Exception as err:  # a bug in the pass must not cost the site's pages
+            logger.warning("site pass of %s failed: %s: %s", site, type(err).__name__, err)
             self.crawler.stats.inc_value("newscrawl/sitepass/site_errors")
+            result = None
+        if result is None:
+            self.crawler.stats.inc_value("newscrawl/sitepass/page_level_sites")
+            await maybe_deferred_to_future(threads.deferToThread(self._page_level, items))
             return None
-        for outcome in run.outcomes:
-            item = by_raw[id(outcome.raw)]
-            item.text, item.node_ids = outcome.extraction.text, outcome.extraction.node_ids
-            item.stage = outcome.stage
-            item.content_hash = content_hash(item.text)
-        return run
+        self._apply(site, items, result)
+        return result
 
-    def _context(self, raws: list[RawPage]) -> SiteContext | None:
-        """The site's template for the extractors that read one (the learned one): one more
-        parse of each page, before the pass that extracts them."""
-        methods = site_methods(self.extraction.extractors.values())
-        return learn_site(raws, methods) if methods else None
+    async def _in_worker(self, job: SitePassJob) -> SitePassResult | None:
+        """The job in a worker process; tried once more in a new worker when its worker died
+        (killed, out of memory); None when that one died too."""
+        assert self.pool is not None
+        for attempt in (1, 2):
+            job = dataclasses.replace(job, attempt=attempt)
+            executor = self.pool.current
+            try:
+                return await maybe_deferred_to_future(self.pool.run(job))
+            except BrokenProcessPool as err:
+                self.pool.reset(executor)
+                then = "tried again" if attempt == 1 else "extracted page by page"
+                logger.warning("site pass of %s: its worker process died (%s)", job.site, then)
+                detail = f"attempt {attempt}: {err or 'worker died'}; {then}"
+                record(self.crawler, "sitepass_worker_lost", job.site, job.site, detail)
+        return None
 
-    def _write(self, site: str, items: list[PageItem], run: SitePassRun | None) -> None:
+    def _page_level(self, items: list[PageItem]) -> None:
+        """Page-level extraction and flag of the site's own pages (in a thread): its pass
+        did not run."""
+        for item in items:
+            if item.context:
+                continue
+            self.extraction.fill(item)
+            if item.dom is not None:
+                self.classifier.classify(item)
+            item.dom = None
+            item.stage = PAGE_STAGE
+
+    def _apply(self, site: str, items: list[PageItem], result: SitePassResult) -> None:
+        """What the pass gave: log and record what it met, then set each page's results."""
+        for name, level, message in result.logs:
+            logging.getLogger(name).log(level, "%s", message)
+        for kind, url, detail in result.recorded:
+            record(self.crawler, kind, url, "", detail)
+        stats = self.crawler.stats
+        if result.errors:
+            stats.inc_value("newscrawl/sitepass/site_errors", result.errors)
+        if result.unseen_pct is not None:
+            stats.set_value(f"newscrawl/site/{site}/template_unseen_pct", result.unseen_pct)
+        if result.redesigned:
+            stats.set_value(f"newscrawl/site/{site}/redesigned", 1)
+        for index, page in result.pages.items():
+            page.apply(items[index])
+
+    def _write(self, site: str, items: list[PageItem], result: SitePassResult | None) -> None:
         """The site's articles rows (in URL order, closed together), then its nodes; its pages
         are closed into their files first (`site_complete`)."""
         self.crawler.signals.send_catch_log(site_complete, site=site, final=False)
@@ -307,16 +329,23 @@ class SitePassPipeline:
         self.articles.repeats.close_site(site)
         self.articles.writer.close_partition(self.state.partition(site))
         logger.info("site pass: %s, %d pages written", site, len(items))
-        if run is not None:
-            stage = "site" if run.template else "page"
+        if result is not None and result.ran:
+            stage = "site" if result.template else "page"
             self.crawler.stats.inc_value(f"newscrawl/sitepass/{stage}_sites")
-            self._write_nodes(site, _own_pages(run.sitelevel, {item.final_url for item in items}))
+            self._write_nodes(site, result.nodes)
 
-    def _write_nodes(self, site: str, sitelevel: SiteLevelRun) -> None:
+    def _write_nodes(self, site: str, table: pa.Table | None) -> None:
+        """The site's `nodes` rows (None: the site was too small to label), in a file of
+        their own."""
         if site in self.labelled:
             return  # written before a stop that came before the articles
         self.labelled.add(site)
-        rows = sitelevel.write(self.nodes, self.state.crawl_id)
+        rows = 0
+        if table is not None:
+            partition = {"crawl": self.state.crawl_id, "site": site}
+            self.nodes.write_table(table, partition)
+            self.nodes.close_partition(partition)
+            rows = table.num_rows
         self.crawler.stats.inc_value("newscrawl/written/nodes", rows)
 
     async def _label_stored(self, site: str) -> None:
@@ -330,7 +359,7 @@ class SitePassPipeline:
                 run_sitelevel, site, raws, geometry=self.geometry, method=self.method
             )
         )
-        self._write_nodes(site, run)
+        self._write_nodes(site, run.table(self.state.crawl_id))
 
     async def close_site(self, site: str) -> None:
         """The site is finished (a crawl worker, an ingest's file): write it now, then forget
@@ -366,6 +395,8 @@ class SitePassPipeline:
             await self._label_stored(site)
         self.articles.close_spider()
         self.nodes.close()
+        if self.pool is not None:
+            self.pool.close()
 
 
 def _context_item(row: dict[str, Any], site: str) -> PageItem:
@@ -373,17 +404,6 @@ def _context_item(row: dict[str, Any], site: str) -> PageItem:
     item = _stored_item(row, site, str(row.get("crawl") or ""))
     item.context = True
     return item
-
-
-def _own_pages(run: SiteLevelRun, urls: set[str]) -> SiteLevelRun:
-    """The SiteLevel run of `urls` only (their node rows; the stored pages' rows are their
-    own crawls')."""
-    if run.labels is None:
-        return run
-    keep = [i for i, page in enumerate(run.pages) if page.url in urls]
-    pages = [run.pages[i] for i in keep]
-    labels = [run.labels[i] for i in keep]
-    return SiteLevelRun(run.site, pages, labels, run.errors)
 
 
 def stored_items(state: Any, site: str) -> list[PageItem]:
@@ -420,3 +440,11 @@ def _stored_item(row: dict[str, Any], site: str, crawl: str) -> PageItem:
         replayed=True,
         warc=warc,
     )
+
+
+def _log_level(value: Any) -> int:
+    """A LOG_LEVEL setting as a number (INFO when unset or unknown)."""
+    if isinstance(value, int):
+        return value
+    level = logging.getLevelName(str(value or "INFO").upper())
+    return level if isinstance(level, int) else logging.INFO

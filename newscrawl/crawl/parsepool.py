@@ -32,7 +32,7 @@ from newscrawl.tags import SKIPPED_TAGS
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-__all__ = ["PageLinks", "ParsePool", "links_of", "page_links"]
+__all__ = ["PageLinks", "ParsePool", "end_with", "future_deferred", "links_of", "page_links"]
 
 logger = logging.getLogger(__name__)
 
@@ -117,7 +117,7 @@ class ParsePool:
         except BrokenProcessPool:
             self._pool = None  # a worker died (killed for memory?): start a new pool
             future = self._executor().submit(page_links, body, url, content_type, self.max_nodes)
-        return _deferred(future).addCallback(lambda links: (links, None))
+        return future_deferred(future).addCallback(lambda links: (links, None))
 
     def _inline(self, body: bytes, url: str, content_type: str) -> tuple[PageLinks, Dom]:
         dom = parse_html(body, url, content_type, max_nodes=self.max_nodes)
@@ -140,8 +140,14 @@ class ParsePool:
 
 def _start(crawl_pid: int) -> None:
     """A worker's start: import the parser now rather than with the first page, and end the
-    worker when the crawl is gone (a SIGKILL gives the pool no chance to stop it)."""
+    worker when the crawl is gone."""
     parse_html(b"<p>warm</p>")
+    end_with(crawl_pid)
+
+
+def end_with(crawl_pid: int) -> None:
+    """End this worker process when the crawl process is gone (a SIGKILL gives the pool no
+    chance to stop it)."""
     threading.Thread(target=_watch, args=(crawl_pid,), daemon=True).start()
 
 
@@ -151,7 +157,7 @@ def _watch(crawl_pid: int) -> None:
     os._exit(0)
 
 
-def _deferred(future: Future[Any]) -> defer.Deferred[Any]:
+def future_deferred(future: Future[Any]) -> defer.Deferred[Any]:
     """A Deferred that fires in the reactor thread when `future` is done."""
     from twisted.internet import reactor
 

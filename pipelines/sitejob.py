@@ -1,0 +1,272 @@
+"""The site pass of one site as a pure job: raw pages and settings in, per-page results out.
+
+`SitePasser.run(job)` is what the crawl's site pass computes for a complete site: one parse per
+page, the SiteLevel stage (or another site method), the learned extractor with the site's
+template (and the extractors after it), the page metadata and article flag, then the site's
+template out of each page's text; with the site's pages stored by earlier crawls as context,
+and without them when the site was redesigned (`newscrawl.template.carry`). It touches no
+crawler, file or signal: the job (`SitePassJob`) and its result (`SitePassResult`) are plain,
+picklable data, so the same code runs in a thread of the crawl or in a worker process
+(`newscrawl.pipelines.sitepool`), and the crawl process writes the rows from the result,
+exactly as it would have from the thread.
+
+What the crawl records beside the rows comes back in the result too: the errors extraction
+met (`extract_budget`, `extract_error`, recorded in the crawl summary), the redesign figures
+(stats), and, from a worker process, the log records it emitted.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from newscrawl.pipelines.classify import ArticleClassifierPipeline
+from newscrawl.pipelines.extraction import ExtractionPipeline, ExtractionSettings, content_hash
+
+from newscrawl.crawl.items import PageItem
+from newscrawl.dom import Dom
+from newscrawl.extractors.base import Extraction
+from newscrawl.extractors.context import SiteContext, learn_site, site_methods
+from newscrawl.template.carry import is_redesign
+from newscrawl.template.sitelevel import RawPage, SiteLevelRun
+from newscrawl.template.sitepass import SitePassRun, site_pass
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+__all__ = [
+    "PageResult",
+    "PassPage",
+    "PassSettings",
+    "SitePassJob",
+    "SitePassResult",
+    "SitePasser",
+    "own_pages",
+    "pass_page",
+]
+
+logger = logging.getLogger(__name__)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # a job's pages need no fetch time
+
+
+@dataclass(frozen=True, slots=True)
+class PassPage:
+    """What the site pass reads of one page: its bytes, where they came from, and whether it
+    is an earlier crawl's page (`context`: it shapes the template, gets no result)."""
+
+    final_url: str
+    html: bytes
+    content_type: str = ""
+    content_language: str | None = None  # the Content-Language header (page metadata)
+    context: bool = False
+
+
+def pass_page(item: PageItem) -> PassPage:
+    """The job's view of a buffered or stored page."""
+    language = item.headers.get("content-language")
+    return PassPage(item.final_url, item.html, item.content_type, language, item.context)
+
+
+@dataclass(frozen=True, slots=True)
+class SitePassJob:
+    """One site's pass: its pages (the crawl's own, then earlier crawls' as context), the crawl
+    whose `nodes` rows it makes, the node boxes' provider and the site method. `attempt`
+    counts the tries of the same job (a worker that died is tried once more)."""
+
+    site: str
+    crawl: str
+    pages: tuple[PassPage, ...]
+    geometry: str = "static"
+    method: str = "sitelevel"
+    attempt: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class PassSettings:
+    """What every job of a crawl shares, built once per worker process: the extractor chain."""
+
+    extraction: ExtractionSettings
+    log_level: int = logging.INFO
+
+
+# the PageItem fields the pass fills, copied back onto the crawl's items
+_FILLED = (
+    "title",
+    "text",
+    "extractor",
+    "stage",
+    "texts",
+    "node_ids",
+    "is_article",
+    "article_reason",
+    "language",
+    "encoding",
+    "encoding_source",
+    "published",
+    "author",
+    "content_hash",
+    "error",
+)
+
+
+@dataclass(slots=True)
+class PageResult:
+    """One page after the pass: the article row's fields (`_FILLED`, by name) and the
+    evidence the article flag read (`extras`)."""
+
+    fields: dict[str, Any]
+    extras: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, item: PageItem) -> PageResult:
+        return cls({name: getattr(item, name) for name in _FILLED}, dict(item.extras))
+
+    def apply(self, item: PageItem) -> None:
+        for name, value in self.fields.items():
+            setattr(item, name, value)
+        item.extras.update(self.extras)
+
+
+@dataclass(slots=True)
+class SitePassResult:
+    """A site's pass: per page of the job (by its index; a page the pass did not reach - it
+    did not parse - has none), whether the pass ran (False: it failed, its pages go page by
+    page) and learnt a template, the `nodes` rows of the crawl's own pages, the redesign
+    figures of a site with context pages, and what to record and log in the crawl."""
+
+    pages: dict[int, PageResult] = field(default_factory=dict)
+    ran: bool = False
+    template: bool = False
+    nodes: pa.Table | None = None
+    errors: int = 0  # passes that failed (the redesigned site's pass is a second one)
+    unseen_pct: int | None = None  # share of the new pages' template never seen before
+    redesigned: bool = False
+    recorded: list[tuple[str, str, str]] = field(default_factory=list)  # (kind, url, detail)
+    logs: list[tuple[str, int, str]] = field(default_factory=list)  # (logger, level, message)
+
+
+class SitePasser:
+    """Runs site pass jobs with one extractor chain (built once: per worker process, or the
+    crawl's own for the pass in a thread)."""
+
+    def __init__(self, extraction: ExtractionPipeline) -> None:
+        assert extraction.crawler is None, "records must come back in the result"
+        self.extraction = extraction
+        self.classifier = ArticleClassifierPipeline()
+
+    @classmethod
+    def from_settings(cls, settings: PassSettings) -> SitePasser:
+        return cls(settings.extraction.build())
+
+    def run(self, job: SitePassJob) -> SitePassResult:
+        result = SitePassResult()
+        items = [_work_item(page, job.site) for page in job.pages]
+        self.extraction.recorded.clear()
+        try:
+            run = self._carried_pass(job, items, result)
+        finally:
+            result.recorded = list(self.extraction.recorded)
+            self.extraction.recorded.clear()
+        own = {i: item for i, item in enumerate(items) if not item.context}
+        result.pages = {i: PageResult.of(item) for i, item in own.items() if item.stage}
+        if run is not None:
+            result.ran, result.template = True, run.template is not None
+            urls = {item.final_url for item in own.values()}
+            result.nodes = own_pages(run.sitelevel, urls).table(job.crawl)
+        return result
+
+    def _carried_pass(
+        self, job: SitePassJob, items: list[PageItem], result: SitePassResult
+    ) -> SitePassRun | None:
+        """The site pass with the site's stored pages; without them when the site was
+        redesigned (the new pages' template is not the stored pages')."""
+        run = self._pass(job, items, result)
+        context = {item.final_url for item in items if item.context}
+        if run is None or not context:
+            return run
+        new = [page for page in run.sitelevel.pages if page.url not in context]
+        old = [page for page in run.sitelevel.pages if page.url in context]
+        redesigned, share = is_redesign(new, old)
+        result.unseen_pct = round(100 * share)
+        if not redesigned:
+            return run
+        logger.warning(
+            "site %s was redesigned: %.0f%% of its new pages' template was never seen on its "
+            "%d stored pages; its site pass uses the new pages only",
+            job.site,
+            100 * share,
+            len(old),
+        )
+        result.redesigned = True
+        return self._pass(job, [item for item in items if not item.context], result)
+
+    def _pass(
+        self, job: SitePassJob, items: list[PageItem], result: SitePassResult
+    ) -> SitePassRun | None:
+        """The site pass; None when it failed (pages go page-level)."""
+        by_raw: dict[int, PageItem] = {}
+        raws = []
+        for item in items:
+            raw = RawPage(item.final_url, item.html, item.content_type or None)
+            by_raw[id(raw)] = item
+            raws.append(raw)
+        context = self._context(raws)
+
+        def extract(raw: RawPage, dom: Dom) -> Extraction:
+            item = by_raw[id(raw)]
+            item.dom = dom
+            try:
+                self.extraction.fill(item, context)
+                self.classifier.classify(item)
+            finally:
+                item.dom = None
+            return Extraction(item.title, item.text, item.node_ids, item.extractor)
+
+        try:
+            run = site_pass(job.site, raws, extract, geometry=job.geometry, method=job.method)
+        except Exception as err:  # the site's pages are still written, page by page
+            logger.warning("site pass of %s failed: %s", job.site, err)
+            result.errors += 1
+            return None
+        for outcome in run.outcomes:
+            item = by_raw[id(outcome.raw)]
+            item.text, item.node_ids = outcome.extraction.text, outcome.extraction.node_ids
+            item.stage = outcome.stage
+            item.content_hash = content_hash(item.text)
+        return run
+
+    def _context(self, raws: list[RawPage]) -> SiteContext | None:
+        """The site's template for the extractors that read one (the learned one): one more
+        parse of each page, before the pass that extracts them."""
+        methods = site_methods(self.extraction.extractors.values())
+        return learn_site(raws, methods) if methods else None
+
+
+def _work_item(page: PassPage, site: str) -> PageItem:
+    """A PageItem for the pass to fill (the fields extraction and the flag read)."""
+    headers = {"content-language": page.content_language} if page.content_language else {}
+    return PageItem(
+        url=page.final_url,
+        final_url=page.final_url,
+        site=site,
+        crawl="",
+        fetched_at=_EPOCH,
+        status=200,
+        content_type=page.content_type,
+        headers=headers,
+        html=page.html,
+        context=page.context,
+    )
+
+
+def own_pages(run: SiteLevelRun, urls: set[str]) -> SiteLevelRun:
+    """The SiteLevel run of `urls` only (their node rows; the stored pages' rows are their
+    own crawls')."""
+    if run.labels is None:
+        return run
+    keep = [i for i, page in enumerate(run.pages) if page.url in urls]
+    pages = [run.pages[i] for i in keep]
+    labels = [run.labels[i] for i in keep]
+    return SiteLevelRun(run.site, pages, labels, run.errors)

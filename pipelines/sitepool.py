@@ -1,0 +1,146 @@
+"""The site pass in worker processes, off Scrapy's reactor thread and out of its GIL.
+
+A complete site's pass (`newscrawl.pipelines.sitejob`: parse, SiteLevel, extraction, metadata,
+article flag, the template cut) is CPU work of a second or more; in a thread of the crawl it
+held the GIL against the reactor, so the other sites' requests and the spider's callbacks
+waited for it. `SitePassPool` sends each job to a pool of worker processes instead, one pool
+per crawl. Each worker builds the crawl's extractor chain once (its initializer: the learned
+model is read once per process, not once per site) and keeps its log records, which go back
+with the result for the crawl to log.
+
+Workers are started with `spawn`, as the parse pool's are (`newscrawl.crawl.parsepool`): a
+fork of a process that runs a reactor and threads may copy a lock held by another thread.
+A worker that dies (SIGKILL, the kernel's OOM killer) breaks the pool: the job fails with
+`BrokenProcessPool`, and the next job starts a new pool (the site pass pipeline retries the
+site once, then extracts its pages page by page).
+
+Settings: NEWSCRAWL_SITEPASS_WORKERS (-1: one per core; 0: the pass runs in a thread of the
+crawl process, as before).
+"""
+
+from __future__ import annotations
+
+import logging
+import multiprocessing
+import os
+import signal
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import TYPE_CHECKING
+
+from newscrawl.pipelines.sitejob import PassSettings, SitePasser, SitePassJob, SitePassResult
+
+from newscrawl.crawl.parsepool import end_with, future_deferred
+
+if TYPE_CHECKING:
+    from twisted.internet import defer
+
+__all__ = ["KILL_FOR_TEST", "BrokenProcessPool", "SitePassPool", "pool_size"]
+
+# Test hook: a worker given a job of this site SIGKILLs itself, as the OOM killer would
+# ("SITE": on the job's first attempt only; "SITE:always": on every attempt).
+KILL_FOR_TEST = "NEWSCRAWL_TEST_KILL_SITEPASS"
+
+
+def pool_size(workers: int) -> int:
+    """Worker processes for a NEWSCRAWL_SITEPASS_WORKERS value (-1: one per core)."""
+    return workers if workers >= 0 else (os.cpu_count() or 1)
+
+
+class SitePassPool:
+    """The crawl's site pass workers (started on the first job, one more per job in flight
+    up to `workers`)."""
+
+    def __init__(self, workers: int, settings: PassSettings) -> None:
+        self.workers = max(1, workers)
+        self.settings = settings
+        self._pool: ProcessPoolExecutor | None = None
+
+    def run(self, job: SitePassJob) -> defer.Deferred[SitePassResult]:
+        """The job's result (a Deferred fired in the reactor thread); it fails with
+        `BrokenProcessPool` when a worker died (this job's or another's)."""
+        executor = self._executor()
+        try:
+            future = executor.submit(_run, job)
+        except BrokenProcessPool:
+            self.reset(executor)  # broken before the job went in: a new pool takes it
+            future = self._executor().submit(_run, job)
+        return future_deferred(future)
+
+    def reset(self, broken: ProcessPoolExecutor | None = None) -> None:
+        """Let go of a broken pool (`broken`: only if it is still the current one); the next
+        job starts a new one."""
+        if self._pool is not None and (broken is None or broken is self._pool):
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+    @property
+    def current(self) -> ProcessPoolExecutor | None:
+        return self._pool
+
+    def _executor(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(
+                self.workers,
+                mp_context=multiprocessing.get_context("spawn"),
+                initializer=_start,
+                initargs=(os.getpid(), self.settings),
+            )
+        return self._pool
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)  # idle by now: quick
+            self._pool = None
+
+
+# -- in the worker process ---------------------------------------------------------------------
+
+_PASSER: SitePasser | None = None
+_LOGS: _KeptLogs | None = None
+
+
+class _KeptLogs(logging.Handler):
+    """The worker's log records, kept for the job's result (the crawl process logs them)."""
+
+    def __init__(self, level: int) -> None:
+        super().__init__(level)
+        self.kept: list[tuple[str, int, str]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.kept.append((record.name, record.levelno, record.getMessage()))
+        except Exception:  # a record that cannot be formatted is not worth a site
+            self.handleError(record)
+
+    def take(self) -> list[tuple[str, int, str]]:
+        kept, self.kept = self.kept, []
+        return kept
+
+
+def _start(crawl_pid: int, settings: PassSettings) -> None:
+    """A worker's start: end with the crawl, keep log records, build the extractor chain."""
+    global _PASSER, _LOGS
+    end_with(crawl_pid)
+    _LOGS = _KeptLogs(settings.log_level)
+    root = logging.getLogger()
+    root.handlers[:] = [_LOGS]
+    root.setLevel(settings.log_level)
+    _PASSER = SitePasser.from_settings(settings)
+    _LOGS.take()  # what loading said was said by the crawl's own chain already
+
+
+def _run(job: SitePassJob) -> SitePassResult:
+    assert _PASSER is not None and _LOGS is not None, "the pool's initializer did not run"
+    _kill_for_test(job)
+    _LOGS.take()
+    result = _PASSER.run(job)
+    result.logs = _LOGS.take()
+    return result
+
+
+def _kill_for_test(job: SitePassJob) -> None:
+    wanted = os.environ.get(KILL_FOR_TEST, "")
+    site, _, when = wanted.partition(":")
+    if site == job.site and (when == "always" or job.attempt == 1):
+        os.kill(os.getpid(), signal.SIGKILL)

@@ -1,0 +1,124 @@
+"""The site pass in worker processes (NEWSCRAWL_SITEPASS_WORKERS): the same rows as in a thread,
+and no page lost when a worker dies.
+
+Real crawls of the demo web over real HTTP on 127.0.0.x, in child processes, checked through
+the Parquet files they leave. A worker is killed by the test hook of `newscrawl.pipelines.
+sitepool` (KILL_FOR_TEST: the worker SIGKILLs itself when given the named site, as the OOM
+killer would). No timing is asserted."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from crawl_helpers import FAST_CRAWL
+from newscrawl.pipelines.sitepool import KILL_FOR_TEST
+
+from newscrawl.crawl.runner import crawl_command
+from newscrawl.demo.server import DemoServer
+from newscrawl.demo.web import build_demo_web
+from newscrawl.template.sitepass import PAGE_STAGE, SITE_STAGE
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[1]
+# every extractor's text kept, so the comparison covers the whole chain; one crawl id for all
+SETTINGS = (
+    *FAST_CRAWL,
+    "DOWNLOAD_TIMEOUT=5",
+    "NEWSCRAWL_KEEP_ALL_TEXTS=1",
+    "NEWSCRAWL_CRAWL_ID=same",
+    "LOG_LEVEL=INFO",
+)
+KILLED = "valley-courier"
+
+
+@pytest.fixture(scope="module")
+def demo() -> Iterator[DemoServer]:
+    with DemoServer(build_demo_web(4), port=0) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def sites(demo: DemoServer, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return demo.write_site_list(tmp_path_factory.mktemp("list") / "sites.csv")
+
+
+def crawl(sites: Path, out: Path, workers: int, kill: str = "") -> dict:
+    """A crawl with the site pass in `workers` processes (0: a thread); its summary."""
+    command = crawl_command(sites, out, (*SETTINGS, f"NEWSCRAWL_SITEPASS_WORKERS={workers}"))
+    env = {**os.environ, KILL_FOR_TEST: kill}
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    summaries = list(out.glob(".newscrawl/*/summary.json"))
+    assert len(summaries) == 1
+    return json.loads(summaries[0].read_text())
+
+
+def articles(out: Path) -> pd.DataFrame:
+    """The articles rows, in URL order, without the fetch time (the one column that differs
+    from crawl to crawl)."""
+    rows = pd.read_parquet(out / "articles").drop(columns=["fetched_at"])
+    rows["texts"] = rows["texts"].map(lambda texts: sorted(texts) if texts is not None else None)
+    return rows.sort_values("final_url").reset_index(drop=True)
+
+
+def nodes(out: Path) -> pd.DataFrame:
+    rows = pd.read_parquet(out / "nodes")
+    rows["site"] = rows["site"].astype(str)  # a partition column: categories of what is there
+    return rows.sort_values(["site", "url", "node"]).reset_index(drop=True)
+
+
+@pytest.fixture(scope="module")
+def in_thread(sites: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("thread") / "out"
+    crawl(sites, out, workers=0)
+    return out
+
+
+def test_the_pass_in_processes_writes_the_rows_of_the_pass_in_a_thread(
+    sites: Path, in_thread: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    summary = crawl(sites, out, workers=2)
+    expected, got = articles(in_thread), articles(out)
+    assert len(got) >= 200 and set(got.stage) == {SITE_STAGE}
+    pd.testing.assert_frame_equal(got, expected)
+    pd.testing.assert_frame_equal(nodes(out), nodes(in_thread))
+    assert "sitepass_worker_lost" not in summary["errors"]
+
+
+def test_a_killed_worker_loses_no_page_and_its_site_is_passed_again(
+    sites: Path, in_thread: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    summary = crawl(sites, out, workers=2, kill=KILLED)
+    assert summary["errors"]["sitepass_worker_lost"] == 1
+    assert summary["samples"]["sitepass_worker_lost"][0].startswith(KILLED)
+    pd.testing.assert_frame_equal(articles(out), articles(in_thread))
+    pd.testing.assert_frame_equal(nodes(out), nodes(in_thread))
+
+
+def test_a_site_whose_workers_keep_dying_is_extracted_page_by_page(
+    sites: Path, in_thread: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    summary = crawl(sites, out, workers=2, kill=f"{KILLED}:always")
+    assert summary["errors"]["sitepass_worker_lost"] == 2
+    got, expected = articles(out), articles(in_thread)
+    killed = got.site.astype(str) == KILLED
+    assert killed.any() and set(got[killed].stage) == {PAGE_STAGE}
+    assert list(got.final_url) == list(expected.final_url)  # every page, each once
+    assert got[killed].text.str.len().gt(0).all()
+    # the other sites are as the thread wrote them; the killed one has no nodes
+    others = ~killed
+    pd.testing.assert_frame_equal(got[others], expected[others])
+    assert KILLED not in set(nodes(out).site)
+    expected_nodes = nodes(in_thread)
+    kept = expected_nodes[expected_nodes.site != KILLED].reset_index(drop=True)
+    pd.testing.assert_frame_equal(nodes(out), kept)
