@@ -12,6 +12,8 @@ no politeness delays, writing Parquet to a temporary folder. Variants:
   inline-parse  site-pass with the spider's parse on the reactor thread (NEWSCRAWL_PARSE_WORKERS
                 0), as before the parse pool: the pool's before/after in one run
   no-sitelevel-inline  the same for no-sitelevel
+  thread-pass   site-pass with the site pass in a thread of the crawl process
+                (NEWSCRAWL_SITEPASS_WORKERS 0), as before the site pass pool: its before/after
   all-sites     site-pass with every site of the list crawled at once (NEWSCRAWL_MAX_ACTIVE_SITES
                 0), as before that limit: its memory beside site-pass at --copies 32
   heavy-page    site-pass with one more site whose home page links to 9.9 MB of "<p>a"
@@ -21,10 +23,12 @@ no politeness delays, writing Parquet to a temporary folder. Variants:
   docs-site     site-pass on one site of real-world page weight instead of the demo web: 200
                 generated documentation pages of about 86 KB and 310 links each
                 (`newscrawl.demo.docsite`)
-  docs-no-sitelevel, docs-no-extraction  the same site as no-sitelevel and no-extraction
+  docs-no-sitelevel, docs-no-extraction, docs-thread-pass  the same site as no-sitelevel,
+                no-extraction and thread-pass
 
 pages/s is HTML pages written per second of crawl (spider open to close); peak memory is the
-crawl process's maximum resident set, worker MB the largest of its parse-pool workers'. With
+crawl process's maximum resident set, worker MB the largest of its worker processes' (parse
+pool and site pass pool). With
 --repeat K the variants run round by round (each once a round) and medians are reported.
 Memory over crawl sizes: the same command with --copies 4, 16, 32. The demo server runs in
 this process and shares the machine's cores with the crawl, so the figures are a floor for what
@@ -61,14 +65,23 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "no-sitelevel": {"ITEM_PIPELINES": _NO_SITELEVEL},
     "no-extraction": {"ITEM_PIPELINES": _NO_EXTRACTION},
     "inline-parse": {"NEWSCRAWL_PARSE_WORKERS": 0},
+    "thread-pass": {"NEWSCRAWL_SITEPASS_WORKERS": 0},
     "no-sitelevel-inline": {"ITEM_PIPELINES": _NO_SITELEVEL, "NEWSCRAWL_PARSE_WORKERS": 0},
     "all-sites": {"NEWSCRAWL_MAX_ACTIVE_SITES": 0},
     "heavy-page": {},
     "docs-site": {},
     "docs-no-sitelevel": {"ITEM_PIPELINES": _NO_SITELEVEL},
     "docs-no-extraction": {"ITEM_PIPELINES": _NO_EXTRACTION},
+    "docs-thread-pass": {"NEWSCRAWL_SITEPASS_WORKERS": 0},
 }
-_DOCS_VARIANTS = ("docs-site", "docs-no-sitelevel", "docs-no-extraction")
+_DOCS_VARIANTS = ("docs-site", "docs-no-sitelevel", "docs-no-extraction", "docs-thread-pass")
+# (variant, its baseline, what the ratio says), printed when both ran
+_RATIOS = (
+    ("site-pass", "inline-parse", "parse pool / inline parse"),
+    ("no-sitelevel", "no-sitelevel-inline", "parse pool / inline parse"),
+    ("site-pass", "thread-pass", "site pass in processes / in a thread"),
+    ("docs-site", "docs-thread-pass", "site pass in processes / in a thread"),
+)
 DEFAULT_VARIANTS = ("site-pass", "no-sitelevel", "no-extraction")
 HEAVY_SITE = "heavy"
 
@@ -211,12 +224,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _ratios(results: dict[str, dict[str, float]]) -> None:
-    """The ratios to quote: the parse pool against the inline parse, the demo sites' pace
-    beside a huge page against without it."""
-    for pool, inline in (("site-pass", "inline-parse"), ("no-sitelevel", "no-sitelevel-inline")):
-        if pool in results and inline in results:
-            ratio = results[pool]["pages_per_s"] / results[inline]["pages_per_s"]
-            print(f"parse pool / inline parse ({pool} pages/s): {ratio:.2f}")
+    """The ratios to quote: the parse pool against the inline parse, the site pass in
+    processes against in a thread, the demo sites' pace beside a huge page against without
+    it."""
+    for pool, before, what in _RATIOS:
+        if pool in results and before in results:
+            ratio = results[pool]["pages_per_s"] / results[before]["pages_per_s"]
+            print(f"{what} ({pool} pages/s): {ratio:.2f}")
     base = results.get("site-pass")
     if base is None:
         return
