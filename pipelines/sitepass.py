@@ -105,7 +105,6 @@ class SitePassPipeline:
         self.done: set[str] = set()  # sites whose articles are written
         self.labelled: set[str] = set()  # sites whose nodes are written
         self.pending: set[str] = set()  # resumed: sites with stored pages and no articles
-        self.lock = defer.DeferredLock()  # one site pass at a time
         self.arrived: defaultdict[str, int] = defaultdict(int)  # pages seen, per site
         self.expected: dict[str, int] = {}  # pages the spider yielded, once a site is drained
         self.started: list[defer.Deferred[None]] = []  # site passes started by a signal
@@ -124,6 +123,10 @@ class SitePassPipeline:
             self.pool = SitePassPool(workers, PassSettings(self.extraction.settings(), level))
         else:
             self.passer = SitePasser(self.extraction.detached())
+        # site passes computed at once (one per worker process; one in a thread), their rows
+        # written one site at a time, in the order the sites finished (`_turn`)
+        self.slots = defer.DeferredSemaphore(self.pool.workers if self.pool else 1)
+        self.last_written: defer.Deferred[None] = defer.succeed(None)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> SitePassPipeline:
@@ -212,10 +215,36 @@ class SitePassPipeline:
         """Run the site pass of `site` and write its nodes and articles (once per site).
         `partial`: the crawl was stopped before the site was complete; the site is marked so a
         resumed crawl writes it again from all its pages."""
-        await maybe_deferred_to_future(self.lock.acquire())
+        before, written = self._turn()
+        try:
+            passed = await self._passed(site, partial)
+            await maybe_deferred_to_future(before)  # the sites that finished first are written
+            if passed is not None:
+                items, result = passed
+                if result is not None:
+                    self._apply(site, items, result)
+                self._write(site, items, result)
+        finally:
+            if site in self.expected:  # drained: every page of it has arrived
+                self._release(site)
+            written.callback(None)
+
+    def _turn(self) -> tuple[defer.Deferred[None], defer.Deferred[None]]:
+        """(fires once the sites that finished before this one are written, to fire once this
+        one is): each site's rows, stats and signals come in the order the sites finished,
+        whichever pass is done first."""
+        before, self.last_written = self.last_written, defer.Deferred()
+        return before, self.last_written
+
+    async def _passed(
+        self, site: str, partial: bool
+    ) -> tuple[list[PageItem], SitePassResult | None] | None:
+        """The site's pages and its pass (None: the site was passed already), once one of
+        the pool's workers is free for it (the thread: once the pass before it is done)."""
+        await maybe_deferred_to_future(self.slots.acquire())
         try:
             if site in self.done:
-                return
+                return None
             self.done.add(site)
             if partial:
                 self.state.mark_partial(site)
@@ -225,12 +254,9 @@ class SitePassPipeline:
             items = await maybe_deferred_to_future(
                 threads.deferToThread(self._site_items, site, buffered)
             )
-            result = await self._site_pass(site, items)
-            self._write(site, items, result)
+            return items, await self._site_pass(site, items)
         finally:
-            if site in self.expected:  # drained: every page of it has arrived
-                self._release(site)
-            self.lock.release()
+            self.slots.release()
 
     def _site_items(self, site: str, buffered: list[PageItem]) -> list[PageItem]:
         """The site's pages: stored by an earlier run of this crawl, then buffered here, then
@@ -246,8 +272,8 @@ class SitePassPipeline:
         return items + [_context_item(row, site) for row in rows]
 
     async def _site_pass(self, site: str, items: list[PageItem]) -> SitePassResult | None:
-        """The site pass of `items` (in a worker process, or a thread), its results set on
-        the items; None when it did not run: the items are extracted page by page then."""
+        """The site pass of `items` (in a worker process, or a thread); None when it did not
+        run: the items are extracted page by page then."""
         pages = tuple(pass_page(item) for item in items)
         job = SitePassJob(site, self.state.crawl_id, pages, self.geometry, self.method)
         result: SitePassResult | None
@@ -263,24 +289,20 @@ class SitePassPipeline:
         if result is None:
             self.crawler.stats.inc_value("newscrawl/sitepass/page_level_sites")
             await maybe_deferred_to_future(threads.deferToThread(self._page_level, items))
-            return None
-        self._apply(site, items, result)
         return result
 
     async def _in_worker(self, job: SitePassJob) -> SitePassResult | None:
-        """The job in a worker process; tried once more in a new worker when its worker died
-        (killed, out of memory); None when that one died too."""
+        """The job in a worker process; when the pool broke (a worker died: killed, out of
+        memory), once more in a worker of its own; None when that one died too."""
         assert self.pool is not None
         for attempt in (1, 2):
             job = dataclasses.replace(job, attempt=attempt)
-            executor = self.pool.current
             try:
-                return await maybe_deferred_to_future(self.pool.run(job))
-            except BrokenProcessPool as err:
-                self.pool.reset(executor)
-                then = "tried again" if attempt == 1 else "extracted page by page"
+                return await maybe_deferred_to_future(self.pool.run(job, alone=attempt > 1))
+            except BrokenProcessPool:
+                then = "tried again alone" if attempt == 1 else "extracted page by page"
                 logger.warning("site pass of %s: its worker process died (%s)", job.site, then)
-                detail = f"attempt {attempt}: {err or 'worker died'}; {then}"
+                detail = f"attempt {attempt}: its worker process died; {then}"
                 record(self.crawler, "sitepass_worker_lost", job.site, job.site, detail)
         return None
 
@@ -389,8 +411,13 @@ class SitePassPipeline:
         for started in list(self.started):
             await maybe_deferred_to_future(started)
         stopped = not self.crawler.crawling  # Ctrl-C, SIGTERM: the sites left are not complete
-        for site in sorted(set(self.buffers) | (self.pending - self.done)):
-            await self.finish(site, partial=stopped)
+        left = sorted(set(self.buffers) | (self.pending - self.done))
+        passes = [deferred_from_coro(self.finish(site, partial=stopped)) for site in left]
+        for site, finishing in zip(left, passes, strict=True):  # all at once, written in order
+            try:
+                await maybe_deferred_to_future(finishing)
+            except Exception as err:  # the other sites are still written
+                logger.error("site pass of %s: %s", site, err)
         for site in sorted(set(self.state.site_pages) - self.labelled):
             await self._label_stored(site)
         self.articles.close_spider()

@@ -10,9 +10,11 @@ with the result for the crawl to log.
 
 Workers are started with `spawn`, as the parse pool's are (`newscrawl.crawl.parsepool`): a
 fork of a process that runs a reactor and threads may copy a lock held by another thread.
-A worker that dies (SIGKILL, the kernel's OOM killer) breaks the pool: the job fails with
-`BrokenProcessPool`, and the next job starts a new pool (the site pass pipeline retries the
-site once, then extracts its pages page by page).
+A worker that dies (SIGKILL, the kernel's OOM killer) breaks the pool: every job in it fails
+with `BrokenProcessPool` (the dead worker's and the others in flight alike), and the next job
+starts a new pool. The site pass pipeline tries each failed job once more `alone`, in a
+worker of its own, so a second death is that site's own (its pages are then extracted page
+by page) and a site that only shared the pool with it is passed as usual.
 
 Settings: NEWSCRAWL_SITEPASS_WORKERS (-1: one per core; 0: the pass runs in a thread of the
 crawl process, as before).
@@ -24,9 +26,10 @@ import logging
 import multiprocessing
 import os
 import signal
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from newscrawl.pipelines.sitejob import PassSettings, SitePasser, SitePassJob, SitePassResult
 
@@ -34,6 +37,7 @@ from newscrawl.crawl.parsepool import end_with, future_deferred
 
 if TYPE_CHECKING:
     from twisted.internet import defer
+    from twisted.python.failure import Failure
 
 __all__ = ["KILL_FOR_TEST", "BrokenProcessPool", "SitePassPool", "pool_size"]
 
@@ -56,42 +60,58 @@ class SitePassPool:
         self.settings = settings
         self._pool: ProcessPoolExecutor | None = None
 
-    def run(self, job: SitePassJob) -> defer.Deferred[SitePassResult]:
+    def run(self, job: SitePassJob, alone: bool = False) -> defer.Deferred[SitePassResult]:
         """The job's result (a Deferred fired in the reactor thread); it fails with
-        `BrokenProcessPool` when a worker died (this job's or another's)."""
+        `BrokenProcessPool` when a worker died (this job's or another's). `alone`: in a new
+        worker process of its own, ended once the job is done."""
+        if alone:
+            executor = self._new(1)
+            done = future_deferred(executor.submit(_run, job))
+            return done.addBoth(_after, lambda: executor.shutdown(wait=False))
         executor = self._executor()
         try:
             future = executor.submit(_run, job)
         except BrokenProcessPool:
-            self.reset(executor)  # broken before the job went in: a new pool takes it
-            future = self._executor().submit(_run, job)
-        return future_deferred(future)
+            self._reset(executor)  # broken before the job went in: a new pool takes it
+            executor = self._executor()
+            future = executor.submit(_run, job)
+        return future_deferred(future).addErrback(self._broken, executor)
 
-    def reset(self, broken: ProcessPoolExecutor | None = None) -> None:
-        """Let go of a broken pool (`broken`: only if it is still the current one); the next
-        job starts a new one."""
-        if self._pool is not None and (broken is None or broken is self._pool):
+    def _broken(self, failure: Failure, executor: ProcessPoolExecutor) -> Failure:
+        if failure.check(BrokenProcessPool):
+            self._reset(executor)
+        return failure
+
+    def _reset(self, broken: ProcessPoolExecutor) -> None:
+        """Let go of a broken pool if it is still the current one; the next job starts a new
+        one."""
+        if broken is self._pool:
             self._pool.shutdown(wait=False, cancel_futures=True)
             self._pool = None
 
-    @property
-    def current(self) -> ProcessPoolExecutor | None:
-        return self._pool
-
     def _executor(self) -> ProcessPoolExecutor:
         if self._pool is None:
-            self._pool = ProcessPoolExecutor(
-                self.workers,
-                mp_context=multiprocessing.get_context("spawn"),
-                initializer=_start,
-                initargs=(os.getpid(), self.settings),
-            )
+            self._pool = self._new(self.workers)
         return self._pool
+
+    def _new(self, workers: int) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(
+            workers,
+            mp_context=multiprocessing.get_context("spawn"),
+            initializer=_start,
+            initargs=(os.getpid(), self.settings),
+        )
 
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)  # idle by now: quick
             self._pool = None
+
+
+def _after(result: Any, then: Callable[[], object]) -> Any:
+    """A Deferred callback: `then()`, and the result (or failure) passed on."""
+    then()
+    return result
 
 
 # -- in the worker process ---------------------------------------------------------------------

@@ -98,8 +98,11 @@ def test_a_killed_worker_loses_no_page_and_its_site_is_passed_again(
 ) -> None:
     out = tmp_path / "out"
     summary = crawl(sites, out, workers=2, kill=KILLED)
-    assert summary["errors"]["sitepass_worker_lost"] == 1
-    assert summary["samples"]["sitepass_worker_lost"][0].startswith(KILLED)
+    # the death broke the pool: the site passed beside it (if any) failed too, and was retried
+    assert 1 <= summary["errors"]["sitepass_worker_lost"] <= 2
+    lost = summary["samples"]["sitepass_worker_lost"]
+    assert any(sample.startswith(f"{KILLED} (attempt 1") for sample in lost)
+    assert not any("page by page" in sample for sample in lost)
     pd.testing.assert_frame_equal(articles(out), articles(in_thread))
     pd.testing.assert_frame_equal(nodes(out), nodes(in_thread))
 
@@ -109,7 +112,10 @@ def test_a_site_whose_workers_keep_dying_is_extracted_page_by_page(
 ) -> None:
     out = tmp_path / "out"
     summary = crawl(sites, out, workers=2, kill=f"{KILLED}:always")
-    assert summary["errors"]["sitepass_worker_lost"] == 2
+    assert 2 <= summary["errors"]["sitepass_worker_lost"] <= 3  # its own two, one beside it
+    lost = summary["samples"]["sitepass_worker_lost"]
+    gave_up = f"{KILLED} (attempt 2: its worker process died; extracted page by page)"
+    assert [sample for sample in lost if "page by page" in sample] == [gave_up]
     got, expected = articles(out), articles(in_thread)
     killed = got.site.astype(str) == KILLED
     assert killed.any() and set(got[killed].stage) == {PAGE_STAGE}
