@@ -145,6 +145,7 @@ class SitePassResult:
     redesigned: bool = False
     recorded: list[tuple[str, str, str]] = field(default_factory=list)  # (kind, url, detail)
     logs: list[tuple[str, int, str]] = field(default_factory=list)  # (logger, level, message)
+    peak_rss_mb: float = 0.0  # the worker process's peak memory so far (0: in a thread)
 
 
 class SitePasser:

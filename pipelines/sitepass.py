@@ -143,6 +143,9 @@ class SitePassPipeline:
         )
 
     def open_spider(self) -> None:
+        if self.pool is not None:  # in a thread: the first worker waits for the forkserver
+            started = threads.deferToThread(self.pool.start)
+            started.addErrback(lambda f: logger.warning("site pass workers: %s", f.value))
         self.articles.open_spider()
         self.done = self._written_sites("articles")
         self.labelled = self._written_sites("nodes")
@@ -325,6 +328,8 @@ class SitePassPipeline:
         for kind, url, detail in result.recorded:
             record(self.crawler, kind, url, "", detail)
         stats = self.crawler.stats
+        if result.peak_rss_mb:  # a worker's (the summary's peak_rss_sitepass_mb)
+            stats.max_value("newscrawl/sitepass/peak_rss_mb", round(result.peak_rss_mb, 1))
         if result.errors:
             stats.inc_value("newscrawl/sitepass/site_errors", result.errors)
         if result.unseen_pct is not None:

@@ -8,8 +8,13 @@ per crawl. Each worker builds the crawl's extractor chain once (its initializer:
 model is read once per process, not once per site) and keeps its log records, which go back
 with the result for the crawl to log.
 
-Workers are started with `spawn`, as the parse pool's are (`newscrawl.crawl.parsepool`): a
-fork of a process that runs a reactor and threads may copy a lock held by another thread.
+Workers are not forked from the crawl process: a fork of a process that runs a reactor and
+threads may copy a lock held by another thread (the parse pool's workers are spawned for that
+reason, `newscrawl.crawl.parsepool`). They are forked by a `forkserver` instead, a clean
+process started once that imports the site pass and the extractors' modules (about a second
+of CPU) before it forks any worker, so a worker starts in a tenth of a second where a spawned
+one imports everything again. The pool starts its workers when the crawl opens (`start`),
+while the crawl waits for its first pages, not when the first site is complete.
 A worker that dies (SIGKILL, the kernel's OOM killer) breaks the pool: every job in it fails
 with `BrokenProcessPool` (the dead worker's and the others in flight alike), and the next job
 starts a new pool. The site pass pipeline tries each failed job once more `alone`, in a
@@ -25,6 +30,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import resource
 import signal
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -34,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 from newscrawl.pipelines.sitejob import PassSettings, SitePasser, SitePassJob, SitePassResult
 
 from newscrawl.crawl.parsepool import end_with, future_deferred
+from newscrawl.extractors import EXTRACTORS
 
 if TYPE_CHECKING:
     from twisted.internet import defer
@@ -95,17 +102,34 @@ class SitePassPool:
         return self._pool
 
     def _new(self, workers: int) -> ProcessPoolExecutor:
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(_preloaded(self.settings))  # once the server runs: no-op
         return ProcessPoolExecutor(
-            workers,
-            mp_context=multiprocessing.get_context("spawn"),
-            initializer=_start,
-            initargs=(os.getpid(), self.settings),
+            workers, mp_context=context, initializer=_start, initargs=(os.getpid(), self.settings)
         )
+
+    def start(self) -> None:
+        """Start the workers now, not with the first job (each one's start is enough to
+        start one more worker while none is idle)."""
+        executor = self._executor()
+        for _ in range(self.workers):
+            executor.submit(_ready)
 
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)  # idle by now: quick
             self._pool = None
+
+
+def _preloaded(settings: PassSettings) -> list[str]:
+    """The modules the forkserver imports once for all workers: the site pass and the
+    extractors of the chain."""
+    modules = [__name__]
+    for name in settings.extraction.names:
+        target = EXTRACTORS.get(name)
+        if target is not None:
+            modules.append(target.partition(":")[0])
+    return modules
 
 
 def _after(result: Any, then: Callable[[], object]) -> Any:
@@ -150,12 +174,17 @@ def _start(crawl_pid: int, settings: PassSettings) -> None:
     _LOGS.take()  # what loading said was said by the crawl's own chain already
 
 
+def _ready() -> None:
+    """A job that only starts a worker (`SitePassPool.start`)."""
+
+
 def _run(job: SitePassJob) -> SitePassResult:
     assert _PASSER is not None and _LOGS is not None, "the pool's initializer did not run"
     _kill_for_test(job)
     _LOGS.take()
     result = _PASSER.run(job)
     result.logs = _LOGS.take()
+    result.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return result
 
 

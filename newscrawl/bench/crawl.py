@@ -27,8 +27,8 @@ no politeness delays, writing Parquet to a temporary folder. Variants:
                 no-extraction and thread-pass
 
 pages/s is HTML pages written per second of crawl (spider open to close); peak memory is the
-crawl process's maximum resident set, worker MB the largest of its worker processes' (parse
-pool and site pass pool). With
+crawl process's maximum resident set, worker MB the largest of its parse-pool workers', pass
+MB the largest of its site pass workers' (0: the site pass ran in a thread). With
 --repeat K the variants run round by round (each once a round) and medians are reported.
 Memory over crawl sizes: the same command with --copies 4, 16, 32. The demo server runs in
 this process and shares the machine's cores with the crawl, so the figures are a floor for what
@@ -169,6 +169,7 @@ def _row(runs: list[dict[str, Any]]) -> dict[str, float]:
         "other_pages_per_s": statistics.median(other),
         "peak_rss_mb": max(r["peak_rss_mb"] for r in runs),
         "workers_mb": max(r.get("peak_rss_workers_mb", 0) for r in runs),
+        "sitepass_mb": max(r.get("peak_rss_sitepass_mb", 0) for r in runs),
         "refused_nodes": max(r.get("errors", {}).get("too_many_nodes", 0) for r in runs),
     }
 
@@ -208,13 +209,13 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(results, indent=1))
         return 0
     print(f"demo web x{args.copies}: {len(web.sites)} sites; median of {args.repeat} crawl(s)")
-    print(f"{'variant':<14} {'pages':>6} {'seconds':>8} {'pages/s':>8} {'peak MB':>8}", end="")
-    print(f" {'worker MB':>9}", end="")
+    print(f"{'variant':<19} {'pages':>6} {'seconds':>8} {'pages/s':>8} {'peak MB':>8}", end="")
+    print(f" {'worker MB':>9} {'pass MB':>8}", end="")
     print(f" {'other pages/s':>14} {'refused':>8}" if "heavy-page" in results else "")
     for name, row in results.items():
         print(
-            f"{name:<14} {row['pages']:>6.0f} {row['seconds']:>8.1f} {row['pages_per_s']:>8.1f}"
-            f" {row['peak_rss_mb']:>8.0f} {row['workers_mb']:>9.0f}",
+            f"{name:<19} {row['pages']:>6.0f} {row['seconds']:>8.1f} {row['pages_per_s']:>8.1f}"
+            f" {row['peak_rss_mb']:>8.0f} {row['workers_mb']:>9.0f} {row['sitepass_mb']:>8.0f}",
             end="",
         )
         extra = f" {row['other_pages_per_s']:>14.1f} {row['refused_nodes']:>8.0f}"

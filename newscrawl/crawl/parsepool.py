@@ -22,6 +22,7 @@ import time
 from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from twisted.internet import defer
@@ -146,15 +147,30 @@ def _start(crawl_pid: int) -> None:
 
 
 def end_with(crawl_pid: int) -> None:
-    """End this worker process when the crawl process is gone (a SIGKILL gives the pool no
-    chance to stop it)."""
+    """End this worker process once the crawl process is gone (a SIGKILL gives the pool no
+    chance to stop it). The crawl is the parent of a spawned worker; a forkserver's worker is
+    the forkserver's child, and keeps the forkserver alive itself."""
     threading.Thread(target=_watch, args=(crawl_pid,), daemon=True).start()
 
 
 def _watch(crawl_pid: int) -> None:
-    while os.getppid() == crawl_pid:
+    while _alive(crawl_pid):
         time.sleep(1.0)
     os._exit(0)
+
+
+def _alive(pid: int) -> bool:
+    """Whether process `pid` runs (this process's parent, or another: not a zombie)."""
+    if os.getppid() == pid:
+        return True
+    try:
+        os.kill(pid, 0)
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except ProcessLookupError:
+        return False
+    except OSError:  # not ours to signal, or no /proc: it exists
+        return True
+    return stat.rpartition(")")[2].split()[:1] != ["Z"]
 
 
 def future_deferred(future: Future[Any]) -> defer.Deferred[Any]:

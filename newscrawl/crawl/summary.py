@@ -178,6 +178,8 @@ def build_summary(
         "peak_rss_workers_mb": round(
             resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1
         ),
+        # the largest site pass worker's, as its jobs said (the forkserver's children)
+        "peak_rss_sitepass_mb": float(stats.get("newscrawl/sitepass/peak_rss_mb", 0) or 0),
         "sites": sites,
     }
 
