@@ -23,7 +23,13 @@ from newscrawl.learned.model import (
     load_extractor_model,
 )
 from newscrawl.learned.stacking import CONTEXT_FEATURES
-from newscrawl.learned.train import TrainParams, assign_folds, crossval_scores, fit_model
+from newscrawl.learned.train import (
+    TrainParams,
+    assign_folds,
+    crossval_scores,
+    fit_model,
+    hold_out_folds,
+)
 from newscrawl.learned.trainset import build_training_set
 from newscrawl.template.synthetic import synthetic_site
 
@@ -192,6 +198,37 @@ def test_folds_keep_sites_whole_and_balance_pages() -> None:
     for site in set(sites):
         assert len({f for s, f in zip(sites, folds, strict=True) if s == site}) == 1
     assert sorted(np.bincount(folds).tolist()) == [4, 5, 5]
+
+
+def test_holding_out_datasets_makes_each_dataset_a_fold() -> None:
+    from types import SimpleNamespace
+
+    data = SimpleNamespace(
+        page_dataset=["b", "b", "a", "c", "a", "b"], page_site=["x", "y", "z", "w", "v", "u"]
+    )
+    folds, count = hold_out_folds(data, 5, "dataset")  # type: ignore[arg-type]
+    assert count == 3 and folds.tolist() == [0, 0, 1, 2, 1, 0]
+    folds, count = hold_out_folds(data, 5, "site")  # type: ignore[arg-type]
+    assert count == 5 and len(set(folds.tolist())) == 5
+    with pytest.raises(ValueError, match="two datasets"):
+        hold_out_folds(SimpleNamespace(page_dataset=["a"], page_site=["x"]), 5, "dataset")  # type: ignore[arg-type]
+
+
+@pytest.mark.slow
+def test_crossval_by_dataset_prints_and_records_the_unseen_dataset_figures(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    one = synthetic_dataset(tmp_path / "one", sites=2, pages=3)
+    two = synthetic_dataset(tmp_path / "two", sites=2, pages=3)
+    argv = ["models", "crossval", str(one), str(two), "--hold-out", "dataset", "-q"]
+    argv += ["--stages", "1", "--iterations", "10", "--json", str(tmp_path / "cv.json")]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    assert "learned (CV by dataset, threshold" in out and "one" in out and "two" in out
+    report = json.loads((tmp_path / "cv.json").read_text())
+    assert report["hold_out"] == "dataset" and set(report["f1"]["learned"]) == {"one", "two", "all"}
+    assert main(["models", "crossval", str(one), "--hold-out", "dataset", "-q"]) == 2
+    assert "at least two datasets" in capsys.readouterr().err
 
 
 SMALL = TrainParams(iterations=15, max_leaf_nodes=7, max_depth=4, min_samples_leaf=5, folds=3)

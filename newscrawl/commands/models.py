@@ -64,6 +64,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     cross.add_argument("datasets", nargs="+", type=Path, metavar="DATASET", help="dataset folder")
     cross.add_argument("--json", type=Path, default=None, metavar="FILE", help="also write JSON")
+    cross.add_argument(
+        "--hold-out",
+        choices=("site", "dataset"),
+        default="site",
+        help="what the folds keep apart: sites (--folds folds), or whole datasets (one fold "
+        "each: every page scored by models that never saw its dataset's gold conventions)",
+    )
     _add_compare(sub)
     for command in (build, cross):
         command.add_argument(
@@ -182,8 +189,12 @@ def _crossval(args: argparse.Namespace) -> int:
     say("parsing pages, running the seed extractors and trafilatura")
     data = build_training_set(args.datasets, args.limit, args.jobs, trafilatura=_has_trafilatura())
     say(f"{len(data.page_ids)} pages, {data.sites} sites, {len(data.page)} blocks")
-    scores, _ = crossval_scores(data, _params(args), say)
-    result = score_thresholds(data, scores)
+    try:
+        scores, _ = crossval_scores(data, _params(args), say, hold_out=args.hold_out)
+    except ValueError as err:  # one dataset cannot be held out against itself
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    result = score_thresholds(data, scores, hold_out=args.hold_out)
     print("\n".join(format_table(result)))
     if args.json:
         report = _report(result)
@@ -220,6 +231,7 @@ def _report(result: Any) -> dict[str, Any]:
     best = result.best_threshold
     rows = {"learned": result.learned[best], **result.peers}
     return {
+        "hold_out": result.hold_out,
         "threshold": best,
         "f1_by_threshold": {f"{t:g}": round(result.f1(s), 4) for t, s in result.learned.items()},
         "f1": {

@@ -28,6 +28,7 @@ class CrossvalResult:
     """Per-page (precision, recall) of the learned extractor at each threshold and of peers."""
 
     datasets: list[str]  # dataset of each page
+    hold_out: str = "site"  # what the folds kept apart: "site" or "dataset"
     learned: dict[float, list[tuple[float, float]]] = field(default_factory=dict)
     peers: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
 
@@ -45,10 +46,14 @@ class CrossvalResult:
 
 
 def score_thresholds(
-    data: TrainingSet, scores: np.ndarray, thresholds: Sequence[float] = THRESHOLDS
+    data: TrainingSet,
+    scores: np.ndarray,
+    thresholds: Sequence[float] = THRESHOLDS,
+    hold_out: str = "site",
 ) -> CrossvalResult:
-    """Score the learned selections at each threshold, and the peers' texts, against the gold."""
-    result = CrossvalResult(datasets=list(data.page_dataset))
+    """Score the learned selections at each threshold, and the peers' texts, against the gold
+    (`hold_out`: what the folds that gave `scores` kept apart, for the table's label)."""
+    result = CrossvalResult(datasets=list(data.page_dataset), hold_out=hold_out)
     starts = np.searchsorted(data.page, np.arange(len(data.page_ids) + 1))
     for threshold in thresholds:
         result.learned[threshold] = []
@@ -71,7 +76,8 @@ def format_table(result: CrossvalResult) -> list[str]:
     """Rows: extractors; columns: datasets then the pooled figure (shingle F1)."""
     datasets = list(dict.fromkeys(result.datasets))
     best = result.best_threshold
-    rows = {f"learned (CV, threshold {best:g})": result.learned[best], **result.peers}
+    folds = "CV" if result.hold_out == "site" else f"CV by {result.hold_out}"
+    rows = {f"learned ({folds}, threshold {best:g})": result.learned[best], **result.peers}
     width = max(len(r) for r in rows)
     names = [*datasets, _POOLED]
     counts = [result.datasets.count(d) for d in datasets] + [len(result.datasets)]

@@ -29,7 +29,14 @@ from newscrawl.learned.scoring import stage_inputs
 from newscrawl.learned.stacking import CONTEXT_FEATURES
 from newscrawl.learned.trainset import TrainingSet
 
-__all__ = ["TrainParams", "assign_folds", "crossval_scores", "fit_model", "page_starts"]
+__all__ = [
+    "TrainParams",
+    "assign_folds",
+    "crossval_scores",
+    "fit_model",
+    "hold_out_folds",
+    "page_starts",
+]
 
 Progress = Callable[[str], None]
 
@@ -62,6 +69,20 @@ def page_starts(page: np.ndarray, pages: int) -> np.ndarray:
 def assign_folds(sites: Sequence[str], folds: int) -> np.ndarray:
     """Fold of each page; no site is ever split (`evaluation.folds.group_folds`)."""
     return group_folds(sites, folds)
+
+
+def hold_out_folds(data: TrainingSet, folds: int, hold_out: str) -> tuple[np.ndarray, int]:
+    """The fold of each page and the number of folds, by site or by dataset (`crossval_scores`)."""
+    if hold_out == "dataset":
+        names = list(dict.fromkeys(data.page_dataset))
+        if len(names) < 2:
+            raise ValueError("holding out datasets needs at least two datasets")
+        index = {name: k for k, name in enumerate(names)}
+        return np.array([index[d] for d in data.page_dataset], dtype=np.int32), len(names)
+    if hold_out != "site":
+        raise ValueError(f"hold_out must be 'site' or 'dataset', not {hold_out!r}")
+    page_folds = assign_folds(data.page_site, folds)
+    return page_folds, int(page_folds.max()) + 1 if len(page_folds) else folds
 
 
 def _labels_weights(data: TrainingSet, params: TrainParams) -> tuple[np.ndarray, np.ndarray]:
@@ -154,14 +175,22 @@ def fit_model(
 
 
 def crossval_scores(
-    data: TrainingSet, params: TrainParams, progress: Progress | None = None
+    data: TrainingSet,
+    params: TrainParams,
+    progress: Progress | None = None,
+    hold_out: str = "site",
 ) -> tuple[np.ndarray, np.ndarray]:
     """Each block's score from models that never saw its site (nested for later stages), and
-    its stage-1 out-of-fold score (what `fit_model` trains stage 2 on)."""
+    its stage-1 out-of-fold score (what `fit_model` trains stage 2 on).
+
+    `hold_out`: "site" deals whole sites to `params.folds` folds; "dataset" makes each dataset
+    a fold of its own, so every page is scored by models that never saw its dataset - the
+    nearest figure to a new dataset's, with gold conventions the training never met.
+    """
     say = progress or (lambda _: None)
     stages = _Stages(data)
-    folds = assign_folds(data.page_site, params.folds)[data.page]
-    n = params.folds
+    page_folds, n = hold_out_folds(data, params.folds, hold_out)
+    folds = page_folds[data.page]
     rows = stages.inputs(None)
     # stage-1 scores: held[k] scores fold k; inner[(j, k)] scores fold j without folds j and k
     held = np.zeros(len(data.page))
