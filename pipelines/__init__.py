@@ -10,4 +10,7 @@
 4. `classify.ArticleClassifierPipeline` - article or index page, and why (the same pages);
 5. `parquet.ParquetWriterPipeline` - write the `articles` rows of the pages extracted page by
    page.
+
+The site pass's computation is `sitejob` (a pure, picklable job), run in worker processes by
+`sitepool` (NEWSCRAWL_SITEPASS_WORKERS) or in a thread.
 """

@@ -21,7 +21,6 @@ from dataclasses import dataclass, field
 from hashlib import blake2b
 from typing import TYPE_CHECKING, Any
 
-from newscrawl.crawl.errors import record
 from newscrawl.crawl.items import PageItem
 from newscrawl.crawl.metadata import (
     json_ld,
@@ -189,7 +188,9 @@ class ExtractionPipeline:
     def _record(self, kind: str, url: str, detail: str) -> None:
         if self.crawler is None:
             self.recorded.append((kind, url, detail))
-        else:
+        else:  # imported here: a site pass worker, which has no crawler, never loads Scrapy
+            from newscrawl.crawl.errors import record
+
             record(self.crawler, kind, url, "", detail)
 
     def _metadata(self, item: PageItem, dom: Dom) -> None:
