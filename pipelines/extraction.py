@@ -126,13 +126,6 @@ class ExtractionPipeline:
             tuple(self.extractors), config, self.primary, self.keep_all, dict(self.max_nodes)
         )
 
-    def detached(self) -> ExtractionPipeline:
-        """The same extractors without the crawler: errors kept in `recorded` (the site pass
-        run in a thread, as its workers run it)."""
-        return ExtractionPipeline(
-            None, self.extractors, self.primary, self.keep_all, self.max_nodes, self.config
-        )
-
     def process_item(self, item: Any) -> Any:
         if not isinstance(item, PageItem) or item.stored or item.deferred:
             # a stored page replayed on resume is there for its links and DOM; a deferred one

@@ -118,11 +118,11 @@ class SitePassPipeline:
         # the pass itself: in worker processes (one pool per crawl), or in a thread here
         self.pool: SitePassPool | None = None
         self.passer: SitePasser | None = None
+        chain = PassSettings(self.extraction.settings(), _log_level(crawler.settings["LOG_LEVEL"]))
         if workers:
-            level = _log_level(crawler.settings.get("LOG_LEVEL"))
-            self.pool = SitePassPool(workers, PassSettings(self.extraction.settings(), level))
-        else:
-            self.passer = SitePasser(self.extraction.detached())
+            self.pool = SitePassPool(workers, chain)
+        else:  # a chain of its own: the next site's pass may run while this one is written
+            self.passer = SitePasser.from_settings(chain)
         # site passes computed at once (one per worker process; one in a thread), their rows
         # written one site at a time, in the order the sites finished (`_turn`)
         self.slots = defer.DeferredSemaphore(self.pool.workers if self.pool else 1)
