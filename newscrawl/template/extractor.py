@@ -30,7 +30,7 @@ from typing import ClassVar
 import numpy as np
 
 from newscrawl.crawl.urls import site_of
-from newscrawl.dom import Dom
+from newscrawl.dom import Dom, drop_tree
 from newscrawl.extractors.base import Extraction, Extractor
 from newscrawl.learned.sitetemplate import TemplateHashes
 from newscrawl.models.template_model import TemplateModel, check_model, load_model
@@ -361,7 +361,7 @@ def pruned_dom(dom: Dom, mask: np.ndarray) -> tuple[Dom, np.ndarray, list[int]]:
     original_id = {twin_of[element]: node for node, element in enumerate(dom.elements)}
     dropped = dropped_roots(dom, mask)
     for node in dropped:
-        twin_of[dom.elements[node]].drop_tree()
+        drop_tree(twin_of[dom.elements[node]])
     kept = Dom(twin, url=dom.url)
     ids = np.fromiter((original_id[e] for e in kept.elements), dtype=np.int64, count=len(kept))
     return kept, ids, dropped

@@ -13,7 +13,7 @@ from typing import Any
 import lxml.html
 import numpy as np
 
-from newscrawl.dom import Dom
+from newscrawl.dom import Dom, drop_tree
 from newscrawl.template.geometry.base import GeometryError
 
 CHROMIUM_PATH = "/usr/bin/chromium"
@@ -54,7 +54,7 @@ def marked_html(dom: Dom, url: str | None = None) -> str:
     for node, el in enumerate(dom.elements):
         copies[position[el]].set(ID_ATTRIBUTE, str(node))
     for el in [e for e in copies if isinstance(e.tag, str) and e.tag.lower() in _STRIPPED]:
-        el.drop_tree()  # keeps its tail text
+        drop_tree(el)  # keeps its tail text
     if url:
         _add_base(copy, url)
     doctype = root.getroottree().docinfo.doctype or ""
