@@ -5,6 +5,7 @@ files are on disk, whenever that is."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -43,23 +44,37 @@ def demo() -> Iterator[DemoServer]:
 
 
 def start(sites: Path, out: Path, *extra: str) -> subprocess.Popen[bytes]:
+    """The crawl in a process group of its own (with its worker processes), as a terminal
+    runs it."""
     command = crawl_command(sites, out, SLOW, extra)
-    return subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        command,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
 
 
 def page_files(out: Path) -> int:
     return len(list(out.glob("pages/**/part-*.parquet")))
 
 
-def stop_when(child: subprocess.Popen[bytes], files: int, out: Path, sig: signal.Signals) -> None:
-    """Send `sig` once `out` holds `files` closed pages files; wait for the child to end."""
+def stop_when(
+    child: subprocess.Popen[bytes], files: int, out: Path, sig: signal.Signals, group: bool = False
+) -> None:
+    """Send `sig` once `out` holds `files` closed pages files (`group`: to the crawl's whole
+    process group, as a terminal's Ctrl-C does); wait for the child to end."""
     try:
         deadline = time.monotonic() + 180
         while page_files(out) < files:
             assert child.poll() is None, "the crawl ended before it could be stopped"
             assert time.monotonic() < deadline, "the crawl made no progress"
             time.sleep(0.05)
-        os.kill(child.pid, sig)
+        if group:
+            os.killpg(child.pid, sig)
+        else:
+            os.kill(child.pid, sig)
     finally:
         child.wait(timeout=120)
 
@@ -124,12 +139,16 @@ def test_sigkill_at_several_points_loses_only_unflushed_pages(
 
 def test_ctrl_c_then_resume_labels_every_page(demo: DemoServer, tmp_path: Path) -> None:
     """Ctrl-C writes the incomplete sites from what they have, marked partial; the resumed
-    crawl writes them again from all their pages, so `nodes` covers every page."""
+    crawl writes them again from all their pages, so `nodes` covers every page. The SIGINT
+    goes to the crawl's process group, its parse and site pass workers too, as in a
+    terminal."""
     sites = demo.write_site_list(tmp_path / "sites.csv")
     out = tmp_path / "out"
     child = start(sites, out)
-    stop_when(child, 6, out, signal.SIGINT)
+    stop_when(child, 6, out, signal.SIGINT, group=True)
     assert child.returncode == 1  # paused, not finished
+    summary = json.loads(next(out.glob(".newscrawl/*/summary.json")).read_text())
+    assert summary["errors"].keys() <= {"robots_disallowed"}  # no page lost to a worker
     paused = read(out, "articles")
     assert len(paused) > 0 and list(out.glob(".newscrawl/*/partial/*"))
     assert set(pd.read_parquet(out / "nodes", columns=["url"]).url) == set(paused.final_url)

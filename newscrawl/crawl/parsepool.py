@@ -17,6 +17,7 @@ from __future__ import annotations
 import logging
 import multiprocessing
 import os
+import signal
 import threading
 import time
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -142,14 +143,20 @@ class ParsePool:
 def _start(crawl_pid: int) -> None:
     """A worker's start: import the parser now rather than with the first page, and end the
     worker when the crawl is gone."""
-    parse_html(b"<p>warm</p>")
     end_with(crawl_pid)
+    parse_html(b"<p>warm</p>")
 
 
 def end_with(crawl_pid: int) -> None:
     """End this worker process once the crawl process is gone (a SIGKILL gives the pool no
     chance to stop it). The crawl is the parent of a spawned worker; a forkserver's worker is
-    the forkserver's child, and keeps the forkserver alive itself."""
+    the forkserver's child, and keeps the forkserver alive itself.
+
+    Ctrl-C is the crawl's to handle: a terminal sends SIGINT to the whole process group, and
+    a worker's KeyboardInterrupt would come back as its job's error (raised in the crawl's
+    reactor, which then stops without its shutdown) or break the pool; the crawl stops its
+    pools itself once it has written what it holds."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     threading.Thread(target=_watch, args=(crawl_pid,), daemon=True).start()
 
 
