@@ -177,3 +177,15 @@ def test_a_crawl_kept_as_warc_ingests_back_to_the_same_articles(
     columns = ["final_url", "site", "is_article", "article_reason", "title", "text", "published",
                "author", "content_hash", "warc_file", "warc_offset", "warc_record_id"]  # fmt: skip
     pd.testing.assert_frame_equal(crawl[columns], back[columns])
+
+
+def test_the_ingest_passes_sites_in_a_thread_unless_told(tmp_path: Path) -> None:
+    from newscrawl.ingest.runner import ingest_settings
+
+    # it waits for each host's pass before reading on: worker processes would overlap nothing
+    settings = ingest_settings(tmp_path / "out", tmp_path / "stage", "run")
+    assert settings.getint("NEWSCRAWL_SITEPASS_WORKERS") == 0
+    told = ingest_settings(
+        tmp_path / "out", tmp_path / "stage", "run", {"NEWSCRAWL_SITEPASS_WORKERS": 2}
+    )
+    assert told.getint("NEWSCRAWL_SITEPASS_WORKERS") == 2

@@ -55,6 +55,10 @@ def ingest_settings(
     settings = get_project_settings()
     settings.set("LOG_LEVEL", "WARNING", priority="cmdline")
     settings.set("NEWSCRAWL_WARC_DIR", "", priority="cmdline")
+    # The ingest waits for each host's site pass before it reads on, so worker processes would
+    # have nothing to overlap and only add the pages' trip there and back: a thread, unless
+    # the user's --set says otherwise.
+    settings.set("NEWSCRAWL_SITEPASS_WORKERS", 0, priority="project")
     for name, value in (overrides or {}).items():
         settings.set(name, value, priority="cmdline")
     settings.set("NEWSCRAWL_OUT", str(staging), priority="cmdline")
