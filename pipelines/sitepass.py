@@ -313,13 +313,16 @@ class SitePassPipeline:
         """Page-level extraction and flag of the site's own pages (in a thread): its pass
         did not run."""
         for item in items:
-            if item.context:
-                continue
-            self.extraction.fill(item)
-            if item.dom is not None:
-                self.classifier.classify(item)
-            item.dom = None
-            item.stage = PAGE_STAGE
+            if not item.context:
+                self._page_by_page(item)
+
+    def _page_by_page(self, item: PageItem) -> None:
+        """One page's page-level extraction and article flag, as when the site pass is off."""
+        self.extraction.fill(item)
+        if item.dom is not None:
+            self.classifier.classify(item)
+        item.dom = None
+        item.stage = PAGE_STAGE
 
     def _apply(self, site: str, items: list[PageItem], result: SitePassResult) -> None:
         """What the pass gave: log and record what it met, then set each page's results."""
@@ -346,10 +349,7 @@ class SitePassPipeline:
         items = [item for item in items if not item.context]  # earlier crawls wrote those
         for item in sorted(items, key=lambda item: item.final_url):
             if not item.stage:  # the pass did not reach it: page by page
-                self.extraction.fill(item)
-                if item.dom is not None:
-                    self.classifier.classify(item)
-                item.stage = item.stage or PAGE_STAGE
+                self._page_by_page(item)
             self.articles.process_item(item)
         assert self.articles.writer is not None
         # versions and duplicates first: once its articles file is there, a site is written

@@ -15,6 +15,7 @@ process started once that imports the site pass and the extractors' modules (abo
 of CPU) before it forks any worker, so a worker starts in a tenth of a second where a spawned
 one imports everything again. The pool starts its workers when the crawl opens (`start`),
 while the crawl waits for its first pages, not when the first site is complete.
+
 A worker that dies (SIGKILL, the kernel's OOM killer) breaks the pool: every job in it fails
 with `BrokenProcessPool` (the dead worker's and the others in flight alike), and the next job
 starts a new pool. The site pass pipeline tries each failed job once more `alone`, in a
