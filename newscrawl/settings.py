@@ -114,7 +114,7 @@ NEWSCRAWL_SITELEVEL = True  # the site pass: SiteLevel, then each site's templat
 NEWSCRAWL_SITELEVEL_MAX_BYTES = 256 * 1024 * 1024
 # what labels each site's template nodes in the site pass: sitelevel, sst, pagelets or entropy
 NEWSCRAWL_SITE_METHOD = "sitelevel"
-NEWSCRAWL_GEOMETRY = "static"
+NEWSCRAWL_GEOMETRY = "flow"  # node boxes: flow, static or chromium (README, Page geometry)
 # a site's pages (and page-level articles) reach a complete Parquet file at least this often,
 # in seconds or rows of the site, so a SIGKILL loses at most that window (0 = off)
 NEWSCRAWL_FLUSH_SECONDS = 30.0

@@ -30,7 +30,7 @@ from newscrawl.dom import Dom
 from newscrawl.extractors.base import Extraction
 from newscrawl.extractors.context import SiteContext, learn_site, site_methods
 from newscrawl.template.carry import is_redesign
-from newscrawl.template.sitelevel import RawPage, SiteLevelRun
+from newscrawl.template.sitelevel import KeptDoms, RawPage, SiteLevelRun
 from newscrawl.template.sitepass import SitePassRun, site_pass
 
 if TYPE_CHECKING:
@@ -78,7 +78,7 @@ class SitePassJob:
     site: str
     crawl: str
     pages: tuple[PassPage, ...]
-    geometry: str = "static"
+    geometry: str = "flow"
     method: str = "sitelevel"
     attempt: int = 1
 
@@ -213,7 +213,8 @@ class SitePasser:
             raw = RawPage(item.final_url, item.html, item.content_type or None)
             by_raw[id(raw)] = item
             raws.append(raw)
-        context = self._context(raws)
+        doms = KeptDoms(job.site)  # one parse a page for the template and the pass
+        context = self._context(raws, doms)
 
         def extract(raw: RawPage, dom: Dom) -> Extraction:
             item = by_raw[id(raw)]
@@ -226,7 +227,9 @@ class SitePasser:
             return Extraction(item.title, item.text, item.node_ids, item.extractor)
 
         try:
-            run = site_pass(job.site, raws, extract, geometry=job.geometry, method=job.method)
+            run = site_pass(
+                job.site, raws, extract, geometry=job.geometry, method=job.method, parse=doms.take
+            )
         except Exception as err:  # the site's pages are still written, page by page
             logger.warning("site pass of %s failed: %s", job.site, err)
             result.errors += 1
@@ -238,11 +241,11 @@ class SitePasser:
             item.content_hash = content_hash(item.text)
         return run
 
-    def _context(self, raws: list[RawPage]) -> SiteContext | None:
-        """The site's template for the extractors that read one (the learned one): one more
-        parse of each page, before the pass that extracts them."""
+    def _context(self, raws: list[RawPage], doms: KeptDoms) -> SiteContext | None:
+        """The site's template for the extractors that read one (the learned one), before the
+        pass that extracts the pages (which takes the Doms `doms` kept)."""
         methods = site_methods(self.extraction.extractors.values())
-        return learn_site(raws, methods) if methods else None
+        return learn_site(raws, methods, doms.parse) if methods else None
 
 
 def _work_item(page: PassPage, site: str) -> PageItem:

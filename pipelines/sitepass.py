@@ -138,7 +138,7 @@ class SitePassPipeline:
         return cls(
             crawler,
             settings.getint("NEWSCRAWL_SITELEVEL_MAX_BYTES", 256 << 20),
-            check_geometry(settings.get("NEWSCRAWL_GEOMETRY", "static")),
+            check_geometry(settings.get("NEWSCRAWL_GEOMETRY", "flow")),
             pool_size(settings.getint("NEWSCRAWL_SITEPASS_WORKERS", -1)),
         )
 

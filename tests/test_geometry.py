@@ -14,6 +14,7 @@ from newscrawl.template.geometry import (
     CHROMIUM_PATH,
     ID_ATTRIBUTE,
     ChromiumGeometry,
+    FlowGeometry,
     GeometryError,
     StaticGeometry,
     boxes_from_rects,
@@ -216,7 +217,7 @@ def test_elements_without_dom_nodes_still_take_space():
 
 
 def test_provider_registry():
-    assert isinstance(get_geometry_provider(), StaticGeometry)
+    assert isinstance(get_geometry_provider(), FlowGeometry)
     assert get_geometry_provider("static") is get_geometry_provider(" Static ")
     assert get_geometry_provider("static", viewport_width=800).config.viewport_width == 800
     with pytest.raises(ValueError, match="unknown geometry provider"):
@@ -387,7 +388,7 @@ def test_a_crawl_refuses_an_unusable_geometry_before_fetching(tmp_path, monkeypa
     import newscrawl.template.geometry as geometry
     from newscrawl.cli import main
 
-    assert geometry.check_geometry(" Flow ") == "flow" and geometry.check_geometry(None) == "static"
+    assert geometry.check_geometry(" Flow ") == "flow" and geometry.check_geometry(None) == "flow"
     argv = ["crawl", "http://127.0.0.1:9/", "--out", str(tmp_path / "out")]
     assert main([*argv, "-s", "NEWSCRAWL_GEOMETRY=bogus"]) == 2
     assert "unknown geometry provider 'bogus'" in capsys.readouterr().err

@@ -81,9 +81,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--geometry",
-        default="static",
+        default="flow",
         choices=("static", "chromium", "flow"),
-        help="how node boxes are computed (default: static; train with the same --geometry)",
+        help="how node boxes are computed (default: flow; train with the same --geometry)",
     )
     parser.add_argument(
         "--kind",

@@ -429,7 +429,7 @@ class SiteLevelStage:
     html_share: float = 0.85
     min_pages: int = 5
     max_pages: int | None = 200
-    geometry: str = "static"
+    geometry: str = "flow"
     kind: str | None = None
     crawl: str = "offline"
     share_of: str = "text"

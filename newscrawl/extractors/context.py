@@ -15,10 +15,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from newscrawl.dom import Dom, PageError, parse_html
+from newscrawl.dom import Dom, PageError
 from newscrawl.extractors.base import Extraction, Extractor
 from newscrawl.learned.sitetemplate import MAX_TEMPLATE_PAGES, TemplateHashes, pages_template
-from newscrawl.template.sitelevel import RawPage, SiteLevelConfig
+from newscrawl.template.sitelevel import PageParser, RawPage, SiteLevelConfig, parse_raw
 from newscrawl.template.sitemethods import DEFAULT_SITE_METHOD, SiteMethod, new_site_method
 
 __all__ = [
@@ -60,19 +60,25 @@ def site_methods(extractors: Iterable[object]) -> set[str]:
     return {site_method_of(e) for e in extractors if uses_site_template(e)}
 
 
-def learn_site(pages: Sequence[RawPage], methods: Iterable[str]) -> SiteContext | None:
+def learn_site(
+    pages: Sequence[RawPage], methods: Iterable[str], parse: PageParser = parse_raw
+) -> SiteContext | None:
     """The site's template by each of `methods`, learnt from its pages (at most
     `MAX_TEMPLATE_PAGES`; pages that cannot be parsed are left out); None when no method
-    learnt anything (no method asked for, or too few pages)."""
+    learnt anything (no method asked for, or too few pages). `parse`: how a page becomes its
+    Dom (the site pass keeps the Doms for its own pass)."""
     templates: dict[str, SiteTemplate] = {}
     for method in sorted(set(methods)):
-        learnt = pages_template(pages) if method == DEFAULT_SITE_METHOD else _fit(pages, method)
+        if method == DEFAULT_SITE_METHOD:
+            learnt: SiteTemplate | None = pages_template(pages, parse=parse)
+        else:
+            learnt = _fit(pages, method, parse)
         if learnt is not None:
             templates[method] = learnt
     return SiteContext(templates) if templates else None
 
 
-def _fit(pages: Sequence[RawPage], method: str) -> SiteMethod | None:
+def _fit(pages: Sequence[RawPage], method: str, parse: PageParser) -> SiteMethod | None:
     """Another site method's state fitted on the site's pages; None under SiteLevel's minimum
     of pages (every method needs a few pages to tell template from content)."""
     if len(pages) < SiteLevelConfig().min_pages:
@@ -80,7 +86,7 @@ def _fit(pages: Sequence[RawPage], method: str) -> SiteMethod | None:
     state = new_site_method(method)
     for page in pages[:MAX_TEMPLATE_PAGES]:
         try:
-            state.add(parse_html(page.html, url=page.url or None, content_type=page.content_type))
+            state.add(parse(page))
         except PageError:
             continue
     return state if len(state) >= SiteLevelConfig().min_pages else None

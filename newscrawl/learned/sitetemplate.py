@@ -19,14 +19,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from newscrawl.dom import Dom, PageError, parse_html
+from newscrawl.dom import Dom, PageError
 from newscrawl.learned.blocks import Blocks
 from newscrawl.template.records import node_hashes
 from newscrawl.template.sitelevel import (
+    PageParser,
     RawPage,
     SiteLevelConfig,
     distinct_pages,
     frequent_hashes,
+    parse_raw,
 )
 
 __all__ = [
@@ -66,18 +68,20 @@ def site_template(
 
 
 def pages_template(
-    pages: Sequence[RawPage], config: SiteLevelConfig | None = None
+    pages: Sequence[RawPage],
+    config: SiteLevelConfig | None = None,
+    parse: PageParser = parse_raw,
 ) -> TemplateHashes | None:
     """The template of a site from its raw pages (at most `MAX_TEMPLATE_PAGES`; pages that
     cannot be parsed are left out); None when too few pages remain, and then a site under
-    SiteLevel's minimum is not parsed at all."""
+    SiteLevel's minimum is not parsed at all. `parse`: how a page becomes its Dom."""
     config = config or SiteLevelConfig()
     if len(pages) < config.min_pages:
         return None
     hashes = []
     for page in pages[:MAX_TEMPLATE_PAGES]:
         try:
-            dom = parse_html(page.html, url=page.url or None, content_type=page.content_type)
+            dom = parse(page)
         except PageError:
             continue
         hashes.append(node_hashes(dom))

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from newscrawl.storage import ParquetDatasetWriter
 
 __all__ = [
+    "KeptDoms",
     "RawPage",
     "SiteLevel",
     "SiteLevelConfig",
@@ -194,6 +195,46 @@ def raw_page(row: Mapping[str, object]) -> RawPage | None:
 
 
 PageVisitor = Callable[[int, RawPage, Dom, PageNodes], None]
+PageParser = Callable[[RawPage], Dom]  # a raw page's Dom; raises PageError as parse_html does
+
+
+def parse_raw(raw: RawPage, site: str | None = None) -> Dom:
+    """The Dom of a raw page, as every site-level stage parses it (`site` becomes `Dom.site`)."""
+    return parse_html(raw.html, raw.url or None, raw.content_type, site=site or None)
+
+
+# Elements of the Doms `KeptDoms` holds at most (about 1.2 KB each: some 50 MB).
+KEPT_DOM_NODES = 40_000
+
+
+class KeptDoms:
+    """Each raw page parsed once for two passes over a site (its template, then the site pass):
+    `parse` keeps the Dom it builds while the kept Doms hold at most `max_nodes` elements, and
+    `take` hands a kept Dom over (and lets it go) or parses the page again. A page that does
+    not parse raises its PageError from both."""
+
+    def __init__(self, site: str | None = None, max_nodes: int = KEPT_DOM_NODES) -> None:
+        self.site = site
+        self.max_nodes = max_nodes
+        self.nodes = 0
+        self._kept: dict[int, tuple[RawPage, Dom]] = {}
+
+    def parse(self, raw: RawPage) -> Dom:
+        kept = self._kept.get(id(raw))
+        if kept is not None:
+            return kept[1]
+        dom = parse_raw(raw, self.site)
+        if self.nodes + len(dom) <= self.max_nodes:
+            self._kept[id(raw)] = (raw, dom)  # the page too: its id stays its own meanwhile
+            self.nodes += len(dom)
+        return dom
+
+    def take(self, raw: RawPage) -> Dom:
+        kept = self._kept.pop(id(raw), None)
+        if kept is None:
+            return parse_raw(raw, self.site)
+        self.nodes -= len(kept[1])
+        return kept[1]
 
 
 @dataclass(slots=True)
@@ -228,10 +269,11 @@ def run_sitelevel(
     raws: Iterable[RawPage],
     *,
     config: SiteLevelConfig | None = None,
-    geometry: str = "static",
+    geometry: str = "flow",
     max_pages: int | None = None,
     visit: PageVisitor | None = None,
     method: str = "sitelevel",
+    parse: PageParser | None = None,
 ) -> SiteLevelRun:
     """The SiteLevel stage of one site (the only implementation: crawl, command and Dask).
 
@@ -240,7 +282,8 @@ def run_sitelevel(
     `visit(index, raw, dom, records)` sees each parsed page before its tree is let go. Pages
     that do not parse are counted and left out. Labels follow when there are enough pages:
     SiteLevel's, or those of another site-level `method` (`newscrawl.template.sitemethods`:
-    sst, pagelets, entropy), which reads each page while its tree is at hand.
+    sst, pagelets, entropy), which reads each page while its tree is at hand. `parse`: how a
+    page becomes its Dom (default `parse_raw`; the site pass hands over Doms it already built).
     """
     from newscrawl.template.sitemethods import check_site_method, new_site_method
 
@@ -253,7 +296,7 @@ def run_sitelevel(
     run = SiteLevelRun(site)
     for raw in ordered:
         try:
-            dom = parse_html(raw.html, raw.url or None, raw.content_type, site=site or None)
+            dom = parse(raw) if parse is not None else parse_raw(raw, site)
         except PageError:
             run.errors += 1
             continue

@@ -42,7 +42,13 @@ from newscrawl.dom import Dom
 from newscrawl.dom import join_pieces as render_pieces
 from newscrawl.extractors.base import Extraction
 from newscrawl.template.records import PageNodes
-from newscrawl.template.sitelevel import RawPage, SiteLevelConfig, SiteLevelRun, run_sitelevel
+from newscrawl.template.sitelevel import (
+    PageParser,
+    RawPage,
+    SiteLevelConfig,
+    SiteLevelRun,
+    run_sitelevel,
+)
 
 __all__ = [
     "PAGE_STAGE",
@@ -341,14 +347,15 @@ def site_pass(
     *,
     config: SitePassConfig | None = None,
     sitelevel: SiteLevelConfig | None = None,
-    geometry: str = "static",
+    geometry: str = "flow",
     max_pages: int | None = None,
     method: str = "sitelevel",
+    parse: PageParser | None = None,
 ) -> SitePassRun:
     """The site pass of one site: SiteLevel (`run_sitelevel`: one parse per page; or another
     site-level `method`: sst, pagelets, entropy), the page-level extraction of each page
     (`extract(raw, dom)`, which may also read whatever else it wants from the parsed page), then
-    the site's template out of every page's text."""
+    the site's template out of every page's text. `parse`: as `run_sitelevel` takes it."""
     config = config or SitePassConfig()
     slots = SiteSlots()
     choices: list[PageChoice] = []
@@ -366,6 +373,7 @@ def site_pass(
         max_pages=max_pages,
         visit=visit,
         method=method,
+        parse=parse,
     )
     if len(choices) < config.min_pages:
         pairs = zip(seen, choices, strict=True)

@@ -122,8 +122,8 @@ BROWSERS = BrowserPool()
 
 
 def _provider_name(name: str | None) -> str:
-    """`name` as `PROVIDERS` spells it ("static" for None or empty); a ValueError naming the
-    choices for an unknown one."""
+    """`name` as `PROVIDERS` spells it (`DEFAULT_PROVIDER` for None or empty); a ValueError
+    naming the choices for an unknown one."""
     name = (name or DEFAULT_PROVIDER).strip().lower()
     if name not in PROVIDERS:
         raise ValueError(f"unknown geometry provider {name!r}; choose from {sorted(PROVIDERS)}")
@@ -144,7 +144,7 @@ def check_geometry(name: str | None) -> str:
 
 
 def get_geometry_provider(name: str | None = None, **options: Any) -> GeometryProvider:
-    """The provider called `name` ("static" when None or empty).
+    """The provider called `name` (`DEFAULT_PROVIDER`, flow, when None or empty).
 
     Without options: the static and flow models' default instances (they keep no state), or
     the calling thread's browser from `BROWSERS`, so per-page calls reuse one browser; with
