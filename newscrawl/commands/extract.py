@@ -54,7 +54,7 @@ from newscrawl.extractors import (
 from newscrawl.extractors.context import SiteContext, extract_in_site, learn_site, site_methods
 from newscrawl.learned.sitetemplate import MAX_TEMPLATE_PAGES
 from newscrawl.pagefiles import STDIN, find_pages
-from newscrawl.template.sitelevel import RawPage
+from newscrawl.template.sitelevel import KeptDoms, RawPage
 from newscrawl.template.sitemethods import SITE_METHODS
 
 __all__ = [
@@ -278,13 +278,15 @@ def site_pass_records(
     if len(raws) < SitePassConfig().min_pages:
         return [(index, extract_page(extractor, *item)) for index, item in items]
     site = items[0][1].site
-    context = learn_site(raws, site_methods([extractor]))
+    doms = KeptDoms(site)  # one parse a page for the template and the pass
+    context = learn_site(raws, site_methods([extractor]), doms.parse)
     run = site_pass(
         site,
         raws,
         lambda raw, dom: extract_in_site(extractor, dom, context),
         geometry="flow",
         method=site_method,
+        parse=doms.take,
     )
     labels = {index: item.label for index, item in items}
     records: dict[int, dict[str, Any]] = {}
