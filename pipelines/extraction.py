@@ -9,6 +9,12 @@ extractor, recorded as `extract_budget`; the learned extractor's block features 
 Without NEWSCRAWL_KEEP_ALL_TEXTS the extractors after the primary are fallbacks, run only on
 pages where the ones before them found no text.
 
+In a crawl without the site pass (NEWSCRAWL_SITELEVEL off), each page is parsed, extracted and
+flagged in the site pass's worker processes (`newscrawl.pipelines.sitepool`, sized by
+NEWSCRAWL_SITEPASS_WORKERS; 0: here, on the reactor thread), so a slow page never holds up the
+crawl. A page whose worker dies twice (killed, out of memory) keeps no text and records
+`extract_worker_lost`; the crawl goes on.
+
 An extractor that is not installed is skipped with one warning. An extractor that raises on a
 page leaves an `error` on the item, and the next extractor's text is used: a bad page never
 stops the crawl.
@@ -16,6 +22,7 @@ stops the crawl.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass, field
 from hashlib import blake2b
@@ -35,6 +42,8 @@ from newscrawl.extractors.context import SiteContext, extract_in_site
 from newscrawl.title import page_title
 
 if TYPE_CHECKING:
+    from newscrawl.pipelines.sitejob import SitePassResult
+    from newscrawl.pipelines.sitepool import SitePassPool
     from scrapy.crawler import Crawler
 
 __all__ = ["ExtractionPipeline", "ExtractionSettings", "content_hash", "load_extractors"]
@@ -98,6 +107,8 @@ class ExtractionPipeline:
         self.max_nodes = max_nodes or {}  # {extractor: elements}: bigger pages skip it
         self.config = config or {}
         self.recorded: list[tuple[str, str, str]] = []
+        self.workers = 0  # worker processes for the pages (set by from_crawler)
+        self.pool: SitePassPool | None = None
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ExtractionPipeline:
@@ -117,7 +128,29 @@ class ExtractionPipeline:
         max_nodes = {name: int(n) for name, n in budgets.items() if n}
         keep_all = settings.getbool("NEWSCRAWL_KEEP_ALL_TEXTS")
         config = settings.getdict("NEWSCRAWL_EXTRACTOR_CONFIG")
-        return cls(crawler, extractors, primary, keep_all, max_nodes, config)
+        pipeline = cls(crawler, extractors, primary, keep_all, max_nodes, config)
+        if not settings.getbool("NEWSCRAWL_SITELEVEL", True):  # else the site pass extracts
+            from newscrawl.pipelines.sitepool import pool_size
+
+            pipeline.workers = pool_size(settings.getint("NEWSCRAWL_SITEPASS_WORKERS", -1))
+        return pipeline
+
+    def open_spider(self) -> None:
+        if not self.workers or self.crawler is None:
+            return
+        from newscrawl.pipelines.sitejob import PassSettings, log_level
+        from newscrawl.pipelines.sitepool import SitePassPool
+        from twisted.internet import threads
+
+        level = log_level(self.crawler.settings["LOG_LEVEL"])
+        self.pool = SitePassPool(self.workers, PassSettings(self.settings(), level))
+        started = threads.deferToThread(self.pool.start)  # the first waits for the forkserver
+        started.addErrback(lambda f: logger.warning("extraction workers: %s", f.value))
+
+    def close_spider(self) -> None:
+        if self.pool is not None:
+            self.pool.close()
+            self.pool = None
 
     def settings(self) -> ExtractionSettings:
         """This pipeline's extractors and options, to build it again in another process."""
@@ -131,7 +164,42 @@ class ExtractionPipeline:
             # a stored page replayed on resume is there for its links and DOM; a deferred one
             # is extracted by its site's site pass
             return item
-        return self.fill(item)
+        if self.pool is None:
+            return self.fill(item)
+        from scrapy.utils.defer import deferred_from_coro
+
+        return deferred_from_coro(self._in_worker(item))
+
+    async def _in_worker(self, item: PageItem) -> PageItem:
+        """`fill` and the article flag of `item` in a worker process; when the pool broke (a
+        worker died), once more in a worker of its own; no text when that one died too."""
+        from newscrawl.pipelines.sitejob import PageJob, pass_page
+        from newscrawl.pipelines.sitepool import BrokenProcessPool
+        from scrapy.utils.defer import maybe_deferred_to_future
+
+        assert self.pool is not None
+        job = PageJob(pass_page(item), item.site)
+        for attempt in (1, 2):
+            job = dataclasses.replace(job, attempt=attempt)
+            try:
+                result = await maybe_deferred_to_future(self.pool.run(job, alone=attempt > 1))
+            except BrokenProcessPool:
+                then = "tried again alone" if attempt == 1 else "left without text"
+                logger.warning("extraction of %s: its worker process died (%s)", item.url, then)
+                self._record("extract_worker_lost", item.final_url, f"attempt {attempt}: {then}")
+                continue
+            self._apply(item, result)
+            return item
+        item.stage = "page"
+        item.error = "extraction: its worker process died twice"
+        return item
+
+    def _apply(self, item: PageItem, result: SitePassResult) -> None:
+        for name, level, message in result.logs:
+            logging.getLogger(name).log(level, "%s", message)
+        for kind, url, detail in result.recorded:
+            self._record(kind, url, detail)
+        result.pages[0].apply(item)
 
     def fill(self, item: PageItem, context: SiteContext | None = None) -> PageItem:
         """The page-level extraction and metadata of `item` (parsed here if it has no DOM).

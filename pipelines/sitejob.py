@@ -37,12 +37,14 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = [
+    "PageJob",
     "PageResult",
     "PassPage",
     "PassSettings",
     "SitePassJob",
     "SitePassResult",
     "SitePasser",
+    "log_level",
     "own_pages",
     "pass_page",
 ]
@@ -84,11 +86,29 @@ class SitePassJob:
 
 
 @dataclass(frozen=True, slots=True)
+class PageJob:
+    """One page's page-level extraction and article flag, for a crawl without the site pass
+    (NEWSCRAWL_SITELEVEL off); `attempt` as in `SitePassJob`."""
+
+    page: PassPage
+    site: str
+    attempt: int = 1
+
+
+@dataclass(frozen=True, slots=True)
 class PassSettings:
     """What every job of a crawl shares, built once per worker process: the extractor chain."""
 
     extraction: ExtractionSettings
     log_level: int = logging.INFO
+
+
+def log_level(value: Any) -> int:
+    """A LOG_LEVEL setting as a number (INFO when unset or unknown), for `PassSettings`."""
+    if isinstance(value, int):
+        return value
+    level = logging.getLevelName(str(value or "INFO").upper())
+    return level if isinstance(level, int) else logging.INFO
 
 
 # the PageItem fields the pass fills, copied back onto the crawl's items
@@ -177,6 +197,20 @@ class SitePasser:
             urls = {item.final_url for item in own.values()}
             result.nodes = own_pages(run.sitelevel, urls).table(job.crawl)
         return result
+
+    def run_page(self, job: PageJob) -> SitePassResult:
+        """The page-level extraction and article flag of one page (result `pages[0]`)."""
+        item = _work_item(job.page, job.site)
+        self.extraction.recorded.clear()
+        try:
+            self.extraction.fill(item)
+            if item.dom is not None:
+                self.classifier.classify(item)
+        finally:
+            item.dom = None
+            recorded = list(self.extraction.recorded)
+            self.extraction.recorded.clear()
+        return SitePassResult(pages={0: PageResult.of(item)}, recorded=recorded)
 
     def _carried_pass(
         self, job: SitePassJob, items: list[PageItem], result: SitePassResult

@@ -53,6 +53,7 @@ from newscrawl.pipelines.sitejob import (
     SitePasser,
     SitePassJob,
     SitePassResult,
+    log_level,
     pass_page,
 )
 from newscrawl.pipelines.sitepool import BrokenProcessPool, SitePassPool, pool_size
@@ -118,7 +119,7 @@ class SitePassPipeline:
         # the pass itself: in worker processes (one pool per crawl), or in a thread here
         self.pool: SitePassPool | None = None
         self.passer: SitePasser | None = None
-        chain = PassSettings(self.extraction.settings(), _log_level(crawler.settings["LOG_LEVEL"]))
+        chain = PassSettings(self.extraction.settings(), log_level(crawler.settings["LOG_LEVEL"]))
         if workers:
             self.pool = SitePassPool(workers, chain)
         else:  # a chain of its own: the next site's pass may run while this one is written
@@ -472,11 +473,3 @@ def _stored_item(row: dict[str, Any], site: str, crawl: str) -> PageItem:
         replayed=True,
         warc=warc,
     )
-
-
-def _log_level(value: Any) -> int:
-    """A LOG_LEVEL setting as a number (INFO when unset or unknown)."""
-    if isinstance(value, int):
-        return value
-    level = logging.getLevelName(str(value or "INFO").upper())
-    return level if isinstance(level, int) else logging.INFO

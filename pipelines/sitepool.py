@@ -22,8 +22,11 @@ starts a new pool. The site pass pipeline tries each failed job once more `alone
 worker of its own, so a second death is that site's own (its pages are then extracted page
 by page) and a site that only shared the pool with it is passed as usual.
 
+Without the site pass (NEWSCRAWL_SITELEVEL off) the same workers extract and flag each page
+on its own (`PageJob`), for the extraction pipeline.
+
 Settings: NEWSCRAWL_SITEPASS_WORKERS (-1: one per core; 0: the pass runs in a thread of the
-crawl process, as before).
+crawl process, and pages are extracted on the reactor thread, as before).
 """
 
 from __future__ import annotations
@@ -38,7 +41,13 @@ from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any
 
-from newscrawl.pipelines.sitejob import PassSettings, SitePasser, SitePassJob, SitePassResult
+from newscrawl.pipelines.sitejob import (
+    PageJob,
+    PassSettings,
+    SitePasser,
+    SitePassJob,
+    SitePassResult,
+)
 
 from newscrawl.crawl.parsepool import end_with, future_deferred
 from newscrawl.extractors import EXTRACTORS
@@ -49,8 +58,9 @@ if TYPE_CHECKING:
 
 __all__ = ["KILL_FOR_TEST", "BrokenProcessPool", "SitePassPool", "pool_size"]
 
-# Test hook: a worker given a job of this site SIGKILLs itself, as the OOM killer would
-# ("SITE": on the job's first attempt only; "SITE:always": on every attempt).
+# Test hook: a worker given the site pass of this site, or the page-level extraction of this
+# page URL, SIGKILLs itself, as the OOM killer would ("NAME": on the job's first attempt only;
+# "NAME:always": on every attempt).
 KILL_FOR_TEST = "NEWSCRAWL_TEST_KILL_SITEPASS"
 
 
@@ -68,21 +78,25 @@ class SitePassPool:
         self.settings = settings
         self._pool: ProcessPoolExecutor | None = None
 
-    def run(self, job: SitePassJob, alone: bool = False) -> defer.Deferred[SitePassResult]:
-        """The job's result (a Deferred fired in the reactor thread); it fails with
-        `BrokenProcessPool` when a worker died (this job's or another's). `alone`: in a new
-        worker process of its own, ended once the job is done."""
+    def run(
+        self, job: SitePassJob | PageJob, alone: bool = False
+    ) -> defer.Deferred[SitePassResult]:
+        """The job's result (a Deferred fired in the reactor thread): a site's pass, or one
+        page's page-level extraction (`PageJob`). It fails with `BrokenProcessPool` when a
+        worker died (this job's or another's). `alone`: in a new worker process of its own,
+        ended once the job is done."""
+        task = _run_page if isinstance(job, PageJob) else _run
         if alone:
             executor = self._new(1)
-            done = future_deferred(executor.submit(_run, job))
+            done = future_deferred(executor.submit(task, job))
             return done.addBoth(_after, lambda: executor.shutdown(wait=False))
         executor = self._executor()
         try:
-            future = executor.submit(_run, job)
+            future = executor.submit(task, job)
         except BrokenProcessPool:
             self._reset(executor)  # broken before the job went in: a new pool takes it
             executor = self._executor()
-            future = executor.submit(_run, job)
+            future = executor.submit(task, job)
         return future_deferred(future).addErrback(self._broken, executor)
 
     def _broken(self, failure: Failure, executor: ProcessPoolExecutor) -> Failure:
@@ -189,8 +203,18 @@ def _run(job: SitePassJob) -> SitePassResult:
     return result
 
 
-def _kill_for_test(job: SitePassJob) -> None:
+def _run_page(job: PageJob) -> SitePassResult:
+    assert _PASSER is not None and _LOGS is not None, "the pool's initializer did not run"
+    _kill_for_test(job)
+    _LOGS.take()
+    result = _PASSER.run_page(job)
+    result.logs = _LOGS.take()
+    return result
+
+
+def _kill_for_test(job: SitePassJob | PageJob) -> None:
     wanted = os.environ.get(KILL_FOR_TEST, "")
-    site, _, when = wanted.partition(":")
-    if site == job.site and (when == "always" or job.attempt == 1):
+    name, _, when = wanted.rpartition(":") if wanted.endswith(":always") else (wanted, "", "")
+    target = job.page.final_url if isinstance(job, PageJob) else job.site
+    if name == target and (when == "always" or job.attempt == 1):
         os.kill(os.getpid(), signal.SIGKILL)

@@ -128,3 +128,67 @@ def test_a_site_whose_workers_keep_dying_is_extracted_page_by_page(
     expected_nodes = nodes(in_thread)
     kept = expected_nodes[expected_nodes.site != KILLED].reset_index(drop=True)
     pd.testing.assert_frame_equal(nodes(out), kept)
+
+
+# -- without the site pass: each page extracted in the workers ----------------------------------
+
+PAGE_LEVEL = "NEWSCRAWL_SITELEVEL=False"
+
+
+def page_level_crawl(sites: Path, out: Path, workers: int, kill: str = "") -> dict:
+    """A crawl without the site pass, its pages extracted in `workers` processes (0: on the
+    reactor thread); its summary."""
+    command = crawl_command(
+        sites, out, (*SETTINGS, PAGE_LEVEL, f"NEWSCRAWL_SITEPASS_WORKERS={workers}")
+    )
+    env = {**os.environ, KILL_FOR_TEST: kill}
+    result = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
+    assert result.returncode == 0, result.stderr[-3000:]
+    (summary,) = out.glob(".newscrawl/*/summary.json")
+    return json.loads(summary.read_text())
+
+
+@pytest.fixture(scope="module")
+def page_level_inline(sites: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("inline") / "out"
+    page_level_crawl(sites, out, workers=0)
+    return out
+
+
+def test_pages_extracted_in_processes_are_the_pages_extracted_inline(
+    sites: Path, page_level_inline: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    summary = page_level_crawl(sites, out, workers=2)
+    expected, got = articles(page_level_inline), articles(out)
+    assert len(got) >= 200 and set(got.stage) == {PAGE_STAGE}
+    assert got.is_article.sum() > 100 and got.text.str.len().gt(0).all()
+    pd.testing.assert_frame_equal(got, expected)
+    assert "extract_worker_lost" not in summary["errors"]
+
+
+def test_a_page_whose_extraction_workers_die_is_kept_without_text(
+    sites: Path, page_level_inline: Path, tmp_path: Path
+) -> None:
+    expected = articles(page_level_inline)
+    once, always = expected.final_url[3], expected.final_url[7]
+    out, out_always = tmp_path / "once", tmp_path / "always"
+    summary = page_level_crawl(sites, out, workers=2, kill=once)
+    # the death broke the pool: the jobs beside it failed too and were tried again alone
+    assert summary["errors"]["extract_worker_lost"] >= 1
+    assert any(
+        s.startswith(f"{once} (attempt 1") for s in summary["samples"]["extract_worker_lost"]
+    )
+    pd.testing.assert_frame_equal(articles(out), expected)
+
+    summary = page_level_crawl(sites, out_always, workers=2, kill=f"{always}:always")
+    got = articles(out_always)
+    assert list(got.final_url) == list(expected.final_url)  # every page, each once
+    lost = got.final_url == always
+    assert got[lost].text.tolist() == [""]
+    assert got[lost].error.tolist() == ["extraction: its worker process died twice"]
+    pd.testing.assert_frame_equal(got[~lost], expected[~lost])
+    assert summary["errors"]["extract_worker_lost"] >= 2  # its two deaths (one sample a page)
+    assert any(
+        s.startswith(f"{always} (attempt 1") for s in summary["samples"]["extract_worker_lost"]
+    )

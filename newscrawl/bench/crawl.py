@@ -7,11 +7,14 @@ no politeness delays, writing Parquet to a temporary folder. Variants:
   site-pass     every stage: raw pages as they arrive; per complete site, the site pass
                 (SiteLevel node records and labels, extraction with every configured
                 extractor, article flag, the site's template out of the text) and its articles
-  no-sitelevel  no site pass: extraction and article flag inline, page by page
+  no-sitelevel  no site pass (NEWSCRAWL_SITELEVEL off): extraction and article flag page by
+                page, in the worker processes of NEWSCRAWL_SITEPASS_WORKERS
   no-extraction fetch, parse (the spider needs links), write raw pages and bare article rows
   inline-parse  site-pass with the spider's parse on the reactor thread (NEWSCRAWL_PARSE_WORKERS
                 0), as before the parse pool: the pool's before/after in one run
   no-sitelevel-inline  the same for no-sitelevel
+  no-sitelevel-thread  no-sitelevel with extraction on the reactor thread
+                (NEWSCRAWL_SITEPASS_WORKERS 0), as before extraction went to the workers
   thread-pass   site-pass with the site pass in a thread of the crawl process
                 (NEWSCRAWL_SITEPASS_WORKERS 0), as before the site pass pool: its before/after
   all-sites     site-pass with every site of the list crawled at once (NEWSCRAWL_MAX_ACTIVE_SITES
@@ -55,22 +58,19 @@ _NO_EXTRACTION = {
     "newscrawl.pipelines.rawpages.RawPagePipeline": 400,
     "newscrawl.pipelines.parquet.ParquetWriterPipeline": 500,
 }
-_NO_SITELEVEL = {
-    "newscrawl.pipelines.extraction.ExtractionPipeline": 100,
-    "newscrawl.pipelines.classify.ArticleClassifierPipeline": 200,
-    **_NO_EXTRACTION,
-}
+_NO_SITELEVEL = {"NEWSCRAWL_SITELEVEL": False}
 VARIANTS: dict[str, dict[str, Any]] = {
     "site-pass": {},
-    "no-sitelevel": {"ITEM_PIPELINES": _NO_SITELEVEL},
+    "no-sitelevel": _NO_SITELEVEL,
     "no-extraction": {"ITEM_PIPELINES": _NO_EXTRACTION},
     "inline-parse": {"NEWSCRAWL_PARSE_WORKERS": 0},
     "thread-pass": {"NEWSCRAWL_SITEPASS_WORKERS": 0},
-    "no-sitelevel-inline": {"ITEM_PIPELINES": _NO_SITELEVEL, "NEWSCRAWL_PARSE_WORKERS": 0},
+    "no-sitelevel-inline": {**_NO_SITELEVEL, "NEWSCRAWL_PARSE_WORKERS": 0},
+    "no-sitelevel-thread": {**_NO_SITELEVEL, "NEWSCRAWL_SITEPASS_WORKERS": 0},
     "all-sites": {"NEWSCRAWL_MAX_ACTIVE_SITES": 0},
     "heavy-page": {},
     "docs-site": {},
-    "docs-no-sitelevel": {"ITEM_PIPELINES": _NO_SITELEVEL},
+    "docs-no-sitelevel": _NO_SITELEVEL,
     "docs-no-extraction": {"ITEM_PIPELINES": _NO_EXTRACTION},
     "docs-thread-pass": {"NEWSCRAWL_SITEPASS_WORKERS": 0},
 }
@@ -80,6 +80,7 @@ _RATIOS = (
     ("site-pass", "inline-parse", "parse pool / inline parse"),
     ("no-sitelevel", "no-sitelevel-inline", "parse pool / inline parse"),
     ("site-pass", "thread-pass", "site pass in processes / in a thread"),
+    ("no-sitelevel", "no-sitelevel-thread", "extraction in processes / on the reactor thread"),
     ("docs-site", "docs-thread-pass", "site pass in processes / in a thread"),
 )
 DEFAULT_VARIANTS = ("site-pass", "no-sitelevel", "no-extraction")
