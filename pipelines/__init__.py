@@ -6,11 +6,13 @@
    its site pass (SiteLevel labels into the `nodes` dataset, extraction, article flag, the
    site's template cut out of the text) and write the site's `articles` rows;
 3. `extraction.ExtractionPipeline` - page-level extraction, for pages the site pass does not
-   take (NEWSCRAWL_SITELEVEL off, or a site buffer over its byte budget);
+   take (NEWSCRAWL_SITELEVEL off: in the site pass's workers, page by page; or a site buffer
+   over its byte budget);
 4. `classify.ArticleClassifierPipeline` - article or index page, and why (the same pages);
 5. `parquet.ParquetWriterPipeline` - write the `articles` rows of the pages extracted page by
    page.
 
-The site pass's computation is `sitejob` (a pure, picklable job), run in worker processes by
-`sitepool` (NEWSCRAWL_SITEPASS_WORKERS) or in a thread.
+The site pass's computation is `sitejob` (a pure, picklable job: a site's pass, or one page's
+page-level extraction), run in worker processes by `sitepool` (NEWSCRAWL_SITEPASS_WORKERS) or
+in a thread.
 """

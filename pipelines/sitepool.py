@@ -85,18 +85,17 @@ class SitePassPool:
         page's page-level extraction (`PageJob`). It fails with `BrokenProcessPool` when a
         worker died (this job's or another's). `alone`: in a new worker process of its own,
         ended once the job is done."""
-        task = _run_page if isinstance(job, PageJob) else _run
         if alone:
             executor = self._new(1)
-            done = future_deferred(executor.submit(task, job))
+            done = future_deferred(executor.submit(_run, job))
             return done.addBoth(_after, lambda: executor.shutdown(wait=False))
         executor = self._executor()
         try:
-            future = executor.submit(task, job)
+            future = executor.submit(_run, job)
         except BrokenProcessPool:
             self._reset(executor)  # broken before the job went in: a new pool takes it
             executor = self._executor()
-            future = executor.submit(task, job)
+            future = executor.submit(_run, job)
         return future_deferred(future).addErrback(self._broken, executor)
 
     def _broken(self, failure: Failure, executor: ProcessPoolExecutor) -> Failure:
@@ -193,21 +192,15 @@ def _ready() -> None:
     """A job that only starts a worker (`SitePassPool.start`)."""
 
 
-def _run(job: SitePassJob) -> SitePassResult:
+def _run(job: SitePassJob | PageJob) -> SitePassResult:
     assert _PASSER is not None and _LOGS is not None, "the pool's initializer did not run"
     _kill_for_test(job)
     _LOGS.take()
-    result = _PASSER.run(job)
-    result.logs = _LOGS.take()
-    result.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    return result
-
-
-def _run_page(job: PageJob) -> SitePassResult:
-    assert _PASSER is not None and _LOGS is not None, "the pool's initializer did not run"
-    _kill_for_test(job)
-    _LOGS.take()
-    result = _PASSER.run_page(job)
+    if isinstance(job, PageJob):
+        result = _PASSER.run_page(job)
+    else:
+        result = _PASSER.run(job)
+        result.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     result.logs = _LOGS.take()
     return result
 
