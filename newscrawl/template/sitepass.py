@@ -34,6 +34,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Final, Literal
 
 import numpy as np
@@ -97,14 +98,20 @@ def slot_name(element: object) -> tuple[str, str, str] | None:
     get = getattr(element, "get", None)
     if get is None:
         return None
-    classes = " ".join(sorted(c for c in (get("class") or "").split() if not _DIGIT.search(c)))
-    ident = (get("id") or "").strip()
+    tag = getattr(element, "tag", "")
+    return _slot_name(tag if isinstance(tag, str) else "", get("class") or "", get("id") or "")
+
+
+@lru_cache(maxsize=1 << 16)
+def _slot_name(tag: str, classes: str, ident: str) -> tuple[str, str, str] | None:
+    """`slot_name` of an element's tag, class and id values (cached: a site repeats them)."""
+    classes = " ".join(sorted(c for c in classes.split() if not _DIGIT.search(c)))
+    ident = ident.strip()
     if _DIGIT.search(ident):
         ident = ""
     if not classes and not ident:
         return None
-    tag = getattr(element, "tag", "")
-    return (tag if isinstance(tag, str) else "", classes, ident)
+    return (tag, classes, ident)
 
 
 class SiteSlots:
@@ -115,19 +122,23 @@ class SiteSlots:
 
     def of_nodes(self, dom: Dom) -> np.ndarray:
         """Slot id per node (0: <body> and everything outside it, or no named ancestor)."""
-        slots = np.zeros(len(dom), dtype=np.int64)
-        body = dom.body
         if not len(dom):
-            return slots
-        parent, elements = dom.parent, dom.elements
+            return np.zeros(0, dtype=np.int64)
+        body = dom.body
+        slots = [0] * len(dom)  # a list while filling: numpy's per-item access is slower
+        parent, elements, ids = dom.parent, dom.elements, self._ids
         for node in range(body + 1, dom.end[body]):
-            above = int(slots[parent[node]])
-            name = slot_name(elements[node])
+            above = slots[parent[node]]
+            element = elements[node]
+            classes, ident = element.get("class"), element.get("id")
+            name = None
+            if classes or ident:
+                name = _slot_name(element.tag, classes or "", ident or "")
             if name is None:
                 slots[node] = above
             else:
-                slots[node] = self._ids.setdefault((above, name), len(self._ids) + 1)
-        return slots
+                slots[node] = ids.setdefault((above, name), len(ids) + 1)
+        return np.array(slots, dtype=np.int64)
 
 
 @dataclass(slots=True)
