@@ -12,8 +12,10 @@ pages where the ones before them found no text.
 In a crawl without the site pass (NEWSCRAWL_SITELEVEL off), each page is parsed, extracted and
 flagged in the site pass's worker processes (`newscrawl.pipelines.sitepool`, sized by
 NEWSCRAWL_SITEPASS_WORKERS; 0: here, on the reactor thread), so a slow page never holds up the
-crawl. A page whose worker dies twice (killed, out of memory) keeps no text and records
-`extract_worker_lost`; the crawl goes on.
+crawl. A worker's death (killed, out of memory) fails every page in flight; each is tried
+again in a worker of its own, one at a time (counted in the stats as
+`newscrawl/extract/retried_alone`), and a page whose own worker dies too is written without
+text, named in the summary (`extract_worker_lost`); the crawl goes on.
 
 An extractor that is not installed is skipped with one warning. An extractor that raises on a
 page leaves an `error` on the item, and the next extractor's text is used: a bad page never
@@ -159,16 +161,14 @@ class ExtractionPipeline:
             tuple(self.extractors), config, self.primary, self.keep_all, dict(self.max_nodes)
         )
 
-    def process_item(self, item: Any) -> Any:
+    async def process_item(self, item: Any) -> Any:
         if not isinstance(item, PageItem) or item.stored or item.deferred:
             # a stored page replayed on resume is there for its links and DOM; a deferred one
             # is extracted by its site's site pass
             return item
         if self.pool is None:
             return self.fill(item)
-        from scrapy.utils.defer import deferred_from_coro
-
-        return deferred_from_coro(self._in_worker(item))
+        return await self._in_worker(item)
 
     async def _in_worker(self, item: PageItem) -> PageItem:
         """`fill` and the article flag of `item` in a worker process; when the pool broke (a
@@ -184,15 +184,24 @@ class ExtractionPipeline:
             try:
                 result = await maybe_deferred_to_future(self.pool.run(job, alone=attempt > 1))
             except BrokenProcessPool:
-                then = "tried again alone" if attempt == 1 else "left without text"
-                logger.warning("extraction of %s: its worker process died (%s)", item.url, then)
-                self._record("extract_worker_lost", item.final_url, f"attempt {attempt}: {then}")
+                if attempt == 1:  # a death breaks every page in flight: not this page's fault
+                    logger.info(
+                        "extraction of %s: a worker died; tried again alone", item.final_url
+                    )
+                    self._stats().inc_value("newscrawl/extract/retried_alone")
                 continue
             self._apply(item, result)
             return item
+        # its own worker died: the page is written without text, and the summary names it
+        logger.warning("extraction of %s: its worker died again; no text", item.final_url)
+        self._record("extract_worker_lost", item.final_url, "its worker died twice: no text")
         item.stage = "page"
         item.error = "extraction: its worker process died twice"
         return item
+
+    def _stats(self) -> Any:
+        assert self.crawler is not None and self.crawler.stats is not None
+        return self.crawler.stats
 
     def _apply(self, item: PageItem, result: SitePassResult) -> None:
         for name, level, message in result.logs:

@@ -77,6 +77,9 @@ class SitePassPool:
         self.workers = max(1, workers)
         self.settings = settings
         self._pool: ProcessPoolExecutor | None = None
+        # Jobs tried again alone run one at a time: a death breaks every job in flight, and a
+        # process each at once (one per page without the site pass) would be a burst of them.
+        self._alone: defer.DeferredSemaphore | None = None
 
     def run(
         self, job: SitePassJob | PageJob, alone: bool = False
@@ -84,11 +87,13 @@ class SitePassPool:
         """The job's result (a Deferred fired in the reactor thread): a site's pass, or one
         page's page-level extraction (`PageJob`). It fails with `BrokenProcessPool` when a
         worker died (this job's or another's). `alone`: in a new worker process of its own,
-        ended once the job is done."""
+        ended once the job is done; such jobs run one at a time."""
         if alone:
-            executor = self._new(1)
-            done = future_deferred(executor.submit(_run, job))
-            return done.addBoth(_after, lambda: executor.shutdown(wait=False))
+            if self._alone is None:
+                from twisted.internet import defer
+
+                self._alone = defer.DeferredSemaphore(1)
+            return self._alone.run(self._run_alone, job)
         executor = self._executor()
         try:
             future = executor.submit(_run, job)
@@ -97,6 +102,11 @@ class SitePassPool:
             executor = self._executor()
             future = executor.submit(_run, job)
         return future_deferred(future).addErrback(self._broken, executor)
+
+    def _run_alone(self, job: SitePassJob | PageJob) -> defer.Deferred[SitePassResult]:
+        executor = self._new(1)
+        done = future_deferred(executor.submit(_run, job))
+        return done.addBoth(_after, lambda: executor.shutdown(wait=False))
 
     def _broken(self, failure: Failure, executor: ProcessPoolExecutor) -> Failure:
         if failure.check(BrokenProcessPool):

@@ -24,7 +24,7 @@ from newscrawl.demo.web import build_demo_web
 from newscrawl.dom import Dom, parse_html
 from newscrawl.evaluation.metric import aggregate, score_page
 from newscrawl.extractors.base import Extraction
-from newscrawl.template.sitelevel import RawPage
+from newscrawl.template.sitelevel import KeptDoms, RawPage
 from newscrawl.template.sitepass import (
     PAGE_STAGE,
     SITE_STAGE,
@@ -278,3 +278,21 @@ def test_a_site_is_written_when_its_frontier_is_exhausted(demo: DemoServer, tmp_
     assert set(articles.stage) == {SITE_STAGE}
     assert not articles.final_url.duplicated().any()
     assert set(canonical_url(u) for u in demo.gold()) <= set(articles.final_url)
+
+
+def test_kept_doms_hand_over_what_they_kept_and_parse_the_rest_again() -> None:
+    def page(n: int, words: int) -> RawPage:
+        body = "".join(f"<p>paragraph {n} {'word ' * words}</p>" for _ in range(3))
+        return RawPage(f"https://example.org/{n}.html", f"<html><body>{body}</body></html>")
+
+    small, big, heavy = page(1, 5), page(2, 5), page(3, 20_000)
+    doms = KeptDoms("example.org", max_nodes=len(parse_html(small.html)) + 1, max_bytes=50_000)
+    first = doms.parse(small)
+    assert doms.parse(small) is first and first.site == "example.org"  # kept: parsed once
+    doms.parse(big)  # over the element budget: not kept
+    doms.parse(heavy)  # few elements but over the byte budget: not kept
+    assert doms.nodes == len(first) and doms.bytes == len(small.html)
+    assert doms.take(small) is first and doms.nodes == doms.bytes == 0
+    again = doms.take(big)  # parsed again, the same page
+    assert again is not doms.parse(big) and again.piece_text == parse_html(big.html).piece_text
+    assert doms.take(small) is not first  # handed over once, then parsed again

@@ -78,13 +78,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--extractors",
         default=None,
         metavar="A,B",
-        help="extractors to run inline (default: nce,mss,cetd-tpc)",
+        help="extractors, in order of preference (default: learned,cetd-tpc)",
     )
     parser.add_argument(
         "--primary",
         default=None,
         metavar="NAME",
-        help="extractor whose text fills the text column (default: nce)",
+        help="extractor whose text fills the text column (default: learned)",
     )
     parser.add_argument(
         "--all-texts", action="store_true", help="also keep every extractor's text (texts column)"

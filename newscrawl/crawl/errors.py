@@ -67,7 +67,7 @@ KINDS: dict[str, str] = {
     "retry_after_too_long": "Retry-After too long",
     "extract_error": "extraction error",
     "sitepass_worker_lost": "site pass worker process died (killed, out of memory?)",
-    "extract_worker_lost": "extraction worker process died (killed, out of memory?)",
+    "extract_worker_lost": "page whose extraction worker died twice: written without text",
     "spider_exception": "exception in a spider callback",
     "log_error": "errors logged",
     "other": "other error",

@@ -203,20 +203,29 @@ def parse_raw(raw: RawPage, site: str | None = None) -> Dom:
     return parse_html(raw.html, raw.url or None, raw.content_type, site=site or None)
 
 
-# Elements of the Doms `KeptDoms` holds at most (about 1.2 KB each: some 50 MB).
+# What the Doms `KeptDoms` holds may add up to: elements (about 1.2 KB each: some 50 MB) and
+# bytes of the pages' markup (a Dom of few elements and much text costs a few times its bytes).
 KEPT_DOM_NODES = 40_000
+KEPT_DOM_BYTES = 8 << 20
 
 
 class KeptDoms:
     """Each raw page parsed once for two passes over a site (its template, then the site pass):
-    `parse` keeps the Dom it builds while the kept Doms hold at most `max_nodes` elements, and
-    `take` hands a kept Dom over (and lets it go) or parses the page again. A page that does
-    not parse raises its PageError from both."""
+    `parse` keeps the Dom it builds while the kept Doms stay within `max_nodes` elements and
+    `max_bytes` bytes of markup, and `take` hands a kept Dom over (and lets it go) or parses
+    the page again. A page that does not parse raises its PageError from both."""
 
-    def __init__(self, site: str | None = None, max_nodes: int = KEPT_DOM_NODES) -> None:
+    def __init__(
+        self,
+        site: str | None = None,
+        max_nodes: int = KEPT_DOM_NODES,
+        max_bytes: int = KEPT_DOM_BYTES,
+    ) -> None:
         self.site = site
         self.max_nodes = max_nodes
+        self.max_bytes = max_bytes
         self.nodes = 0
+        self.bytes = 0
         self._kept: dict[int, tuple[RawPage, Dom]] = {}
 
     def parse(self, raw: RawPage) -> Dom:
@@ -224,9 +233,10 @@ class KeptDoms:
         if kept is not None:
             return kept[1]
         dom = parse_raw(raw, self.site)
-        if self.nodes + len(dom) <= self.max_nodes:
+        nodes, size = self.nodes + len(dom), self.bytes + len(raw.html)
+        if nodes <= self.max_nodes and size <= self.max_bytes:
             self._kept[id(raw)] = (raw, dom)  # the page too: its id stays its own meanwhile
-            self.nodes += len(dom)
+            self.nodes, self.bytes = nodes, size
         return dom
 
     def take(self, raw: RawPage) -> Dom:
@@ -234,6 +244,7 @@ class KeptDoms:
         if kept is None:
             return parse_raw(raw, self.site)
         self.nodes -= len(kept[1])
+        self.bytes -= len(raw.html)
         return kept[1]
 
 
