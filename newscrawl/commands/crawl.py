@@ -181,5 +181,11 @@ def _run_locked(args: argparse.Namespace) -> int:
     status = summary.get("status") or crawl_status(summary.get("reason", ""), summary["sites"])
     if status != "ok":
         failed = ", ".join(summary.get("failed_sites") or []) or "-"
-        print(f"newscrawl crawl: {status} (failed sites: {failed})", file=sys.stderr)
+        reason = summary.get("reason", "")
+        if status == "failed" and reason != "finished" and failed == "-":
+            # a stop (Ctrl-C, SIGTERM, a shutdown): nothing failed, the crawl did not finish
+            detail = f"stopped ({reason or 'no reason given'}); resume with --resume"
+            print(f"newscrawl crawl: {detail}", file=sys.stderr)
+        else:
+            print(f"newscrawl crawl: {status} (failed sites: {failed})", file=sys.stderr)
     return EXIT_STATUS.get(status, 1)
