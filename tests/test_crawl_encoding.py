@@ -34,7 +34,7 @@ def item(html: bytes, content_type: str = "text/html") -> PageItem:
 
 def test_articles_rows_carry_the_encoding_decision() -> None:
     pipeline = ExtractionPipeline(None, {}, "", keep_all=False)  # type: ignore[arg-type]
-    page = pipeline.process_item(item(PAGE.encode("cp1251"), "text/html; charset=utf-8"))
+    page = pipeline.fill(item(PAGE.encode("cp1251"), "text/html; charset=utf-8"))
     assert page.title == "Русский заголовок"
     assert (page.encoding, page.encoding_source) == ("cp1251", "detected")
     writer = object.__new__(ParquetWriterPipeline)
@@ -46,7 +46,7 @@ def test_articles_rows_carry_the_encoding_decision() -> None:
 
 def test_unparsable_page_has_no_encoding() -> None:
     pipeline = ExtractionPipeline(None, {}, "", keep_all=False)  # type: ignore[arg-type]
-    page = pipeline.process_item(item(b"%PDF-1.4 binary"))
+    page = pipeline.fill(item(b"%PDF-1.4 binary"))
     assert page.error and page.error.startswith("parse:")
     row = object.__new__(ParquetWriterPipeline).row(page)
     assert (row["encoding"], row["encoding_source"]) == (None, None)
