@@ -30,13 +30,14 @@ from newscrawl.dom import Dom
 from newscrawl.extractors.base import Extraction
 from newscrawl.extractors.context import SiteContext, learn_site, site_methods
 from newscrawl.template.carry import is_redesign
-from newscrawl.template.sitelevel import KeptDoms, RawPage, SiteLevelRun
+from newscrawl.template.sitelevel import KeptDoms, RawPage, SiteLevelRun, run_sitelevel
 from newscrawl.template.sitepass import SitePassRun, site_pass
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = [
+    "LabelJob",
     "PageJob",
     "PageResult",
     "PassPage",
@@ -47,6 +48,7 @@ __all__ = [
     "log_level",
     "own_pages",
     "pass_page",
+    "run_labels",
 ]
 
 logger = logging.getLogger(__name__)
@@ -92,6 +94,19 @@ class PageJob:
 
     page: PassPage
     site: str
+    attempt: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class LabelJob:
+    """SiteLevel alone (node records and labels, no extraction) for a site whose articles a
+    stopped crawl wrote but whose nodes it did not; `attempt` as in `SitePassJob`."""
+
+    site: str
+    crawl: str
+    pages: tuple[PassPage, ...]
+    geometry: str = "flow"
+    method: str = "sitelevel"
     attempt: int = 1
 
 
@@ -280,6 +295,13 @@ class SitePasser:
         pass that extracts the pages (which takes the Doms `doms` kept)."""
         methods = site_methods(self.extraction.extractors.values())
         return learn_site(raws, methods, doms.parse) if methods else None
+
+
+def run_labels(job: LabelJob) -> SitePassResult:
+    """The `nodes` rows of a `LabelJob`'s pages (result `nodes`): SiteLevel, no extraction."""
+    raws = [RawPage(page.final_url, page.html, page.content_type or None) for page in job.pages]
+    run = run_sitelevel(job.site, raws, geometry=job.geometry, method=job.method)
+    return SitePassResult(ran=True, nodes=run.table(job.crawl))
 
 
 def _work_item(page: PassPage, site: str) -> PageItem:

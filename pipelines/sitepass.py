@@ -49,12 +49,14 @@ from newscrawl.pipelines.classify import ArticleClassifierPipeline
 from newscrawl.pipelines.extraction import ExtractionPipeline
 from newscrawl.pipelines.parquet import ParquetWriterPipeline, site_complete, writer_options
 from newscrawl.pipelines.sitejob import (
+    LabelJob,
     PassSettings,
     SitePasser,
     SitePassJob,
     SitePassResult,
     log_level,
     pass_page,
+    run_labels,
 )
 from newscrawl.pipelines.sitepool import BrokenProcessPool, SitePassPool, pool_size
 from scrapy.exceptions import NotConfigured
@@ -69,7 +71,6 @@ from newscrawl.crawl.state import crawl_state
 from newscrawl.spiders.site import site_drained
 from newscrawl.storage.nodes import nodes_writer
 from newscrawl.storage.writer import closed_files, closed_partitions
-from newscrawl.template.sitelevel import RawPage, run_sitelevel
 from newscrawl.template.sitemethods import check_site_method
 from newscrawl.template.sitepass import PAGE_STAGE
 
@@ -295,7 +296,7 @@ class SitePassPipeline:
             await maybe_deferred_to_future(threads.deferToThread(self._page_level, items))
         return result
 
-    async def _in_worker(self, job: SitePassJob) -> SitePassResult | None:
+    async def _in_worker(self, job: SitePassJob | LabelJob) -> SitePassResult | None:
         """The job in a worker process; when the pool broke (a worker died: killed, out of
         memory), once more in a worker of its own; None when that one died too."""
         assert self.pool is not None
@@ -304,7 +305,12 @@ class SitePassPipeline:
             try:
                 return await maybe_deferred_to_future(self.pool.run(job, alone=attempt > 1))
             except BrokenProcessPool:
-                then = "tried again alone" if attempt == 1 else "extracted page by page"
+                last = (
+                    "labelled in a thread"
+                    if isinstance(job, LabelJob)
+                    else "extracted page by page"
+                )
+                then = "tried again alone" if attempt == 1 else last
                 logger.warning("site pass of %s: its worker process died (%s)", job.site, then)
                 detail = f"attempt {attempt}: its worker process died; {then}"
                 record(self.crawler, "sitepass_worker_lost", job.site, job.site, detail)
@@ -381,13 +387,14 @@ class SitePassPipeline:
         (a stop between the two): from its stored pages, none of which is fetched again."""
         read = threads.deferToThread(stored_items, self.state, site)
         items = await maybe_deferred_to_future(read)
-        raws = [RawPage(item.final_url, item.html, item.content_type or None) for item in items]
-        run = await maybe_deferred_to_future(
-            threads.deferToThread(
-                run_sitelevel, site, raws, geometry=self.geometry, method=self.method
-            )
-        )
-        self._write_nodes(site, run.table(self.state.crawl_id))
+        pages = tuple(pass_page(item) for item in items)
+        job = LabelJob(site, self.state.crawl_id, pages, self.geometry, self.method)
+        result = None
+        if self.pool is not None:  # in a worker, as a site pass; in a thread when both died
+            result = await self._in_worker(job)
+        if result is None:
+            result = await maybe_deferred_to_future(threads.deferToThread(run_labels, job))
+        self._write_nodes(site, result.nodes)
 
     async def close_site(self, site: str) -> None:
         """The site is finished (a crawl worker, an ingest's file): write it now, then forget

@@ -42,11 +42,13 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any
 
 from newscrawl.pipelines.sitejob import (
+    LabelJob,
     PageJob,
     PassSettings,
     SitePasser,
     SitePassJob,
     SitePassResult,
+    run_labels,
 )
 
 from newscrawl.crawl.parsepool import end_with, future_deferred
@@ -62,6 +64,10 @@ __all__ = ["KILL_FOR_TEST", "BrokenProcessPool", "SitePassPool", "pool_size"]
 # page URL, SIGKILLs itself, as the OOM killer would ("NAME": on the job's first attempt only;
 # "NAME:always": on every attempt).
 KILL_FOR_TEST = "NEWSCRAWL_TEST_KILL_SITEPASS"
+
+
+# What the workers run: a site's pass, one page's extraction, a site's labels alone.
+Job = SitePassJob | PageJob | LabelJob
 
 
 def pool_size(workers: int) -> int:
@@ -81,9 +87,7 @@ class SitePassPool:
         # process each at once (one per page without the site pass) would be a burst of them.
         self._alone: defer.DeferredSemaphore | None = None
 
-    def run(
-        self, job: SitePassJob | PageJob, alone: bool = False
-    ) -> defer.Deferred[SitePassResult]:
+    def run(self, job: Job, alone: bool = False) -> defer.Deferred[SitePassResult]:
         """The job's result (a Deferred fired in the reactor thread): a site's pass, or one
         page's page-level extraction (`PageJob`). It fails with `BrokenProcessPool` when a
         worker died (this job's or another's). `alone`: in a new worker process of its own,
@@ -103,7 +107,7 @@ class SitePassPool:
             future = executor.submit(_run, job)
         return future_deferred(future).addErrback(self._broken, executor)
 
-    def _run_alone(self, job: SitePassJob | PageJob) -> defer.Deferred[SitePassResult]:
+    def _run_alone(self, job: Job) -> defer.Deferred[SitePassResult]:
         executor = self._new(1)
         done = future_deferred(executor.submit(_run, job))
         return done.addBoth(_after, lambda: executor.shutdown(wait=False))
@@ -202,12 +206,14 @@ def _ready() -> None:
     """A job that only starts a worker (`SitePassPool.start`)."""
 
 
-def _run(job: SitePassJob | PageJob) -> SitePassResult:
+def _run(job: Job) -> SitePassResult:
     assert _PASSER is not None and _LOGS is not None, "the pool's initializer did not run"
     _kill_for_test(job)
     _LOGS.take()
     if isinstance(job, PageJob):
         result = _PASSER.run_page(job)
+    elif isinstance(job, LabelJob):
+        result = run_labels(job)
     else:
         result = _PASSER.run(job)
         result.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
@@ -215,7 +221,7 @@ def _run(job: SitePassJob | PageJob) -> SitePassResult:
     return result
 
 
-def _kill_for_test(job: SitePassJob | PageJob) -> None:
+def _kill_for_test(job: Job) -> None:
     wanted = os.environ.get(KILL_FOR_TEST, "")
     name, _, when = wanted.rpartition(":") if wanted.endswith(":always") else (wanted, "", "")
     target = job.page.final_url if isinstance(job, PageJob) else job.site
