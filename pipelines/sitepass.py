@@ -29,7 +29,9 @@ have and marks them partial (`CrawlState.mark_partial`): the resumed crawl delet
 and writes them again from all their pages. Once a drained site is written, what is kept for
 it is let go (`site_complete` with final=True), and the spider starts the next site.
 
-A site whose articles are written is done: its pages replayed on resume are skipped. A
+A site whose articles are written is done: its pages replayed on resume are skipped; if its
+nodes were not written (a stop between the two), SiteLevel alone runs on its stored pages
+(`LabelJob`, in a worker as a site pass does). A
 page that would take its site's buffer past NEWSCRAWL_SITELEVEL_MAX_BYTES is extracted page by
 page instead, as is every page with NEWSCRAWL_SITELEVEL off (then this pipeline is not used).
 
