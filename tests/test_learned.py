@@ -25,8 +25,10 @@ from newscrawl.learned.model import (
 from newscrawl.learned.stacking import CONTEXT_FEATURES
 from newscrawl.learned.train import (
     TrainParams,
+    _labels_weights,
     assign_folds,
     crossval_scores,
+    dataset_weights,
     fit_model,
     hold_out_folds,
 )
@@ -198,6 +200,27 @@ def test_folds_keep_sites_whole_and_balance_pages() -> None:
     for site in set(sites):
         assert len({f for s, f in zip(sites, folds, strict=True) if s == site}) == 1
     assert sorted(np.bincount(folds).tolist()) == [4, 5, 5]
+
+
+def test_dataset_power_weighs_datasets_towards_equal() -> None:
+    from types import SimpleNamespace
+
+    datasets = ["a", "a", "a", "b"]
+    assert dataset_weights(datasets, 0.0).tolist() == [1.0] * 4
+    equal = dataset_weights(datasets, 1.0)  # each dataset weighs the same in total
+    assert equal[:3].sum() == pytest.approx(equal[3]) and equal.mean() == pytest.approx(1.0)
+    data = SimpleNamespace(
+        page_ids=["p0", "p1", "p2", "p3"],
+        page_dataset=datasets,
+        page=np.array([0, 0, 1, 2, 3]),
+        tokens=np.array([3.0, 1.0, 5.0, 5.0, 5.0]),
+        share=np.array([1.0, 0.0, 1.0, 1.0, 0.2]),
+    )
+    labels, plain = _labels_weights(data, TrainParams())  # type: ignore[arg-type]
+    _, weighed = _labels_weights(data, TrainParams(dataset_power=1.0))  # type: ignore[arg-type]
+    assert labels.tolist() == [1, 0, 1, 1, 0]
+    assert plain.tolist() == [0.75, 0.25, 1.0, 1.0, 1.0]  # every page sums to 1
+    assert weighed.tolist() == pytest.approx((plain * equal[data.page]).tolist())
 
 
 def test_holding_out_datasets_makes_each_dataset_a_fold() -> None:

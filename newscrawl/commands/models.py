@@ -106,6 +106,7 @@ _TREE_OPTIONS: tuple[tuple[str, type, str], ...] = (
     ("max_depth", int, "depth per tree"),
     ("min_samples_leaf", int, "blocks per leaf at least"),
     ("stages", int, "stages (1: no context of neighbouring scores; 2 at most)"),
+    ("dataset_power", float, "a page of a dataset of n pages weighs n^-X (0: pages equal)"),
 )
 
 
@@ -212,6 +213,8 @@ def _params(args: argparse.Namespace) -> Any:
     counts = (args.iterations, args.max_depth, args.min_samples_leaf)
     if min(counts) < 1 or args.max_leaf_nodes < 2:
         raise SystemExit("error: the tree sizes must be at least 1 (--max-leaf-nodes 2)")
+    if not 0 <= args.dataset_power <= 1:
+        raise SystemExit("error: --dataset-power must be in [0, 1]")
     tree = {name: getattr(args, name) for name, _, _ in _TREE_OPTIONS}
     return TrainParams(folds=args.folds, **tree)
 

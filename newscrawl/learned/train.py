@@ -2,7 +2,9 @@
 
 Labels: a block is main text when at least half of its 4-token shingles occur in the gold
 (`labels.py`). Weights: each block weighs its share of its page's tokens, so every page counts
-the same, as in the metric (per-page means), however many blocks it has.
+the same, as in the metric (per-page means), however many blocks it has; with `dataset_power`
+p > 0 a page of a dataset of n pages weighs n^-p instead (p = 1: every dataset the same), so
+the largest datasets' gold conventions do not drown the others'.
 
 Stage 1 scores blocks from their own features. Stage 2 sees stage 1's scores around each block
 (`stacking.py`); to learn from scores like those it will meet on unseen pages, it trains on
@@ -33,6 +35,7 @@ __all__ = [
     "TrainParams",
     "assign_folds",
     "crossval_scores",
+    "dataset_weights",
     "fit_model",
     "hold_out_folds",
     "page_starts",
@@ -53,6 +56,7 @@ class TrainParams:
     min_samples_leaf: int = 100
     l2_regularization: float = 1.0
     label_share: float = 0.5  # a block is main text when this share of it is in the gold
+    dataset_power: float = 0.0  # a page of a dataset of n pages weighs n^-power (mean 1)
     stages: int = 2
     folds: int = 5
     seed: int = 0
@@ -89,7 +93,18 @@ def _labels_weights(data: TrainingSet, params: TrainParams) -> tuple[np.ndarray,
     pages = len(data.page_ids)
     page_tokens = np.bincount(data.page, weights=data.tokens, minlength=pages)
     weight = data.tokens / np.maximum(page_tokens[data.page], 1.0)
+    if params.dataset_power:
+        weight = weight * dataset_weights(data.page_dataset, params.dataset_power)[data.page]
     return (data.share >= params.label_share).astype(np.int8), weight
+
+
+def dataset_weights(page_dataset: Sequence[str], power: float) -> np.ndarray:
+    """Weight of each page: n^-power for a dataset of n pages, scaled to a mean of 1."""
+    _, inverse, counts = np.unique(
+        np.asarray(page_dataset), return_inverse=True, return_counts=True
+    )
+    weight = counts[inverse].astype(np.float64) ** -power
+    return weight / weight.mean() if len(weight) else weight
 
 
 def _fit(rows: np.ndarray, y: np.ndarray, w: np.ndarray, params: TrainParams) -> TreeEnsemble:
