@@ -24,7 +24,6 @@ stops the crawl.
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 from dataclasses import dataclass, field
 from hashlib import blake2b
@@ -174,22 +173,16 @@ class ExtractionPipeline:
         """`fill` and the article flag of `item` in a worker process; when the pool broke (a
         worker died), once more in a worker of its own; no text when that one died too."""
         from newscrawl.pipelines.sitejob import PageJob, pass_page
-        from newscrawl.pipelines.sitepool import BrokenProcessPool
-        from scrapy.utils.defer import maybe_deferred_to_future
 
         assert self.pool is not None
-        job = PageJob(pass_page(item), item.site)
-        for attempt in (1, 2):
-            job = dataclasses.replace(job, attempt=attempt)
-            try:
-                result = await maybe_deferred_to_future(self.pool.run(job, alone=attempt > 1))
-            except BrokenProcessPool:
-                if attempt == 1:  # a death breaks every page in flight: not this page's fault
-                    logger.info(
-                        "extraction of %s: a worker died; tried again alone", item.final_url
-                    )
-                    self._stats().inc_value("newscrawl/extract/retried_alone")
-                continue
+
+        def died(attempt: int) -> None:
+            if attempt == 1:  # a death breaks every page in flight: not this page's fault
+                logger.info("extraction of %s: a worker died; tried again alone", item.final_url)
+                self._stats().inc_value("newscrawl/extract/retried_alone")
+
+        result = await self.pool.run_twice(PageJob(pass_page(item), item.site), died)
+        if result is not None:
             self._apply(item, result)
             return item
         # its own worker died: the page is written without text, and the summary names it

@@ -60,7 +60,7 @@ from newscrawl.pipelines.sitejob import (
     pass_page,
     run_labels,
 )
-from newscrawl.pipelines.sitepool import BrokenProcessPool, SitePassPool, pool_size
+from newscrawl.pipelines.sitepool import SitePassPool, pool_size
 from scrapy.exceptions import NotConfigured
 from scrapy.utils.defer import deferred_from_coro, maybe_deferred_to_future
 from twisted.internet import defer, threads
@@ -302,21 +302,15 @@ class SitePassPipeline:
         """The job in a worker process; when the pool broke (a worker died: killed, out of
         memory), once more in a worker of its own; None when that one died too."""
         assert self.pool is not None
-        for attempt in (1, 2):
-            job = dataclasses.replace(job, attempt=attempt)
-            try:
-                return await maybe_deferred_to_future(self.pool.run(job, alone=attempt > 1))
-            except BrokenProcessPool:
-                last = (
-                    "labelled in a thread"
-                    if isinstance(job, LabelJob)
-                    else "extracted page by page"
-                )
-                then = "tried again alone" if attempt == 1 else last
-                logger.warning("site pass of %s: its worker process died (%s)", job.site, then)
-                detail = f"attempt {attempt}: its worker process died; {then}"
-                record(self.crawler, "sitepass_worker_lost", job.site, job.site, detail)
-        return None
+        last = "labelled in a thread" if isinstance(job, LabelJob) else "extracted page by page"
+
+        def died(attempt: int) -> None:
+            then = "tried again alone" if attempt == 1 else last
+            logger.warning("site pass of %s: its worker process died (%s)", job.site, then)
+            detail = f"attempt {attempt}: its worker process died; {then}"
+            record(self.crawler, "sitepass_worker_lost", job.site, job.site, detail)
+
+        return await self.pool.run_twice(job, died)
 
     def _page_level(self, items: list[PageItem]) -> None:
         """Page-level extraction and flag of the site's own pages (in a thread): its pass

@@ -18,9 +18,10 @@ while the crawl waits for its first pages, not when the first site is complete.
 
 A worker that dies (SIGKILL, the kernel's OOM killer) breaks the pool: every job in it fails
 with `BrokenProcessPool` (the dead worker's and the others in flight alike), and the next job
-starts a new pool. The site pass pipeline tries each failed job once more `alone`, in a
-worker of its own, so a second death is that site's own (its pages are then extracted page
-by page) and a site that only shared the pool with it is passed as usual.
+starts a new pool. `run_twice` tries each failed job once more alone, in a worker of its own
+(one such job at a time), so a second death is that job's own (a site's pages are then
+extracted page by page, a page is written without text) and a job that only shared the pool
+with it runs as usual.
 
 Without the site pass (NEWSCRAWL_SITELEVEL off) the same workers extract and flag each page
 on its own (`PageJob`), for the extraction pipeline.
@@ -31,6 +32,7 @@ crawl process, and pages are extracted on the reactor thread, as before).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import multiprocessing
 import os
@@ -106,6 +108,20 @@ class SitePassPool:
             executor = self._executor()
             future = executor.submit(_run, job)
         return future_deferred(future).addErrback(self._broken, executor)
+
+    async def run_twice(self, job: Job, died: Callable[[int], None]) -> SitePassResult | None:
+        """The job, and once more alone when the pool broke on it (`died(1)`); None when its
+        own worker died too (`died(2)`). A death fails every job in flight, so the first
+        failure need not be this job's; the second, alone, is."""
+        from scrapy.utils.defer import maybe_deferred_to_future
+
+        for attempt in (1, 2):
+            try:
+                tried = dataclasses.replace(job, attempt=attempt)
+                return await maybe_deferred_to_future(self.run(tried, alone=attempt > 1))
+            except BrokenProcessPool:
+                died(attempt)
+        return None
 
     def _run_alone(self, job: Job) -> defer.Deferred[SitePassResult]:
         executor = self._new(1)

@@ -49,15 +49,29 @@ def sites(demo: DemoServer, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return demo.write_site_list(tmp_path_factory.mktemp("list") / "sites.csv")
 
 
+def run_crawl(
+    sites: Path, out: Path, workers: int, kill: str = "", *settings: str
+) -> tuple[dict, str]:
+    """A crawl with NEWSCRAWL_SITEPASS_WORKERS=`workers` (and `settings`), the worker of `kill`
+    killed by the test hook; its summary and its log."""
+    settings = (*SETTINGS, *settings, f"NEWSCRAWL_SITEPASS_WORKERS={workers}")
+    env = {**os.environ, KILL_FOR_TEST: kill}
+    result = subprocess.run(
+        crawl_command(sites, out, settings),
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    (summary,) = out.glob(".newscrawl/*/summary.json")
+    return json.loads(summary.read_text()), result.stderr
+
+
 def crawl(sites: Path, out: Path, workers: int, kill: str = "") -> dict:
     """A crawl with the site pass in `workers` processes (0: a thread); its summary."""
-    command = crawl_command(sites, out, (*SETTINGS, f"NEWSCRAWL_SITEPASS_WORKERS={workers}"))
-    env = {**os.environ, KILL_FOR_TEST: kill}
-    result = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
-    assert result.returncode == 0, result.stderr[-3000:]
-    summaries = list(out.glob(".newscrawl/*/summary.json"))
-    assert len(summaries) == 1
-    return json.loads(summaries[0].read_text())
+    return run_crawl(sites, out, workers, kill)[0]
 
 
 def articles(out: Path) -> pd.DataFrame:
@@ -138,14 +152,7 @@ PAGE_LEVEL = "NEWSCRAWL_SITELEVEL=False"
 def page_level_crawl(sites: Path, out: Path, workers: int, kill: str = "") -> tuple[dict, str]:
     """A crawl without the site pass, its pages extracted in `workers` processes (0: on the
     reactor thread); its summary and its log."""
-    command = crawl_command(
-        sites, out, (*SETTINGS, PAGE_LEVEL, f"NEWSCRAWL_SITEPASS_WORKERS={workers}")
-    )
-    env = {**os.environ, KILL_FOR_TEST: kill}
-    result = subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=ROOT, env=env)
-    assert result.returncode == 0, result.stderr[-3000:]
-    (summary,) = out.glob(".newscrawl/*/summary.json")
-    return json.loads(summary.read_text()), result.stderr
+    return run_crawl(sites, out, workers, kill, PAGE_LEVEL)
 
 
 @pytest.fixture(scope="module")
