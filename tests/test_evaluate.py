@@ -235,3 +235,58 @@ def test_fail_under_is_a_quality_gate(dataset: Path, capsys: pytest.CaptureFixtu
     assert "pooled shingle F1 0.5000 over 3 pages, floor 0.4900: ok" in capsys.readouterr().out
     assert main(["evaluate", str(dataset), "-e", "paras", "--fail-under", "0.51"]) == 3
     assert "BELOW THE FLOOR" in capsys.readouterr().out
+
+
+def test_snippets_and_figures_by_a_meta_field(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """WCXB-style meta: snippets that must and must not appear, and a page type to group by."""
+    root = tmp_path / "typed"
+    write(root / "html" / "a.html", html("alpha beta, gamma delta epsilon"))
+    write(root / "gold" / "a.txt", "alpha beta gamma delta epsilon")
+    write(root / "html" / "b.html", html("one two three four"))
+    write(root / "gold" / "b.txt", "one two three four\nnine ten eleven twelve")
+    write(root / "html" / "c.html", html("zeta eta theta iota"))
+    write(root / "gold" / "c.txt", "zeta eta theta iota")
+    meta = [
+        # punctuation and spacing do not decide a snippet; "Menu Home" is outside every <p>
+        {
+            "id": "a",
+            "page_type": "article",
+            "with_snippets": ["beta gamma", "alpha  beta"],
+            "without_snippets": ["Menu Home"],
+        },
+        # "nine ten" is gold the extractor misses; "two three" is kept though it is unwanted
+        {
+            "id": "b",
+            "page_type": "forum",
+            "with_snippets": ["nine ten", "one"],
+            "without_snippets": ["two three", "Contact Us"],
+        },
+        {"id": "c"},  # no type, no snippets
+    ]
+    write(root / "meta.jsonl", "".join(json.dumps(m) + "\n" for m in meta))
+    report_path = tmp_path / "report.json"
+    args = ["evaluate", str(root), "-e", "paras", "--by", "page_type", "--json", str(report_path)]
+    code = main(args)
+    out, _ = capsys.readouterr()
+    assert code == 0
+    lines = [line.split() for line in out.splitlines()]
+    # b misses the gold's second line: 1 of its 5 shingles, R = (1 + 0.2 + 1) / 3
+    assert lines[2][:7] == ["typed", "paras", "3", "0", "1.000", "0.733", "0.846"]
+    # kept 3 of the 4 must-have snippets; left out 2 of the 3 must-not ones; c has none
+    assert ["typed", "paras", "2", "75.0%", "66.7%"] in lines
+    groups = {line[0]: line[2:] for line in lines[-4:-1]}  # the last line: no extractor raised
+    assert groups["article"] == ["1", "1.000", "1.000", "1.000", "100.0%", "100.0%"]
+    assert groups["forum"] == ["1", "1.000", "0.200", "0.333", "50.0%", "50.0%"]
+    assert groups["-"] == ["1", "1.000", "1.000", "1.000", "-", "-"]
+    report = json.loads(report_path.read_text())
+    (typed,) = report["datasets"]
+    assert typed["extractors"]["paras"]["snippets"] == {
+        "kept": 3, "wanted": 4, "left_out": 2, "unwanted": 3
+    }  # fmt: skip
+    assert report["by"]["field"] == "page_type"
+    assert list(report["by"]["groups"]) == ["article", "forum", "-"]
+    forum = report["by"]["groups"]["forum"]["paras"]
+    assert forum["pages"] == 1
+    assert forum["shingle"]["recall"] == pytest.approx(0.2)

@@ -14,6 +14,11 @@ and the site reaches the extractors, so the template filter (--model) learns eac
 template. Every dataset is scored with freshly built extractors (no state carries over from
 another dataset). With -j N whole sites go to N worker processes; every figure but pages/s is the
 same for every N, and pages/s stays per-process speed (the workers' seconds are added up).
+
+Snippets: where meta.jsonl lists `with_snippets` (phrases the main text must hold) and
+`without_snippets` (phrases it must not: menus, buttons, footers), as WCXB does, a second table
+gives the share of each an extractor got right. --by FIELD adds a table of the pages grouped by
+a meta.jsonl field (WCXB's page_type, a language, ...), every dataset pooled.
 """
 
 from __future__ import annotations
@@ -108,6 +113,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "DATASET) is below F1: a quality gate for CI",
     )
     parser.add_argument(
+        "--by",
+        default=None,
+        metavar="FIELD",
+        help="also a table by this meta.jsonl field (e.g. page_type): shingle P/R/F1 and snippet "
+        "checks of the pages sharing each value, over every DATASET",
+    )
+    parser.add_argument(
         "--no-progress",
         action="store_true",
         help="no progress bar (it is shown on stderr when that is a terminal)",
@@ -116,7 +128,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from newscrawl.evaluation.dataset import read_dataset
-    from newscrawl.evaluation.report import build_report, error_lines, format_table
+    from newscrawl.evaluation.report import (
+        build_report,
+        error_lines,
+        format_groups,
+        format_snippets,
+        format_table,
+    )
     from newscrawl.evaluation.runner import evaluate_dataset, site_mode
 
     site_from = getattr(args, "site_from", None)
@@ -140,18 +158,26 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     progress = False if args.no_progress else None
+    by = getattr(args, "by", None)
     results = [
-        evaluate_dataset(d, factory(), progress, site_from=site_from, jobs=jobs, factory=factory)
+        evaluate_dataset(
+            d, factory(), progress, site_from=site_from, jobs=jobs, factory=factory, group_by=by
+        )
         for d in datasets
     ]
     print(format_table(results))
+    snippets = format_snippets(results)
+    if snippets is not None:
+        print(f"\nsnippets (meta.jsonl with_snippets kept, without_snippets left out):\n{snippets}")
+    if by is not None:
+        print(f"\nby {by} (every dataset pooled):\n{format_groups(results, by)}")
     warnings = error_lines(results)
     for line in warnings:
         print(f"WARNING: {line}")
     if not any("RAISED" in line for line in warnings):
         print("no extractor raised on any page")
     if args.json is not None:
-        report = build_report(results, per_page=args.per_page)
+        report = build_report(results, per_page=args.per_page, group_by=by)
         try:
             args.json.write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
         except OSError as err:

@@ -8,8 +8,18 @@ from typing import Any
 
 from newscrawl.evaluation.metric import PageScore, Scores, aggregate
 from newscrawl.evaluation.runner import DatasetResult
+from newscrawl.evaluation.snippets import SnippetCounts, has_snippets, total_counts
 
-__all__ = ["Row", "build_report", "error_lines", "format_table", "rows"]
+__all__ = [
+    "Row",
+    "build_report",
+    "error_lines",
+    "format_groups",
+    "format_snippets",
+    "format_table",
+    "group_rows",
+    "rows",
+]
 
 PARSE_ONLY = "(parse only)"
 ALL = "all"
@@ -123,15 +133,96 @@ def _cells(row: Row) -> tuple[str, ...]:
 
 def format_table(results: Sequence[DatasetResult]) -> str:
     """Aligned text table; P/R/F1 are shingle scores, pages/s include parsing."""
-    lines = [_HEADER, *(_cells(row) for row in rows(results))]
-    widths = [max(len(line[i]) for line in lines) for i in range(len(_HEADER))]
+    return _aligned(_HEADER, [_cells(row) for row in rows(results)])
+
+
+def _aligned(header: Sequence[str], lines: Sequence[Sequence[str]]) -> str:
+    """Columns padded to their widest cell: the first two to the left, the rest to the right."""
+    table = [tuple(header), *(tuple(line) for line in lines)]
+    widths = [max(len(line[i]) for line in table) for i in range(len(header))]
     text = []
-    for line in lines:
+    for line in table:
         left = [cell.ljust(w) for cell, w in zip(line[:2], widths[:2], strict=True)]
         right = [cell.rjust(w) for cell, w in zip(line[2:], widths[2:], strict=True)]
         text.append("  ".join(left + right).rstrip())
     text.insert(1, "-" * len(text[0]))
     return "\n".join(text)
+
+
+@dataclass(frozen=True, slots=True)
+class GroupRow:
+    """An extractor on the pages of every dataset that share a meta value, pooled."""
+
+    group: str
+    extractor: str
+    pages: int
+    shingle: Scores
+    snippets: SnippetCounts
+
+
+def group_rows(results: Sequence[DatasetResult]) -> list[GroupRow]:
+    """Per meta value (`evaluate_dataset(group_by=...)`), in order of first appearance, and per
+    extractor: its pages of every dataset pooled (each page weighs the same)."""
+    values = list(dict.fromkeys(g for r in results for g in r.groups))
+    out = []
+    for value in values:
+        for name in results[0].extractors:
+            shingle: list[PageScore] = []
+            checks: list[SnippetCounts] = []
+            for result in results:
+                scored = result.extractors[name]
+                chosen = [i for i, g in enumerate(result.groups) if g == value]
+                shingle += [scored.shingle[i] for i in chosen]
+                checks += [scored.snippets[i] for i in chosen]
+            pooled = aggregate(shingle)
+            out.append(GroupRow(value, name, len(shingle), pooled, total_counts(checks)))
+    return out
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{100 * value:.1f}%"
+
+
+def format_groups(results: Sequence[DatasetResult], field: str) -> str:
+    """The table by meta value: shingle P/R/F1 and the snippet checks of each group."""
+    header = (field, "extractor", "pages", "P", "R", "F1", "snippets kept", "unwanted left out")
+    lines = [
+        (
+            row.group,
+            row.extractor,
+            str(row.pages),
+            f"{row.shingle.precision:.3f}",
+            f"{row.shingle.recall:.3f}",
+            f"{row.shingle.f1:.3f}",
+            _share(row.snippets.kept_share),
+            _share(row.snippets.left_out_share),
+        )
+        for row in group_rows(results)
+    ]
+    return _aligned(header, lines)
+
+
+def format_snippets(results: Sequence[DatasetResult]) -> str | None:
+    """Per dataset with snippets and extractor: the share of must-have snippets the output kept
+    and of must-not snippets it left out (None when no page had snippets)."""
+    header = ("dataset", "extractor", "pages", "snippets kept", "unwanted left out")
+    lines = []
+    for result in results:
+        for name, scored in result.extractors.items():
+            if not has_snippets(scored.snippets):
+                continue
+            counted = [c for c in scored.snippets if c.wanted or c.unwanted]
+            total = total_counts(counted)
+            lines.append(
+                (
+                    result.name,
+                    name,
+                    str(len(counted)),
+                    _share(total.kept_share),
+                    _share(total.left_out_share),
+                )
+            )
+    return _aligned(header, lines) if lines else None
 
 
 def error_lines(results: Sequence[DatasetResult]) -> list[str]:
@@ -186,8 +277,20 @@ def _row_json(row: Row) -> dict[str, Any]:
     }
 
 
-def build_report(results: Sequence[DatasetResult], per_page: bool = False) -> dict[str, Any]:
-    """The table's figures as JSON-ready data (plus per-page scores when asked)."""
+def _snippets_json(counts: SnippetCounts) -> dict[str, Any]:
+    return {
+        "kept": counts.kept,
+        "wanted": counts.wanted,
+        "left_out": counts.left_out,
+        "unwanted": counts.unwanted,
+    }
+
+
+def build_report(
+    results: Sequence[DatasetResult], per_page: bool = False, group_by: str | None = None
+) -> dict[str, Any]:
+    """The table's figures as JSON-ready data (plus per-page scores when asked, and the
+    figures by meta value when the results were grouped by field `group_by`)."""
     datasets = []
     for result in results:
         extractors = {}
@@ -197,6 +300,9 @@ def build_report(results: Sequence[DatasetResult], per_page: bool = False) -> di
             entry = _row_json(row)
             entry["extract_seconds"] = result.extractors[row.extractor].seconds
             entry["errors_by_page"] = result.extractors[row.extractor].errors
+            checks = result.extractors[row.extractor].snippets
+            if has_snippets(checks):
+                entry["snippets"] = _snippets_json(total_counts(checks))
             if per_page:
                 entry["per_page"] = _page_scores(result, row.extractor)
             extractors[row.extractor] = entry
@@ -223,4 +329,13 @@ def build_report(results: Sequence[DatasetResult], per_page: bool = False) -> di
             for row in _pooled_rows(results)
             if row.extractor != PARSE_ONLY
         }
+    if group_by is not None:
+        groups: dict[str, dict[str, Any]] = {}
+        for group in group_rows(results):
+            groups.setdefault(group.group, {})[group.extractor] = {
+                "pages": group.pages,
+                "shingle": _scores(group.shingle),
+                "snippets": _snippets_json(group.snippets),
+            }
+        report["by"] = {"field": group_by, "groups": groups}
     return report

@@ -32,6 +32,7 @@ from newscrawl.evaluation.sites import (
     site_for,
     site_tasks,
 )
+from newscrawl.evaluation.snippets import SnippetCounts, snippet_counts
 from newscrawl.extractors.base import Extractor
 from newscrawl.extractors.context import SiteContext, extract_in_site, learn_site, site_methods
 from newscrawl.learned.sitetemplate import MAX_TEMPLATE_PAGES
@@ -43,6 +44,7 @@ __all__ = [
     "dataset_sites",
     "error_text",
     "evaluate_dataset",
+    "group_value",
     "site_mode",
 ]
 
@@ -59,6 +61,7 @@ class ExtractorResult:
     token: list[PageScore] = field(default_factory=list)
     errors: dict[str, str] = field(default_factory=dict)  # page id -> "ExcType: message"
     seconds: float = 0.0  # time inside extract() only
+    snippets: list[SnippetCounts] = field(default_factory=list)  # per page (`snippets.py`)
 
     @property
     def shingle_scores(self) -> Scores:
@@ -80,6 +83,8 @@ class DatasetResult:
     parse_errors: dict[str, str] = field(default_factory=dict)
     parse_seconds: float = 0.0
     extractors: dict[str, ExtractorResult] = field(default_factory=dict)
+    # per page, its meta.jsonl value of the field results are grouped by (`group_by`)
+    groups: list[str] = field(default_factory=list)
 
     @property
     def pages(self) -> int:
@@ -152,11 +157,11 @@ def dataset_sites(dataset: Dataset, mode: str) -> list[str]:
 @dataclass(frozen=True, slots=True)
 class _Outcome:
     """What one page gave: parse error and time, and per extractor (in order) the shingle and
-    token scores, error and seconds."""
+    token scores, error, seconds and snippet checks."""
 
     parse_error: str | None
     parse_seconds: float
-    scores: tuple[tuple[PageScore, PageScore, str | None, float], ...]
+    scores: tuple[tuple[PageScore, PageScore, str | None, float, SnippetCounts], ...]
 
 
 def _page_url(meta: Mapping[str, object]) -> str | None:
@@ -179,7 +184,10 @@ def _score(
             text, error, seconds = "", None, 0.0
         else:
             text, error, seconds = _run_extractor(extractor, dom, context)
-        scores.append((score_page(page.gold, text), score_tokens(page.gold, text), error, seconds))
+        checks = snippet_counts(text, page.meta)
+        scores.append(
+            (score_page(page.gold, text), score_tokens(page.gold, text), error, seconds, checks)
+        )
     return _Outcome(parse_error, parse_seconds, tuple(scores))
 
 
@@ -248,6 +256,7 @@ def evaluate_dataset(
     site_from: str | None = None,
     jobs: int = 1,
     factory: ExtractorFactory | None = None,
+    group_by: str | None = None,
 ) -> DatasetResult:
     """Score every extractor on every scorable page of `dataset`.
 
@@ -255,6 +264,8 @@ def evaluate_dataset(
     `site_from`: how pages group into sites (`site_mode`; None: meta if the dataset has a
     meta.jsonl, else url). `jobs` > 1 scores whole sites in that many worker processes, each
     with the extractors `factory()` builds (same names, in the same order, as `extractors`).
+    `group_by`: a meta.jsonl field whose value each page's result keeps (`groups`), for figures
+    by page type, language or any other field.
     """
     from tqdm import tqdm
 
@@ -272,16 +283,29 @@ def evaluate_dataset(
     )
     for page_id, outcome in zip(dataset.ids, outcomes, strict=True):
         result.page_ids.append(page_id)
+        if group_by is not None:
+            result.groups.append(group_value(dataset.meta.get(page_id, {}), group_by))
         result.parse_seconds += outcome.parse_seconds
         if outcome.parse_error is not None:
             result.parse_errors[page_id] = outcome.parse_error
-        for target, (shingle, token, error, seconds) in zip(scored, outcome.scores, strict=True):
+        for target, (shingle, token, error, seconds, checks) in zip(
+            scored, outcome.scores, strict=True
+        ):
             target.seconds += seconds
+            target.snippets.append(checks)
             if error is not None:
                 target.errors[page_id] = error
             target.shingle.append(shingle)
             target.token.append(token)
     return result
+
+
+def group_value(meta: Mapping[str, object], name: str) -> str:
+    """A page's value of meta field `name` as a group label ("-" when it has none)."""
+    value = meta.get(name)
+    if value is None or value == "" or isinstance(value, dict | list):
+        return "-"
+    return str(value)
 
 
 def _disable(progress: bool | None) -> bool | None:
