@@ -100,7 +100,8 @@ def synthetic_dataset(root: Path, sites: int = 4, pages: int = 5) -> Path:
             parts += [p.text_content() for p in article.xpath("p[not(contains(@class, 'byline'))]")]
             (root / "html" / f"{page_id}.html").write_text(html, encoding="utf-8")
             (root / "gold" / f"{page_id}.txt").write_text("\n".join(parts), encoding="utf-8")
-            meta.append({"id": page_id, "url": url, "site": host})
+            kind = "article" if i % 2 == 0 else "forum"  # a page type to group figures by
+            meta.append({"id": page_id, "url": url, "site": host, "page_type": kind})
     lines = "".join(json.dumps(m) + "\n" for m in meta)
     (root / "meta.jsonl").write_text(lines, encoding="utf-8")
     return root
@@ -245,11 +246,19 @@ def test_crossval_by_dataset_prints_and_records_the_unseen_dataset_figures(
     two = synthetic_dataset(tmp_path / "two", sites=2, pages=3)
     argv = ["models", "crossval", str(one), str(two), "--hold-out", "dataset", "-q"]
     argv += ["--stages", "1", "--iterations", "10", "--json", str(tmp_path / "cv.json")]
-    assert main(argv) == 0
+    assert main([*argv, "--by", "page_type"]) == 0
     out = capsys.readouterr().out
     assert "learned (CV by dataset, threshold" in out and "one" in out and "two" in out
     report = json.loads((tmp_path / "cv.json").read_text())
     assert report["hold_out"] == "dataset" and set(report["f1"]["learned"]) == {"one", "two", "all"}
+    # by page type: 2 sites x 3 pages x 2 datasets, pages 0 and 2 of each site "article"
+    table = out.split("by page_type (every dataset pooled):\n")[1].splitlines()
+    assert table[0].split()[:3] == ["page_type", "pages", "learned"]
+    rows = {line.split()[0]: line.split()[1] for line in table[1:]}
+    assert rows == {"article": "8", "forum": "4"}
+    assert report["by"]["field"] == "page_type"
+    assert set(report["by"]["f1"]) == {"article", "forum"}
+    assert 0 <= report["by"]["f1"]["forum"]["learned"] <= 1
     assert main(["models", "crossval", str(one), "--hold-out", "dataset", "-q"]) == 2
     assert "at least two datasets" in capsys.readouterr().err
 

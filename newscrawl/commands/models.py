@@ -74,6 +74,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _add_compare(sub)
     for command in (build, cross):
         command.add_argument(
+            "--by",
+            default=None,
+            metavar="FIELD",
+            help="also the cross-validated F1 by this meta.jsonl field (e.g. page_type), the "
+            "pages of every dataset pooled",
+        )
+        command.add_argument(
             "-j", "--jobs", type=int, default=1, metavar="N", help="pages parsed in N processes"
         )
         command.add_argument(
@@ -197,8 +204,9 @@ def _crossval(args: argparse.Namespace) -> int:
         return 2
     result = score_thresholds(data, scores, hold_out=args.hold_out)
     print("\n".join(format_table(result)))
+    groups = _print_groups(args, data, result)
     if args.json:
-        report = _report(result)
+        report = _report(result, groups)
         args.json.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return 0
 
@@ -228,12 +236,41 @@ def _has_trafilatura() -> bool:
     return True
 
 
-def _report(result: Any) -> dict[str, Any]:
-    """Per dataset and pooled: F1 of the learned extractor (best threshold) and of every peer."""
+def _page_groups(data: Any, folders: list[Path], field_name: str) -> list[str]:
+    """Each page's value of meta.jsonl field `field_name` ("-" when it has none)."""
+    from newscrawl.evaluation.dataset import read_meta
+    from newscrawl.evaluation.runner import group_value
+
+    meta: dict[str, dict[str, Any]] = {}
+    for folder in folders:
+        lines, _ = read_meta(folder / "meta.jsonl")
+        meta.update({f"{folder.name}/{page}": line for page, line in lines.items()})
+    return [group_value(meta.get(page, {}), field_name) for page in data.page_ids]
+
+
+def _print_groups(args: argparse.Namespace, data: Any, result: Any) -> dict[str, Any] | None:
+    """The table by meta field (--by), printed; its figures for the JSON report."""
+    from newscrawl.learned.crossval import format_groups, group_f1
+
+    if not args.by:
+        return None
+    folders = args.datasets if args.action == "crossval" else find_datasets(args.data)
+    groups = _page_groups(data, folders, args.by)
+    print(f"\nby {args.by} (every dataset pooled):")
+    print("\n".join(format_groups(result, groups, args.by)))
+    table = group_f1(result, groups)
+    figures = {v: {n: round(f, 4) for n, (_, f) in cells.items()} for v, cells in table.items()}
+    return {"field": args.by, "f1": figures}
+
+
+def _report(result: Any, groups: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Per dataset and pooled: F1 of the learned extractor (best threshold) and of every peer;
+    by meta field too when asked (`groups`)."""
     datasets = [*dict.fromkeys(result.datasets), "all"]
     best = result.best_threshold
     rows = {"learned": result.learned[best], **result.peers}
     return {
+        **({"by": groups} if groups else {}),
         "hold_out": result.hold_out,
         "threshold": best,
         "f1_by_threshold": {f"{t:g}": round(result.f1(s), 4) for t, s in result.learned.items()},
@@ -275,6 +312,8 @@ def _command(args: argparse.Namespace) -> str:
         parts += ["--limit", str(args.limit)]
     if args.only:
         parts += ["--only", args.only]
+    if args.by:
+        parts += ["--by", args.by]
     defaults = TrainParams()
     for option in ("folds", *(name for name, _, _ in _TREE_OPTIONS)):
         value = getattr(args, option)
@@ -299,12 +338,13 @@ def _build_extractor(
     result = score_thresholds(data, scores)
     threshold = result.best_threshold
     print("\n".join(format_table(result)), flush=True)
+    groups = _print_groups(args, data, result)
     provenance = {
         "trained_on": _dataset_counts(data),
         "blocks": len(data.page),
         "params": params.to_json(),
         "threshold_by": f"site-grouped {params.folds}-fold cross-validation, best pooled F1",
-        "crossval": _report(result),
+        "crossval": _report(result, groups),
         "libraries": _versions(),
         "command": command,
     }

@@ -17,7 +17,14 @@ import numpy as np
 from newscrawl.evaluation.metric import f1, score_page
 from newscrawl.learned.trainset import TrainingSet
 
-__all__ = ["THRESHOLDS", "CrossvalResult", "format_table", "score_thresholds"]
+__all__ = [
+    "THRESHOLDS",
+    "CrossvalResult",
+    "format_groups",
+    "format_table",
+    "group_f1",
+    "score_thresholds",
+]
 
 THRESHOLDS = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6)
 _POOLED = "all"
@@ -89,4 +96,36 @@ def format_table(result: CrossvalResult) -> list[str]:
         lines.append(f"{name.ljust(width)}  {cells}")
     curve = ", ".join(f"{t:g}: {result.f1(s):.3f}" for t, s in sorted(result.learned.items()))
     lines.append(f"learned, pooled F1 by threshold: {curve}")
+    return lines
+
+
+def group_f1(
+    result: CrossvalResult, groups: Sequence[str]
+) -> dict[str, dict[str, tuple[int, float]]]:
+    """Per group value (one per page, in order of first appearance) and per extractor (the
+    learned one at its best threshold, then the peers): pages and F1 of the group's pages."""
+    rows = {"learned": result.learned[result.best_threshold], **result.peers}
+    out: dict[str, dict[str, tuple[int, float]]] = {}
+    for value in dict.fromkeys(groups):
+        chosen = [i for i, g in enumerate(groups) if g == value]
+        out[value] = {}
+        for name, scores in rows.items():
+            picked = [scores[i] for i in chosen]
+            precision = float(np.mean([p for p, _ in picked]))
+            recall = float(np.mean([r for _, r in picked]))
+            out[value][name] = (len(chosen), f1(precision, recall))
+    return out
+
+
+def format_groups(result: CrossvalResult, groups: Sequence[str], field_name: str) -> list[str]:
+    """Rows: values of a meta field (page_type...); columns: the learned extractor (its best
+    threshold, the same cross-validated scores as `format_table`) and each peer."""
+    table = group_f1(result, groups)
+    names = ["learned", *result.peers]
+    width = max([len(field_name), *(len(v) for v in table)])
+    lines = [f"{field_name.ljust(width)}  {'pages':>6}  " + "  ".join(f"{n:>12}" for n in names)]
+    for value, cells in table.items():
+        pages = next(iter(cells.values()))[0]
+        figures = "  ".join(f"{cells[n][1]:>12.3f}" for n in names)
+        lines.append(f"{value.ljust(width)}  {pages:>6}  {figures}")
     return lines
