@@ -385,11 +385,16 @@ class Dom:
 def _own_html_len(el: lxml.html.HtmlElement, tag: str, shown: set[lxml.html.HtmlElement]) -> int:
     """Markup characters that belong to `el` itself rather than to a child node (see html_len)."""
     size = len(tag) + 2 if tag in VOID_TAGS else 2 * len(tag) + 5
-    for name, value in el.items():
-        size += len(name) + len(value) + 4
-    size += len(el.text or "")
+    names = el.keys()
+    if names:  # name="value" and its space: 4 characters beside the two strings
+        size += sum(map(len, names)) + sum(map(len, el.values())) + 4 * len(names)
+    text = el.text
+    if text:
+        size += len(text)
     for child in el:
-        size += len(child.tail or "")
+        tail = child.tail
+        if tail:
+            size += len(tail)
         tag = child.tag
         if not isinstance(tag, str) or (tag.lower() in SKIPPED_TAGS and child not in shown):
             size += len(lxml.etree.tostring(child, encoding="unicode", with_tail=False))
