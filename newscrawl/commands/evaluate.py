@@ -158,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
         )
         return 2
     progress = False if args.no_progress else None
-    by = getattr(args, "by", None)
+    by = getattr(args, "by", None) or None  # "--by" with an empty name: no table
     results = [
         evaluate_dataset(
             d, factory(), progress, site_from=site_from, jobs=jobs, factory=factory, group_by=by
