@@ -217,7 +217,7 @@ def test_dataset_power_weighs_datasets_towards_equal() -> None:
         tokens=np.array([3.0, 1.0, 5.0, 5.0, 5.0]),
         share=np.array([1.0, 0.0, 1.0, 1.0, 0.2]),
     )
-    labels, plain = _labels_weights(data, TrainParams())  # type: ignore[arg-type]
+    labels, plain = _labels_weights(data, TrainParams(dataset_power=0.0))  # type: ignore[arg-type]
     _, weighed = _labels_weights(data, TrainParams(dataset_power=1.0))  # type: ignore[arg-type]
     assert labels.tolist() == [1, 0, 1, 1, 0]
     assert plain.tolist() == [0.75, 0.25, 1.0, 1.0, 1.0]  # every page sums to 1

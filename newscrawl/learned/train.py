@@ -2,9 +2,9 @@
 
 Labels: a block is main text when at least half of its 4-token shingles occur in the gold
 (`labels.py`). Weights: each block weighs its share of its page's tokens, so every page counts
-the same, as in the metric (per-page means), however many blocks it has; with `dataset_power`
-p > 0 a page of a dataset of n pages weighs n^-p instead (p = 1: every dataset the same), so
-the largest datasets' gold conventions do not drown the others'.
+the same, as in the metric (per-page means), however many blocks it has; then a page of a
+dataset of n pages weighs n^-p (`dataset_power` p, 0.5 by default; 0: every page the same,
+1: every dataset the same), so the largest datasets' gold conventions do not drown the others'.
 
 Stage 1 scores blocks from their own features. Stage 2 sees stage 1's scores around each block
 (`stacking.py`); to learn from scores like those it will meet on unseen pages, it trains on
@@ -56,7 +56,9 @@ class TrainParams:
     min_samples_leaf: int = 100
     l2_regularization: float = 1.0
     label_share: float = 0.5  # a block is main text when this share of it is in the gold
-    dataset_power: float = 0.0  # a page of a dataset of n pages weighs n^-power (mean 1)
+    # a page of a dataset of n pages weighs n^-power (mean 1): 0.5 ties 0 under site-grouped
+    # cross-validation (0.902 both) and beats it on datasets never seen (0.865 against 0.857)
+    dataset_power: float = 0.5
     stages: int = 2
     folds: int = 5
     seed: int = 0
