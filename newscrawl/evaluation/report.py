@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 from newscrawl.evaluation.metric import PageScore, Scores, aggregate
@@ -277,15 +277,6 @@ def _row_json(row: Row) -> dict[str, Any]:
     }
 
 
-def _snippets_json(counts: SnippetCounts) -> dict[str, Any]:
-    return {
-        "kept": counts.kept,
-        "wanted": counts.wanted,
-        "left_out": counts.left_out,
-        "unwanted": counts.unwanted,
-    }
-
-
 def build_report(
     results: Sequence[DatasetResult], per_page: bool = False, group_by: str | None = None
 ) -> dict[str, Any]:
@@ -302,7 +293,7 @@ def build_report(
             entry["errors_by_page"] = result.extractors[row.extractor].errors
             checks = result.extractors[row.extractor].snippets
             if has_snippets(checks):
-                entry["snippets"] = _snippets_json(total_counts(checks))
+                entry["snippets"] = asdict(total_counts(checks))
             if per_page:
                 entry["per_page"] = _page_scores(result, row.extractor)
             extractors[row.extractor] = entry
@@ -335,7 +326,7 @@ def build_report(
             groups.setdefault(group.group, {})[group.extractor] = {
                 "pages": group.pages,
                 "shingle": _scores(group.shingle),
-                "snippets": _snippets_json(group.snippets),
+                "snippets": asdict(group.snippets),
             }
         report["by"] = {"field": group_by, "groups": groups}
     return report
