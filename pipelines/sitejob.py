@@ -74,10 +74,10 @@ def pass_page(item: PageItem) -> PassPage:
 
 
 @dataclass(frozen=True, slots=True)
-class SitePassJob:
-    """One site's pass: its pages (the crawl's own, then earlier crawls' as context), the crawl
-    whose `nodes` rows it makes, the node boxes' provider and the site method. `attempt`
-    counts the tries of the same job (a worker that died is tried once more)."""
+class _SiteJob:
+    """What a job over a whole site carries: its pages, the crawl whose `nodes` rows it makes,
+    the node boxes' provider and the site method. `attempt` counts the tries of the same job
+    (a worker that died is tried once more)."""
 
     site: str
     crawl: str
@@ -85,6 +85,11 @@ class SitePassJob:
     geometry: str = "flow"
     method: str = "sitelevel"
     attempt: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class SitePassJob(_SiteJob):
+    """One site's pass (its pages: the crawl's own, then earlier crawls' as context)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,16 +103,9 @@ class PageJob:
 
 
 @dataclass(frozen=True, slots=True)
-class LabelJob:
+class LabelJob(_SiteJob):
     """SiteLevel alone (node records and labels, no extraction) for a site whose articles a
-    stopped crawl wrote but whose nodes it did not; `attempt` as in `SitePassJob`."""
-
-    site: str
-    crawl: str
-    pages: tuple[PassPage, ...]
-    geometry: str = "flow"
-    method: str = "sitelevel"
-    attempt: int = 1
+    stopped crawl wrote but whose nodes it did not."""
 
 
 @dataclass(frozen=True, slots=True)

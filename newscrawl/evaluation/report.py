@@ -209,9 +209,9 @@ def format_snippets(results: Sequence[DatasetResult]) -> str | None:
     lines = []
     for result in results:
         for name, scored in result.extractors.items():
-            if not has_snippets(scored.snippets):
-                continue
             counted = [c for c in scored.snippets if c.wanted or c.unwanted]
+            if not counted:
+                continue
             total = total_counts(counted)
             lines.append(
                 (
