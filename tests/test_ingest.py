@@ -189,3 +189,19 @@ def test_the_ingest_passes_sites_in_a_thread_unless_told(tmp_path: Path) -> None
         tmp_path / "out", tmp_path / "stage", "run", {"NEWSCRAWL_SITEPASS_WORKERS": 2}
     )
     assert told.getint("NEWSCRAWL_SITEPASS_WORKERS") == 2
+
+
+def test_the_summary_times_parse_and_extraction_within_the_ingest(tmp_path: Path) -> None:
+    """With the site pass off, pages are parsed and extracted as they are read: the summary
+    gives the seconds that took, within each file's time (what `bench ingest` compares)."""
+    warc = tmp_path / "demo.warc.gz"
+    write_ccnews_warc(warc, demo_captures())
+    summary = tmp_path / "summary.json"
+    done = ingest(warc, "--out", tmp_path / "out", "--json", summary,
+                  "--set", "NEWSCRAWL_SITELEVEL=False")  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    data = json.loads(summary.read_text())
+    (report,) = data["per_file"]
+    assert report["pages"] > 100
+    assert 0 < report["extract_seconds"] < report["seconds"]
+    assert data["extract_seconds"] == round(report["extract_seconds"], 2)

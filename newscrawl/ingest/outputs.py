@@ -66,6 +66,9 @@ class FileReport:
     examples: dict[str, list[str]] = field(default_factory=dict)
     errors: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    # of `seconds`, in parsing pages and in the extractors, when both ran in this process (the
+    # site pass off): the rest is what the ingest adds around them
+    extract_seconds: float = 0.0
     payload_bytes: int = 0
 
     def note(self, group: Counter[str], kind: str, example: str) -> None:

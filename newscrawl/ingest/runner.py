@@ -145,6 +145,7 @@ class IngestResult:
             "examples": examples,
             "bytes": sum(r.size for r in self.reports),
             "file_seconds": round(work, 2),
+            "extract_seconds": round(sum(r.extract_seconds for r in self.reports), 2),
             "records_per_s": round(sum(records.values()) / work, 1) if work else 0.0,
             "pages_per_s": round(pages / work, 2) if work else 0.0,
         }

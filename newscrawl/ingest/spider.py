@@ -150,6 +150,7 @@ class IngestSpider(scrapy.Spider):
         errors_before = Counter(error_report(self.crawler).counts)
         articles_before = self._stat("newscrawl/written/articles_true")
         run = _FileRun()
+        extracted_before = self._extract_seconds()
         for entry in read_archive(path, wanted, self.max_payload):
             if self._closing:
                 return
@@ -171,6 +172,8 @@ class IngestSpider(scrapy.Spider):
         after = error_report(self.crawler).counts - errors_before
         report.errors = dict(after)
         report.seconds = round(time.perf_counter() - started, 3)
+        extracted = run.parse_seconds + self._extract_seconds() - extracted_before
+        report.extract_seconds = round(extracted, 3)
         write_marker(self.out, self.state.crawl_id, report)
         self.reports.append(report)
         logger.info("%s: %d pages, %d articles", path, report.pages, report.articles)
@@ -206,7 +209,9 @@ class IngestSpider(scrapy.Spider):
         try:
             dom = None
             if self.parse_here:
+                parse_started = time.perf_counter()
                 dom = parse_html(record.payload, url, content_type)
+                run.parse_seconds += time.perf_counter() - parse_started
             else:  # parsed by the site pass: refused here as the crawl refuses a page
                 page_tree(page_text(record.payload, content_type).text)
         except PageError as err:
@@ -238,7 +243,12 @@ class IngestSpider(scrapy.Spider):
         run.sites.add(site)
         run.pages += 1
         run.bytes += size
+        dom = item.dom  # freed below, after the pipelines: part of the parse's cost
         await self._send(item)
+        if dom is not None:
+            freeing = time.perf_counter()
+            del dom
+            run.parse_seconds += time.perf_counter() - freeing
         if self.cap and page_count(self.crawler, site) >= self.cap:
             run.drop_open(site)  # the pipelines closed it at its cap
             run.capped.add(site)  # its files are published with the next sites closed
@@ -306,6 +316,10 @@ class IngestSpider(scrapy.Spider):
         if all(getattr(m, "__module__", "").startswith("newscrawl.") for m in methods):
             return methods
         return None
+
+    def _extract_seconds(self) -> float:
+        """Seconds the extraction pipeline of this process has spent in its extractors."""
+        return sum(getattr(p, "extract_seconds", 0.0) for p in self._pipelines())
 
     def _pipelines(self) -> list[Any]:
         manager = getattr(self.crawler.engine.scraper, "itemproc", None)
@@ -386,6 +400,7 @@ class _FileRun:
         "open_page_total",
         "open_pages",
         "pages",
+        "parse_seconds",
         "seen",
         "seq",
         "sites",
@@ -403,6 +418,8 @@ class _FileRun:
         self.open_byte_total = 0
         self.pages = 0
         self.bytes = 0
+        # parsing pages on arrival and freeing their trees (pages the site pass parses: 0)
+        self.parse_seconds = 0.0
         self.seq = 1  # number of the next file published
         self.capped: set[str] = set()  # sites at their cap since the last publish
         self.unsynced: set[Path] = set()  # OUT folders to sync before the file's marker
