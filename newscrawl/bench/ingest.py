@@ -18,8 +18,7 @@ The ratio of (2) to parse + extraction is given two ways:
   the drift cancels, and the figure is steady to about 0.02 from run to run;
 - across processes: (1) and (2) alternate `--repeat` times, each round's ratio comparing two
   runs made seconds apart; the median of the rounds and the fastest run of each side are given,
-  as a check on the first figure (and on its share: the extractors run the same inside and
-  outside the ingest), with the drift above as its error.
+  as a check on the first figure, with the drift above as its error.
 
 The demo web's pages are small (8 KB of HTML), so the ingest's work per page (a row in two
 datasets, metadata, the article flag) weighs more against their parse and extraction than it
@@ -198,8 +197,8 @@ def _listed(values: list[float]) -> str:
 
 
 def _heavy_warc(folder: Path, pages: int) -> Path:
-    """`pages` generated documentation pages of realistic size (about 94 KB and 300 links
-    each, the crawl benchmark's heavy pages) on three hosts."""
+    """`pages` generated documentation pages of realistic size (about 85 KB and 300 links
+    each, the pages of the crawl benchmark's docs-site) on three hosts."""
     from newscrawl.demo.docsite import docs_page
     from newscrawl.warc.synthetic import Capture, write_ccnews_warc
 
