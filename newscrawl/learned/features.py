@@ -298,7 +298,7 @@ def _tree_columns(dom: Dom, blocks: Blocks, chars: np.ndarray) -> np.ndarray:
     up, up_link = np.where(parent >= 0, up, own), np.where(parent >= 0, up_link, 0.0)
     up2, up2_link = np.where(grand >= 0, up2, up), np.where(grand >= 0, up2_link, 0.0)
     fan_out = np.array([len(c) for c in dom.children], dtype=np.float64)
-    _, inverse, counts = np.unique(parent, return_inverse=True, return_counts=True)
+    siblings = np.bincount(parent + 1)[parent + 1] if len(parent) else parent  # blocks a parent
     depth = np.asarray(dom.depth, dtype=np.float64)[node]
 
     def ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -314,7 +314,7 @@ def _tree_columns(dom: Dom, blocks: Blocks, chars: np.ndarray) -> np.ndarray:
             np.log1p(up),
             ratio(up_link, up),
             np.where(parent >= 0, fan_out[np.maximum(parent, 0)], 0.0),
-            counts[inverse],
+            siblings,
             np.log1p(up2),
             ratio(up2_link, up2),
             ratio(chars, up),
@@ -344,8 +344,9 @@ def _attribute_columns(dom: Dom, blocks: Blocks) -> np.ndarray:
     node, parent, grand = _lineage(dom, blocks)
     # Blocks share parents and grandparents: each element is looked at once, then gathered.
     # Row 0 of the tables stands for "no such element" (mask 0, no tokens).
-    elements = np.unique(np.concatenate([node, parent, grand]))
-    elements = elements[elements >= 0]
+    seen = np.zeros(len(dom.parent) + 1, dtype=bool)
+    seen[np.concatenate([node, parent, grand]) + 1] = True
+    elements = np.flatnonzero(seen[1:])  # sorted, without -1: as np.unique, with no sort
     row = np.zeros(len(dom.parent) + 1, dtype=np.int64)
     row[elements + 1] = np.arange(1, len(elements) + 1)
     listed = elements.tolist()
@@ -369,13 +370,15 @@ def _attribute_columns(dom: Dom, blocks: Blocks) -> np.ndarray:
 def _path_columns(dom: Dom, blocks: Blocks, chars: np.ndarray) -> np.ndarray:
     """How many blocks share the block's tag path, their share of the text, the path length."""
     path_of = dom.path_ids
-    paths = np.array([path_of[node] for node in blocks.node])
-    _, inverse, counts = np.unique(paths, return_inverse=True, return_counts=True)
-    path_chars = np.bincount(inverse, weights=chars)
+    paths = np.array([path_of[node] for node in blocks.node], dtype=np.int64)
+    if not len(paths):
+        return np.zeros((0, 3))
+    counts = np.bincount(paths)[paths]  # path ids are small integers: bins of their own
+    path_chars = np.bincount(paths, weights=chars)[paths]
     body_depth = dom.depth[dom.body]
     depth = np.array([dom.depth[node] - body_depth for node in blocks.node], dtype=np.float64)
     total = float(chars.sum()) or 1.0
-    return np.column_stack([np.log1p(counts[inverse]), path_chars[inverse] / total, depth])
+    return np.column_stack([np.log1p(counts), path_chars / total, depth])
 
 
 def _position_columns(dom: Dom, chars: np.ndarray, density: np.ndarray) -> np.ndarray:

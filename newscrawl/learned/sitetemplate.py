@@ -28,6 +28,7 @@ from newscrawl.template.sitelevel import (
     SiteLevelConfig,
     distinct_pages,
     frequent_hashes,
+    in_sorted,
     parse_raw,
 )
 
@@ -93,7 +94,7 @@ def template_nodes(
 ) -> np.ndarray:
     """bool per node: the node, or an element around it, has a template hash."""
     hashes = node_hashes(dom) if hashes is None else hashes
-    marked = np.flatnonzero(np.isin(hashes, template.hashes))
+    marked = np.flatnonzero(in_sorted(hashes, template.hashes))
     cover = np.zeros(len(dom) + 1, dtype=np.int64)
     np.add.at(cover, marked, 1)  # a marked node covers its subtree, ids [node, end)
     np.add.at(cover, np.asarray(dom.end, dtype=np.int64)[marked], -1)

@@ -70,8 +70,13 @@ def context_features(score: np.ndarray, tokens: np.ndarray, groups: np.ndarray) 
 
 def _group_columns(score: np.ndarray, weight: np.ndarray, group: np.ndarray) -> np.ndarray:
     """Token-weighted mean and max score of each block's group, and the group's block count."""
-    _, inverse, counts = np.unique(group, return_inverse=True, return_counts=True)
-    mean = np.bincount(inverse, weights=score * weight) / np.bincount(inverse, weights=weight)
-    best = np.full(len(counts), -1.0)
-    np.maximum.at(best, inverse, score)
-    return np.column_stack([mean[inverse], best[inverse], np.log1p(counts[inverse])])
+    # Group ids are small integers (-1 for none): bins of their own, no np.unique (a sort).
+    # bincount adds a bin's values in block order, as it did over np.unique's inverse.
+    ids = np.asarray(group, dtype=np.int64) + 1
+    if not len(ids):
+        return np.zeros((0, 3))
+    mean = np.bincount(ids, weights=score * weight)[ids] / np.bincount(ids, weights=weight)[ids]
+    best = np.full(int(ids.max()) + 1, -1.0)
+    np.maximum.at(best, ids, score)
+    counts = np.bincount(ids)
+    return np.column_stack([mean, best[ids], np.log1p(counts[ids])])

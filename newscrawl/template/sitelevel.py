@@ -106,6 +106,16 @@ def frequent_hashes(per_page: Sequence[np.ndarray], config: SiteLevelConfig) -> 
     return values[counts >= needed]
 
 
+def in_sorted(values: np.ndarray, members: np.ndarray) -> np.ndarray:
+    """bool per value: it is one of `members`, a sorted array of unique values (as
+    `frequent_hashes` gives). `np.isin` sorts both arrays on every call; a binary search of the
+    few template hashes for each node hash gives the same answer for less."""
+    if not len(members) or not len(values):
+        return np.zeros(len(values), dtype=bool)
+    at = np.searchsorted(members, values)
+    return members[np.minimum(at, len(members) - 1)] == values
+
+
 def label_page(
     page: PageNodes, templates: np.ndarray, html_share: float = 0.85, share_of: str = "text"
 ) -> np.ndarray:
@@ -116,7 +126,7 @@ def label_page(
     in template nodes - all of it when v is template, else the sum over its children.
     """
     count = len(page)
-    label = np.isin(page.hash, templates)
+    label = in_sorted(page.hash, templates)
     if not count:
         return label
     if share_of not in ("html", "text"):
