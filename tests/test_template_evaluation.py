@@ -91,3 +91,12 @@ def test_bench_template_prints_the_buffer_memory(capsys: pytest.CaptureFixture) 
     assert main(["bench", "template", "--pages", "8", "--teasers", "4"]) == 0
     out = capsys.readouterr().out
     assert "peak Python memory while buffering" in out and "under 100 MB" in out
+
+
+def test_the_bench_default_extractors_are_the_evaluations() -> None:
+    """`bench template-eval` names its default without importing the evaluation (which every
+    command line would pay for): the two must stay the same."""
+    from newscrawl.bench.template_eval import _SEED_EXTRACTORS
+    from newscrawl.evaluation.template import DEFAULT_EXTRACTORS
+
+    assert ",".join(DEFAULT_EXTRACTORS) == _SEED_EXTRACTORS

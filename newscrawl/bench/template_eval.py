@@ -25,27 +25,12 @@ import json
 import sys
 from pathlib import Path
 
-from newscrawl.evaluation.dataset import DatasetError
-from newscrawl.evaluation.site_methods import (
-    DEBOILER,
-    compare_site,
-    parse_methods,
-    report,
-)
-from newscrawl.evaluation.site_methods import (
-    as_json as methods_json,
-)
-from newscrawl.evaluation.template import (
-    DEFAULT_EXTRACTORS,
-    as_json,
-    evaluate,
-    gain_lines,
-    shingle_table,
-    template_table,
-)
-from newscrawl.evaluation.template_sites import load_site, site_groups
-from newscrawl.extractors import DEFAULT_EXTRACTOR, get_extractor
+from newscrawl.extractors import DEFAULT_EXTRACTOR
 from newscrawl.template.sitemethods import DEFAULT_SITE_METHOD, SITE_METHODS
+
+# The evaluation modules (scipy, the template classifiers) are imported in `run`: every
+# command line builds this parser, and `newscrawl extract PAGE` has no use for them.
+_SEED_EXTRACTORS = "nce,mss,cetd-tpc"  # evaluation.template.DEFAULT_EXTRACTORS
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -71,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--seed", type=int, default=0, help="seed of the classifiers' fits")
     parser.add_argument(
         "--extractors",
-        default=",".join(DEFAULT_EXTRACTORS),
+        default=_SEED_EXTRACTORS,
         help="page-level extractors, comma-separated (default: %(default)s)",
     )
     parser.add_argument(
@@ -115,6 +100,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _seed004(args: argparse.Namespace) -> int:
+    from newscrawl.evaluation.dataset import DatasetError
+    from newscrawl.evaluation.template import (
+        as_json,
+        evaluate,
+        gain_lines,
+        shingle_table,
+        template_table,
+    )
+    from newscrawl.evaluation.template_sites import load_site, site_groups
+
     extractors = [n.strip() for n in args.extractors.split(",") if n.strip()]
     try:
         groups = site_groups(args.datasets, args.groups, max(args.min_pages, 2))
@@ -155,6 +150,17 @@ def _seed004(args: argparse.Namespace) -> int:
 
 def _methods(args: argparse.Namespace) -> int:
     from tqdm import tqdm
+
+    from newscrawl.evaluation.dataset import DatasetError
+    from newscrawl.evaluation.site_methods import (
+        DEBOILER,
+        compare_site,
+        parse_methods,
+        report,
+    )
+    from newscrawl.evaluation.site_methods import as_json as methods_json
+    from newscrawl.evaluation.template_sites import site_groups
+    from newscrawl.extractors import get_extractor
 
     try:
         methods = parse_methods(args.methods)
