@@ -128,8 +128,11 @@ def _ingest(warc: Path, out: Path, *settings: str) -> dict:
 
 
 def _round_ratio(base: dict, flat: dict) -> float:
-    """Ingest pages/s over extraction-only pages/s, of two runs of one round."""
-    return (flat["pages"] / flat["file_seconds"]) / (base["pages"] / base["seconds"])
+    """Ingest pages/s over extraction-only pages/s, of two runs of one round (the seconds of
+    both over the same pages; 0 when either took no measurable time)."""
+    if not flat["file_seconds"] or not base["seconds"] or flat["pages"] != base["pages"]:
+        return 0.0
+    return base["seconds"] / flat["file_seconds"]
 
 
 def _inputs(folder: Path, copies: int, sizes: list[int]) -> tuple[Path, list[tuple[int, Path]]]:
@@ -181,7 +184,8 @@ def _speed(warc: Path, out: Path, repeat: int) -> tuple[dict, dict, list[float],
 
 
 def _ratio_lines(base: dict, flat: dict, rounds: list[float], within: list[float]) -> list[str]:
-    fastest = (flat["pages"] / flat["file_seconds"]) / (base["pages"] / base["seconds"])
+    fastest = _round_ratio(base, flat)
+    within = within or [0.0]
     return [
         "ingest (site pass off) / parse + extraction (target >= 0.80):",
         f"  within the ingest's process, page by page: {statistics.median(within):.2f} "
@@ -213,6 +217,9 @@ def _heavy_warc(folder: Path, pages: int) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.copies < 1:
+        print("bench ingest: --copies must be at least 1", file=sys.stderr)
+        return 2
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     with tempfile.TemporaryDirectory(prefix="newscrawl-bench-ingest-") as tmp:
         folder = args.keep or Path(tmp)
