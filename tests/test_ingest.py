@@ -205,3 +205,18 @@ def test_the_summary_times_parse_and_extraction_within_the_ingest(tmp_path: Path
     assert report["pages"] > 100
     assert 0 < report["extract_seconds"] < report["seconds"]
     assert data["extract_seconds"] == round(report["extract_seconds"], 2)
+
+
+def test_bench_ingest_prints_both_ratios_for_both_page_sizes() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "newscrawl.cli", "bench", "ingest", "--copies", "1", "--sizes",
+         "", "--heavy-pages", "3", "--repeat", "1"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    within = [float(line.split(":")[1].split()[0]) for line in done.stdout.splitlines()
+              if "within the ingest's process" in line]  # fmt: skip
+    across = [line for line in done.stdout.splitlines() if "extraction-only process" in line]
+    assert len(within) == 2 and len(across) == 2  # the demo web, then the heavy pages
+    assert all(0 < ratio <= 1.0 for ratio in within)  # a share of the ingest's own time
+    assert "heavy pages: 3 generated pages" in done.stdout
