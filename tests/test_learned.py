@@ -413,3 +413,23 @@ def test_short_block_is_content_only_where_it_joins_the_gold() -> None:
     assert shares[0] == 0.0  # a menu word the gold holds elsewhere
     assert shares[1:4] == [1.0, 1.0, 1.0]
     assert shares[4] == 0.0  # the same word again, after the text it belongs to
+
+
+def test_group_columns_count_and_average_each_blocks_group() -> None:
+    """The stacking context's per-group mean (token-weighted), max and size of the scores,
+    checked against the plain definition on random pages, groups of -1 (none) included."""
+    from newscrawl.learned.stacking import _group_columns
+
+    rng = np.random.default_rng(3)
+    for _ in range(200):
+        n = int(rng.integers(0, 30))
+        group = rng.integers(-1, 6, n).astype(np.int32)
+        score, weight = rng.random(n), rng.random(n) + 0.1
+        got = _group_columns(score, weight, group)
+        assert got.shape == (n, 3)
+        for k in range(n):
+            same = group == group[k]
+            mean = (score[same] * weight[same]).sum() / weight[same].sum()
+            assert got[k, 0] == pytest.approx(mean)
+            assert got[k, 1] == score[same].max()
+            assert got[k, 2] == pytest.approx(np.log1p(same.sum()))

@@ -289,3 +289,19 @@ def test_share_rule_reads_text_by_default_html_on_request() -> None:
     assert all(by_id(d, lab, "menu") for d, lab in zip(doms, by_text, strict=True))
     assert not any(by_id(d, lab, "wrap") for d, lab in zip(doms, by_text, strict=True))
     assert all(by_id(d, lab, "wrap") for d, lab in zip(doms, by_html, strict=True))
+
+
+def test_template_membership_by_binary_search_agrees_with_isin() -> None:
+    """`in_sorted` (used for every page's template labels) answers as `np.isin`, for sorted
+    templates, for templates that are not sorted after all, and for empty ones."""
+    from newscrawl.template.sitelevel import in_sorted
+
+    rng = np.random.default_rng(7)
+    top = np.iinfo(np.uint64).max
+    for _ in range(500):
+        members = np.unique(rng.integers(0, 40, rng.integers(0, 15)).astype(np.uint64))
+        values = rng.integers(0, 50, rng.integers(0, 25)).astype(np.uint64)
+        members = np.append(members, np.uint64(top))  # the largest hash, at the end
+        values = np.append(values, np.uint64(top))
+        for template in (members, rng.permutation(members), members[:0]):
+            assert (in_sorted(values, template) == np.isin(values, template)).all()

@@ -112,6 +112,8 @@ def in_sorted(values: np.ndarray, members: np.ndarray) -> np.ndarray:
     few template hashes for each node hash gives the same answer for less."""
     if not len(members) or not len(values):
         return np.zeros(len(values), dtype=bool)
+    if len(members) > 1 and not (members[1:] > members[:-1]).all():  # not as promised
+        return np.isin(values, members)
     at = np.searchsorted(members, values)
     return members[np.minimum(at, len(members) - 1)] == values
 
