@@ -22,33 +22,59 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 from newscrawl.pipelines.classify import ArticleClassifierPipeline
 from newscrawl.pipelines.extraction import ExtractionPipeline, ExtractionSettings, content_hash
 
 from newscrawl.crawl.items import PageItem
-from newscrawl.dom import Dom
+from newscrawl.dom import Dom, PageError
 from newscrawl.extractors.base import Extraction
 from newscrawl.extractors.context import SiteContext, learn_site, site_methods
+from newscrawl.learned.sitetemplate import hashes_template, page_hashes
 from newscrawl.template.carry import is_redesign
-from newscrawl.template.sitelevel import KeptDoms, RawPage, SiteLevelRun, run_sitelevel
-from newscrawl.template.sitepass import SitePassRun, site_pass
+from newscrawl.template.records import PageNodes
+from newscrawl.template.sitelevel import (
+    KeptDoms,
+    RawPage,
+    SiteLevelRun,
+    page_records,
+    parse_raw,
+    run_sitelevel,
+)
+from newscrawl.template.sitepass import (
+    PageChoice,
+    SitePassRun,
+    SiteSlots,
+    finish_site_pass,
+    page_choice,
+    site_pass,
+)
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = [
+    "HashShard",
     "LabelJob",
     "PageJob",
     "PageResult",
     "PassPage",
     "PassSettings",
+    "PassShard",
+    "ShardPage",
+    "ShardResult",
     "SitePassJob",
     "SitePassResult",
     "SitePasser",
+    "finish_shards",
+    "hash_shards",
     "log_level",
     "own_pages",
+    "pass_order",
     "pass_page",
+    "pass_shards",
     "run_labels",
+    "shard_context",
 ]
 
 logger = logging.getLogger(__name__)
@@ -106,6 +132,29 @@ class PageJob:
 class LabelJob(_SiteJob):
     """SiteLevel alone (node records and labels, no extraction) for a site whose articles a
     stopped crawl wrote but whose nodes it did not."""
+
+
+@dataclass(frozen=True, slots=True)
+class HashShard:
+    """Part of a large site's pass split over the workers (`newscrawl.pipelines.sitepool`):
+    the node hashes of some of its pages, for the site's template."""
+
+    site: str
+    pages: tuple[PassPage, ...]
+    attempt: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class PassShard:
+    """Part of a large site's pass: some of its pages (a run of SiteLevel's order) parsed,
+    recorded, extracted with the site's template (`context`), flagged and read for the slot
+    decisions, which wait for every page (`finish_shards`)."""
+
+    site: str
+    pages: tuple[PassPage, ...]
+    context: SiteContext | None
+    geometry: str = "flow"
+    attempt: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,6 +228,27 @@ class SitePassResult:
     recorded: list[tuple[str, str, str]] = field(default_factory=list)  # (kind, url, detail)
     logs: list[tuple[str, int, str]] = field(default_factory=list)  # (logger, level, message)
     peak_rss_mb: float = 0.0  # the worker process's peak memory so far (0: in a thread)
+
+
+@dataclass(slots=True)
+class ShardPage:
+    """One page of a `PassShard`: its node records, what the slot decisions read, its row."""
+
+    records: PageNodes
+    choice: PageChoice
+    result: PageResult
+
+
+@dataclass(slots=True)
+class ShardResult:
+    """A shard's pages in its order (None: the page did not parse; a `HashShard`'s result
+    has `hashes` instead), and what the crawl records and logs, as in `SitePassResult`."""
+
+    pages: list[ShardPage | None] = field(default_factory=list)
+    hashes: list[np.ndarray | None] = field(default_factory=list)
+    recorded: list[tuple[str, str, str]] = field(default_factory=list)
+    logs: list[tuple[str, int, str]] = field(default_factory=list)
+    peak_rss_mb: float = 0.0
 
 
 class SitePasser:
@@ -264,14 +334,7 @@ class SitePasser:
         context = self._context(raws, doms)
 
         def extract(raw: RawPage, dom: Dom) -> Extraction:
-            item = by_raw[id(raw)]
-            item.dom = dom
-            try:
-                self.extraction.fill(item, context)
-                self.classifier.classify(item)
-            finally:
-                item.dom = None
-            return Extraction(item.title, item.text, item.node_ids, item.extractor)
+            return self._extract(by_raw[id(raw)], dom, context)
 
         try:
             run = site_pass(
@@ -281,18 +344,139 @@ class SitePasser:
             logger.warning("site pass of %s failed: %s", job.site, err)
             result.errors += 1
             return None
-        for outcome in run.outcomes:
-            item = by_raw[id(outcome.raw)]
-            item.text, item.node_ids = outcome.extraction.text, outcome.extraction.node_ids
-            item.stage = outcome.stage
-            item.content_hash = content_hash(item.text)
+        _apply_outcomes(run, by_raw)
         return run
+
+    def _extract(self, item: PageItem, dom: Dom, context: SiteContext | None) -> Extraction:
+        """One page's extraction (with its site's template) and article flag, on `item`."""
+        item.dom = dom
+        try:
+            self.extraction.fill(item, context)
+            self.classifier.classify(item)
+        finally:
+            item.dom = None
+        return Extraction(item.title, item.text, item.node_ids, item.extractor)
+
+    def hash_shard(self, shard: HashShard) -> ShardResult:
+        """The node hashes of the shard's pages (None for a page that does not parse)."""
+
+        def parse(raw: RawPage) -> Dom:
+            return parse_raw(raw, shard.site)
+
+        return ShardResult(hashes=[page_hashes(_raw(page), parse) for page in shard.pages])
+
+    def pass_shard(self, shard: PassShard) -> ShardResult:
+        """What the site pass computes page by page, for the shard's pages."""
+        result = ShardResult()
+        slots = SiteSlots()
+        self.extraction.recorded.clear()
+        try:
+            for page in shard.pages:
+                raw = _raw(page)
+                try:
+                    dom = parse_raw(raw, shard.site)
+                except PageError:
+                    result.pages.append(None)
+                    continue
+                records = page_records(raw, dom, shard.geometry)
+                item = _work_item(page, shard.site)
+                choice = page_choice(dom, self._extract(item, dom, shard.context), slots)
+                result.pages.append(ShardPage(records, choice, PageResult.of(item)))
+        finally:
+            result.recorded = list(self.extraction.recorded)
+            self.extraction.recorded.clear()
+        return result
 
     def _context(self, raws: list[RawPage], doms: KeptDoms) -> SiteContext | None:
         """The site's template for the extractors that read one (the learned one), before the
         pass that extracts the pages (which takes the Doms `doms` kept)."""
         methods = site_methods(self.extraction.extractors.values())
         return learn_site(raws, methods, doms.parse) if methods else None
+
+
+def _raw(page: PassPage) -> RawPage:
+    return RawPage(page.final_url, page.html, page.content_type or None)
+
+
+def _apply_outcomes(run: SitePassRun, by_raw: dict[int, PageItem]) -> None:
+    """The pass's final text of each page onto its item."""
+    for outcome in run.outcomes:
+        item = by_raw[id(outcome.raw)]
+        item.text, item.node_ids = outcome.extraction.text, outcome.extraction.node_ids
+        item.stage = outcome.stage
+        item.content_hash = content_hash(item.text)
+
+
+def pass_order(job: SitePassJob) -> list[int]:
+    """The indices of the job's pages in the order SiteLevel reads them (by URL)."""
+    return sorted(range(len(job.pages)), key=lambda i: job.pages[i].final_url)
+
+
+def _split(pages: list[PassPage], parts: int) -> list[tuple[PassPage, ...]]:
+    """`pages` in `parts` runs of about equal bytes, in order (none empty)."""
+    total = sum(len(page.html) for page in pages) or 1
+    runs: list[list[PassPage]] = [[]]
+    done = 0
+    for page in pages:
+        if runs[-1] and done >= total * len(runs) / parts and len(runs) < parts:
+            runs.append([])
+        runs[-1].append(page)
+        done += len(page.html)
+    return [tuple(run) for run in runs]
+
+
+def hash_shards(job: SitePassJob, parts: int) -> list[HashShard]:
+    """The job's pages, in job order, as `parts` hash shards."""
+    return [HashShard(job.site, run, job.attempt) for run in _split(list(job.pages), parts)]
+
+
+def shard_context(shards: list[ShardResult]) -> SiteContext | None:
+    """The site's template from its hash shards' results (in the shards' order): what
+    `learn_site` learns for the learned extractor, from hashes computed apart."""
+    template = hashes_template([found for shard in shards for found in shard.hashes])
+    return SiteContext({"sitelevel": template}) if template is not None else None
+
+
+def pass_shards(job: SitePassJob, parts: int, context: SiteContext | None) -> list[PassShard]:
+    """The job's pages, in SiteLevel's order, as `parts` pass shards."""
+    ordered = [job.pages[i] for i in pass_order(job)]
+    return [
+        PassShard(job.site, run, context, job.geometry, job.attempt)
+        for run in _split(ordered, parts)
+    ]
+
+
+def finish_shards(job: SitePassJob, shards: list[ShardResult]) -> SitePassResult:
+    """The site pass of a job from its pass shards' results (`pass_shards` order): SiteLevel's
+    labels, the slot decisions and each page's final text, as `SitePasser.run` gives them
+    from one process. Runs in the crawl process: no parsing, no extraction."""
+    items = [_work_item(page, job.site) for page in job.pages]
+    raws = [_raw(page) for page in job.pages]
+    by_raw = {id(raw): item for raw, item in zip(raws, items, strict=True)}
+    result = SitePassResult(ran=True)
+    sitelevel = SiteLevelRun(job.site)
+    seen: list[RawPage] = []
+    choices: list[PageChoice] = []
+    pages = [page for shard in shards for page in shard.pages]
+    for index, page in zip(pass_order(job), pages, strict=True):
+        if page is None:
+            sitelevel.errors += 1
+            continue
+        page.result.apply(items[index])
+        sitelevel.pages.append(page.records)
+        seen.append(raws[index])
+        choices.append(page.choice)
+    sitelevel.label()
+    run = finish_site_pass(sitelevel, seen, choices)
+    _apply_outcomes(run, by_raw)
+    for shard in shards:
+        result.recorded.extend(shard.recorded)
+        result.logs.extend(shard.logs)
+        result.peak_rss_mb = max(result.peak_rss_mb, shard.peak_rss_mb)
+    result.pages = {i: PageResult.of(item) for i, item in enumerate(items) if item.stage}
+    result.template = run.template is not None
+    result.nodes = run.sitelevel.table(job.crawl)
+    return result
 
 
 def run_labels(job: LabelJob) -> SitePassResult:

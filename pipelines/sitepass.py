@@ -37,7 +37,9 @@ page instead, as is every page with NEWSCRAWL_SITELEVEL off (then this pipeline 
 
 Settings: NEWSCRAWL_SITELEVEL (on/off), NEWSCRAWL_SITELEVEL_MAX_BYTES, NEWSCRAWL_GEOMETRY,
 NEWSCRAWL_SITE_METHOD (what labels the site's template nodes: sitelevel, sst, pagelets, entropy),
-NEWSCRAWL_SITEPASS_WORKERS (worker processes; -1: one per core, 0: a thread).
+NEWSCRAWL_SITEPASS_WORKERS (worker processes; -1: one per core, 0: a thread),
+NEWSCRAWL_SITEPASS_SPLIT_PAGES (a site of at least this many pages whose pass would run alone
+is split over the workers, same rows; 0: never).
 """
 
 from __future__ import annotations
@@ -70,6 +72,7 @@ from newscrawl.crawl.history import crawl_history
 from newscrawl.crawl.items import PageItem, WarcOrigin
 from newscrawl.crawl.sitecap import page_count
 from newscrawl.crawl.state import crawl_state
+from newscrawl.extractors.context import site_methods
 from newscrawl.spiders.site import site_drained
 from newscrawl.storage.nodes import nodes_writer
 from newscrawl.storage.writer import closed_files, closed_partitions
@@ -130,6 +133,8 @@ class SitePassPipeline:
         # site passes computed at once (one per worker process; one in a thread), their rows
         # written one site at a time, in the order the sites finished (`_turn`)
         self.slots = defer.DeferredSemaphore(self.pool.workers if self.pool else 1)
+        self.running = 0  # site passes in flight
+        self.split_pages = crawler.settings.getint("NEWSCRAWL_SITEPASS_SPLIT_PAGES", 48)
         self.last_written: defer.Deferred[None] = defer.succeed(None)
 
     @classmethod
@@ -261,7 +266,11 @@ class SitePassPipeline:
             items = await maybe_deferred_to_future(
                 threads.deferToThread(self._site_items, site, buffered)
             )
-            return items, await self._site_pass(site, items)
+            self.running += 1
+            try:
+                return items, await self._site_pass(site, items)
+            finally:
+                self.running -= 1
         finally:
             self.slots.release()
 
@@ -310,7 +319,27 @@ class SitePassPipeline:
             detail = f"attempt {attempt}: its worker process died; {then}"
             record(self.crawler, "sitepass_worker_lost", job.site, job.site, detail)
 
-        return await self.pool.run_twice(job, died)
+        if isinstance(job, LabelJob):
+            return await self.pool.run_twice(job, died)
+        methods = site_methods(self.extraction.extractors.values())
+        parts = self._parts(job, methods)
+        if parts > 1:
+            self.crawler.stats.inc_value("newscrawl/sitepass/split_sites")
+        return await self.pool.run_twice(job, died, parts, "sitelevel" in methods)
+
+    def _parts(self, job: SitePassJob, methods: set[str]) -> int:
+        """How many workers the site's pass is split over: all of them for a large site whose
+        pass would run alone (the workers are idle: a crawl of one large site, or the last
+        site of a crawl), else one. The split pass gives the same rows; what it cannot split
+        (earlier crawls' pages, another site method or geometry) runs whole."""
+        assert self.pool is not None
+        if not self.split_pages or self.pool.workers < 2 or self.running > 1:
+            return 1
+        if len(job.pages) < self.split_pages or any(page.context for page in job.pages):
+            return 1
+        if job.method != "sitelevel" or job.geometry != "flow" or methods - {"sitelevel"}:
+            return 1
+        return self.pool.workers
 
     def _page_level(self, items: list[PageItem]) -> None:
         """Page-level extraction and flag of the site's own pages (in a thread): its pass

@@ -44,13 +44,20 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any
 
 from newscrawl.pipelines.sitejob import (
+    HashShard,
     LabelJob,
     PageJob,
     PassSettings,
+    PassShard,
+    ShardResult,
     SitePasser,
     SitePassJob,
     SitePassResult,
+    finish_shards,
+    hash_shards,
+    pass_shards,
     run_labels,
+    shard_context,
 )
 
 from newscrawl.crawl.parsepool import end_with, future_deferred
@@ -68,8 +75,9 @@ __all__ = ["KILL_FOR_TEST", "BrokenProcessPool", "SitePassPool", "pool_size"]
 KILL_FOR_TEST = "NEWSCRAWL_TEST_KILL_SITEPASS"
 
 
-# What the workers run: a site's pass, one page's extraction, a site's labels alone.
-Job = SitePassJob | PageJob | LabelJob
+# What the workers run: a site's pass, one page's extraction, a site's labels alone, or a
+# part of a large site's pass.
+Job = SitePassJob | PageJob | LabelJob | HashShard | PassShard
 
 
 def pool_size(workers: int) -> int:
@@ -89,7 +97,7 @@ class SitePassPool:
         # process each at once (one per page without the site pass) would be a burst of them.
         self._alone: defer.DeferredSemaphore | None = None
 
-    def run(self, job: Job, alone: bool = False) -> defer.Deferred[SitePassResult]:
+    def run(self, job: Job, alone: bool = False) -> defer.Deferred[Any]:
         """The job's result (a Deferred fired in the reactor thread): a site's pass, or one
         page's page-level extraction (`PageJob`). It fails with `BrokenProcessPool` when a
         worker died (this job's or another's). `alone`: in a new worker process of its own,
@@ -109,19 +117,55 @@ class SitePassPool:
             future = executor.submit(_run, job)
         return future_deferred(future).addErrback(self._broken, executor)
 
-    async def run_twice(self, job: Job, died: Callable[[int], None]) -> SitePassResult | None:
+    async def run_twice(
+        self, job: Job, died: Callable[[int], None], parts: int = 1, template: bool = False
+    ) -> SitePassResult | None:
         """The job, and once more alone when the pool broke on it (`died(1)`); None when its
         own worker died too (`died(2)`). A death fails every job in flight, so the first
-        failure need not be this job's; the second, alone, is."""
+        failure need not be this job's; the second, alone, is. `parts` > 1: the first try
+        splits a site's pass over that many workers (`run_split`; `template`: the chain
+        reads the site's SiteLevel template)."""
         from scrapy.utils.defer import maybe_deferred_to_future
 
         for attempt in (1, 2):
             try:
                 tried = dataclasses.replace(job, attempt=attempt)
+                if attempt == 1 and parts > 1 and isinstance(tried, SitePassJob):
+                    return await self.run_split(tried, parts, template)
                 return await maybe_deferred_to_future(self.run(tried, alone=attempt > 1))
             except BrokenProcessPool:
                 died(attempt)
         return None
+
+    async def run_split(self, job: SitePassJob, parts: int, template: bool) -> SitePassResult:
+        """A site's pass split over `parts` workers, with the same result as `run(job)`: the
+        site's template from node hashes computed in parts (when the chain reads it), then
+        the pages in parts (parse, node records, extraction, flag), then in a thread here
+        what needs every page (SiteLevel's labels, the slot decisions, the final texts)."""
+        from scrapy.utils.defer import maybe_deferred_to_future
+        from twisted.internet import threads
+
+        context, hashed = None, []
+        if template:
+            hashed = await self._all(hash_shards(job, parts))
+            context = shard_context(hashed)
+        passed = await self._all(pass_shards(job, parts, context))
+        result = await maybe_deferred_to_future(threads.deferToThread(finish_shards, job, passed))
+        result.logs[:0] = [line for shard in hashed for line in shard.logs]
+        return result
+
+    async def _all(self, jobs: list[HashShard] | list[PassShard]) -> list[ShardResult]:
+        """The jobs' results, all sent to the pool at once; the first failure is raised (the
+        other jobs' failures are let go: a death fails every job in flight)."""
+        from scrapy.utils.defer import maybe_deferred_to_future
+
+        pending = [self.run(job) for job in jobs]
+        try:
+            return [await maybe_deferred_to_future(done) for done in pending]
+        except BaseException:
+            for done in pending:
+                done.addErrback(lambda failure: None)
+            raise
 
     def _run_alone(self, job: Job) -> defer.Deferred[SitePassResult]:
         executor = self._new(1)
@@ -222,14 +266,20 @@ def _ready() -> None:
     """A job that only starts a worker (`SitePassPool.start`)."""
 
 
-def _run(job: Job) -> SitePassResult:
+def _run(job: Job) -> SitePassResult | ShardResult:
     assert _PASSER is not None and _LOGS is not None, "the pool's initializer did not run"
     _kill_for_test(job)
     _LOGS.take()
+    result: SitePassResult | ShardResult
     if isinstance(job, PageJob):
         result = _PASSER.run_page(job)
     elif isinstance(job, LabelJob):
         result = run_labels(job)
+    elif isinstance(job, HashShard):
+        result = _PASSER.hash_shard(job)
+    elif isinstance(job, PassShard):
+        result = _PASSER.pass_shard(job)
+        result.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     else:
         result = _PASSER.run(job)
         result.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -1,5 +1,5 @@
 """The site pass in worker processes (NEWSCRAWL_SITEPASS_WORKERS): the same rows as in a thread,
-and no page lost when a worker dies.
+split over the workers or whole, and no page lost when a worker dies.
 
 Real crawls of the demo web over real HTTP on 127.0.0.x, in child processes, checked through
 the Parquet files they leave. A worker is killed by the test hook of `newscrawl.pipelines.
@@ -17,14 +17,27 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from crawl_helpers import FAST_CRAWL
+from newscrawl.pipelines.extraction import ExtractionSettings
+from newscrawl.pipelines.sitejob import (
+    PassPage,
+    PassSettings,
+    SitePasser,
+    SitePassJob,
+    SitePassResult,
+    finish_shards,
+    hash_shards,
+    pass_shards,
+    shard_context,
+)
 from newscrawl.pipelines.sitepool import KILL_FOR_TEST
 
+from newscrawl import settings as defaults
 from newscrawl.crawl.runner import crawl_command
+from newscrawl.demo.docsite import docs_page
 from newscrawl.demo.server import DemoServer
 from newscrawl.demo.web import build_demo_web
+from newscrawl.extractors import DEFAULT_EXTRACTOR
 from newscrawl.template.sitepass import PAGE_STAGE, SITE_STAGE
-
-pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[1]
 # every extractor's text kept, so the comparison covers the whole chain; one crawl id for all
@@ -36,6 +49,65 @@ SETTINGS = (
     "LOG_LEVEL=INFO",
 )
 KILLED = "valley-courier"
+
+
+# -- a split pass, in this process ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def passer() -> SitePasser:
+    """The crawl's default extractor chain, as a site pass worker builds it."""
+    chain = ExtractionSettings(tuple(defaults.NEWSCRAWL_EXTRACTORS), {}, DEFAULT_EXTRACTOR, True)
+    return SitePasser.from_settings(PassSettings(chain))
+
+
+def split_pass(passer: SitePasser, job: SitePassJob, parts: int) -> SitePassResult:
+    """What `SitePassPool.run_split` computes, its parts run one after the other here."""
+    context = shard_context([passer.hash_shard(shard) for shard in hash_shards(job, parts)])
+    passed = [passer.pass_shard(shard) for shard in pass_shards(job, parts, context)]
+    return finish_shards(job, passed)
+
+
+def docs_job(pages: int, broken: bool = False) -> SitePassJob:
+    """A documentation site's pages (out of URL order), and a body that does not parse."""
+    found = [
+        PassPage(f"http://docs.test/p{n}.html", docs_page(n), "text/html")
+        for n in reversed(range(pages))
+    ]
+    if broken:
+        found.insert(
+            2,
+            PassPage("http://docs.test/blob.html", b"\x89PNG\r\n\x1a\n" + bytes(256), "text/html"),
+        )
+    return SitePassJob("docs.test", "c", tuple(found))
+
+
+@pytest.mark.parametrize(("pages", "parts"), [(14, 2), (14, 3), (3, 2)])
+def test_a_split_pass_gives_the_rows_of_the_whole_pass(
+    passer: SitePasser, pages: int, parts: int
+) -> None:
+    job = docs_job(pages, broken=True)
+    whole, split = passer.run(job), split_pass(passer, job, parts)
+    assert split.pages.keys() == whole.pages.keys() and len(whole.pages) == pages
+    for index, row in whole.pages.items():
+        assert split.pages[index].fields == row.fields
+        assert split.pages[index].extras == row.extras
+    assert (split.ran, split.template, split.recorded) == (
+        whole.ran,
+        whole.template,
+        whole.recorded,
+    )
+    if pages >= 5:  # SiteLevel's labels and the slot decisions need five pages
+        assert whole.template and {row.fields["stage"] for row in whole.pages.values()} == {
+            SITE_STAGE
+        }
+        assert whole.nodes is not None and split.nodes is not None
+        assert split.nodes.equals(whole.nodes)
+    else:
+        assert whole.nodes is None and split.nodes is None
+
+
+# -- crawls --------------------------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -95,6 +167,7 @@ def in_thread(sites: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_the_pass_in_processes_writes_the_rows_of_the_pass_in_a_thread(
     sites: Path, in_thread: Path, tmp_path: Path
 ) -> None:
@@ -107,6 +180,7 @@ def test_the_pass_in_processes_writes_the_rows_of_the_pass_in_a_thread(
     assert "sitepass_worker_lost" not in summary["errors"]
 
 
+@pytest.mark.slow
 def test_a_killed_worker_loses_no_page_and_its_site_is_passed_again(
     sites: Path, in_thread: Path, tmp_path: Path
 ) -> None:
@@ -121,6 +195,7 @@ def test_a_killed_worker_loses_no_page_and_its_site_is_passed_again(
     pd.testing.assert_frame_equal(nodes(out), nodes(in_thread))
 
 
+@pytest.mark.slow
 def test_a_site_whose_workers_keep_dying_is_extracted_page_by_page(
     sites: Path, in_thread: Path, tmp_path: Path
 ) -> None:
@@ -144,6 +219,40 @@ def test_a_site_whose_workers_keep_dying_is_extracted_page_by_page(
     pd.testing.assert_frame_equal(nodes(out), kept)
 
 
+# one site at a time, so each site's pass runs alone and is split over the two workers
+SPLIT = ("NEWSCRAWL_SITEPASS_SPLIT_PAGES=5", "NEWSCRAWL_MAX_ACTIVE_SITES=1")
+
+
+@pytest.mark.slow
+def test_split_passes_write_the_rows_of_the_pass_in_a_thread(
+    sites: Path, in_thread: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    summary, _ = run_crawl(sites, out, 2, "", *SPLIT)
+    assert summary["site_passes_split"] == len(summary["sites"]) == 3
+    pd.testing.assert_frame_equal(articles(out), articles(in_thread))
+    pd.testing.assert_frame_equal(nodes(out), nodes(in_thread))
+    # and never split: the same rows again
+    whole = tmp_path / "whole"
+    summary, _ = run_crawl(sites, whole, 2, "", "NEWSCRAWL_SITEPASS_SPLIT_PAGES=0")
+    assert summary["site_passes_split"] == 0
+    pd.testing.assert_frame_equal(articles(whole), articles(in_thread))
+
+
+@pytest.mark.slow
+def test_a_worker_killed_in_a_split_pass_loses_no_page(
+    sites: Path, in_thread: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    summary, _ = run_crawl(sites, out, 2, KILLED, *SPLIT)
+    # the split pass failed as a whole; the site was passed again, whole, in a worker alone
+    assert summary["errors"]["sitepass_worker_lost"] == 1
+    (sample,) = summary["samples"]["sitepass_worker_lost"]
+    assert sample.startswith(f"{KILLED} (attempt 1") and "tried again alone" in sample
+    pd.testing.assert_frame_equal(articles(out), articles(in_thread))
+    pd.testing.assert_frame_equal(nodes(out), nodes(in_thread))
+
+
 # -- without the site pass: each page extracted in the workers ----------------------------------
 
 PAGE_LEVEL = "NEWSCRAWL_SITELEVEL=False"
@@ -162,6 +271,7 @@ def page_level_inline(sites: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     return out
 
 
+@pytest.mark.slow
 def test_pages_extracted_in_processes_are_the_pages_extracted_inline(
     sites: Path, page_level_inline: Path, tmp_path: Path
 ) -> None:
@@ -174,6 +284,7 @@ def test_pages_extracted_in_processes_are_the_pages_extracted_inline(
     assert "extract_worker_lost" not in summary["errors"] and "tried again alone" not in log
 
 
+@pytest.mark.slow
 def test_a_page_whose_extraction_workers_die_is_kept_without_text(
     sites: Path, page_level_inline: Path, tmp_path: Path
 ) -> None:

@@ -180,6 +180,8 @@ def build_summary(
         ),
         # the largest site pass worker's, as its jobs said (the forkserver's children)
         "peak_rss_sitepass_mb": float(stats.get("newscrawl/sitepass/peak_rss_mb", 0) or 0),
+        # site passes split over the workers (NEWSCRAWL_SITEPASS_SPLIT_PAGES)
+        "site_passes_split": int(stats.get("newscrawl/sitepass/split_sites", 0)),
         "sites": sites,
     }
 

@@ -36,6 +36,8 @@ __all__ = [
     "MAX_TEMPLATE_PAGES",
     "SITE_FEATURES",
     "TemplateHashes",
+    "hashes_template",
+    "page_hashes",
     "pages_template",
     "site_columns",
     "site_template",
@@ -79,14 +81,28 @@ def pages_template(
     config = config or SiteLevelConfig()
     if len(pages) < config.min_pages:
         return None
-    hashes = []
-    for page in pages[:MAX_TEMPLATE_PAGES]:
-        try:
-            dom = parse(page)
-        except PageError:
-            continue
-        hashes.append(node_hashes(dom))
-    return site_template(hashes, config)
+    return hashes_template([page_hashes(page, parse) for page in pages[:MAX_TEMPLATE_PAGES]])
+
+
+def page_hashes(page: RawPage, parse: PageParser = parse_raw) -> np.ndarray | None:
+    """A raw page's node hashes, None when it cannot be parsed."""
+    try:
+        return node_hashes(parse(page))
+    except PageError:
+        return None
+
+
+def hashes_template(
+    hashes: Sequence[np.ndarray | None], config: SiteLevelConfig | None = None
+) -> TemplateHashes | None:
+    """`pages_template` from each page's `page_hashes` (the pages in the same order, read by
+    one process or several): the first `MAX_TEMPLATE_PAGES` pages count, those that did not
+    parse are left out."""
+    config = config or SiteLevelConfig()
+    if len(hashes) < config.min_pages:
+        return None
+    parsed = [found for found in hashes[:MAX_TEMPLATE_PAGES] if found is not None]
+    return site_template(parsed, config)
 
 
 def template_nodes(

@@ -60,8 +60,10 @@ __all__ = [
     "frequent_hashes",
     "label_page",
     "label_site",
+    "page_records",
     "raw_page",
     "run_sitelevel",
+    "site_order",
     "template_hashes",
 ]
 
@@ -270,6 +272,12 @@ class SiteLevelRun:
     labels: list[np.ndarray] | None = None
     errors: int = 0
 
+    def label(self, config: SiteLevelConfig | None = None) -> None:
+        """SiteLevel's labels of the pages, when there are enough of them."""
+        config = config or SiteLevelConfig()
+        if len(self.pages) >= config.min_pages:
+            self.labels = label_site(self.pages, config)
+
     def table(self, crawl: str = "", kind: str | None = None) -> pa.Table | None:
         """The site's `nodes` rows, or None when it was not labelled."""
         if self.labels is None:
@@ -313,23 +321,33 @@ def run_sitelevel(
     config = config or SiteLevelConfig()
     method = check_site_method(method)
     state = None if method == "sitelevel" else new_site_method(method)
-    ordered = sorted(raws, key=lambda raw: raw.url)
-    if max_pages:
-        ordered = ordered[:max_pages]
     run = SiteLevelRun(site)
-    for raw in ordered:
+    for raw in site_order(raws, max_pages):
         try:
             dom = parse(raw) if parse is not None else parse_raw(raw, site)
         except PageError:
             run.errors += 1
             continue
-        host = site_of(raw.url)
-        page = PageNodes.from_dom(dom, raw.url, site=host, geometry=geometry, html=raw.html)
+        page = page_records(raw, dom, geometry)
         if visit is not None:
             visit(len(run.pages), raw, dom, page)
         if state is not None:
             state.add(dom)
         run.pages.append(page)
-    if len(run.pages) >= config.min_pages:
-        run.labels = label_site(run.pages, config) if state is None else state.masks()
+    if state is None:
+        run.label(config)
+    elif len(run.pages) >= config.min_pages:
+        run.labels = state.masks()
     return run
+
+
+def site_order(raws: Iterable[RawPage], max_pages: int | None = None) -> list[RawPage]:
+    """The pages the SiteLevel stage reads, in its order: by URL, the first `max_pages`."""
+    ordered = sorted(raws, key=lambda raw: raw.url)
+    return ordered[:max_pages] if max_pages else ordered
+
+
+def page_records(raw: RawPage, dom: Dom, geometry: str = "flow") -> PageNodes:
+    """One parsed page's node records; links count as intra-site by the host of its own URL
+    (`site_of`)."""
+    return PageNodes.from_dom(dom, raw.url, site=site_of(raw.url), geometry=geometry, html=raw.html)

@@ -35,6 +35,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from hashlib import blake2b
 from typing import Final, Literal
 
 import numpy as np
@@ -61,6 +62,7 @@ __all__ = [
     "SiteSlots",
     "SiteTemplate",
     "final_extraction",
+    "finish_site_pass",
     "learn_template",
     "page_choice",
     "site_pass",
@@ -115,10 +117,21 @@ def _slot_name(tag: str, classes: str, ident: str) -> tuple[str, str, str] | Non
 
 
 class SiteSlots:
-    """Slot ids of one site: equal named-ancestor chains get equal ids on every page."""
+    """Slot ids of one site: equal named-ancestor chains get equal ids on every page.
+
+    An id is a 63-bit digest of the chain, not a counter: the pages of one site may be read by
+    several processes (the crawl's site pass splits a large site over its workers), and each
+    must give a chain the id the others give it."""
 
     def __init__(self) -> None:
         self._ids: dict[tuple[int, tuple[str, str, str]], int] = {}
+
+    def _new_id(self, key: tuple[int, tuple[str, str, str]]) -> int:
+        above, (tag, classes, ident) = key
+        data = f"{above}\x00{tag}\x00{classes}\x00{ident}".encode("utf-8", "surrogatepass")
+        digest = int.from_bytes(blake2b(data, digest_size=8).digest(), "little") >> 1
+        self._ids[key] = found = digest or 1  # 0 is "no named ancestor"
+        return found
 
     def of_nodes(self, dom: Dom) -> np.ndarray:
         """Slot id per node (0: <body> and everything outside it, or no named ancestor)."""
@@ -137,7 +150,9 @@ class SiteSlots:
             if name is None:
                 slots[node] = above
             else:
-                slots[node] = ids.setdefault((above, name), len(ids) + 1)
+                key = (above, name)
+                found = ids.get(key)
+                slots[node] = found if found is not None else self._new_id(key)
         return np.array(slots, dtype=np.int64)
 
 
@@ -386,6 +401,19 @@ def site_pass(
         method=method,
         parse=parse,
     )
+    return finish_site_pass(run, seen, choices, config)
+
+
+def finish_site_pass(
+    run: SiteLevelRun,
+    seen: Sequence[RawPage],
+    choices: Sequence[PageChoice],
+    config: SitePassConfig | None = None,
+) -> SitePassRun:
+    """The site pass once every page was visited (`seen`, each with its `PageChoice`, in
+    SiteLevel's order): the site's slot decisions, then each page's final text. The pages
+    may have been visited by several processes (`SiteSlots` ids agree across them)."""
+    config = config or SitePassConfig()
     if len(choices) < config.min_pages:
         pairs = zip(seen, choices, strict=True)
         outcomes = [PageOutcome(raw, choice.extraction, PAGE_STAGE) for raw, choice in pairs]
