@@ -17,6 +17,8 @@ no politeness delays, writing Parquet to a temporary folder. Variants:
                 (NEWSCRAWL_SITEPASS_WORKERS 0), as before extraction went to the workers
   thread-pass   site-pass with the site pass in a thread of the crawl process
                 (NEWSCRAWL_SITEPASS_WORKERS 0), as before the site pass pool: its before/after
+  whole-pass    site-pass with no site's pass split over the workers
+                (NEWSCRAWL_SITEPASS_SPLIT_PAGES 0), as before the split: its before/after
   all-sites     site-pass with every site of the list crawled at once (NEWSCRAWL_MAX_ACTIVE_SITES
                 0), as before that limit: its memory beside site-pass at --copies 32
   heavy-page    site-pass with one more site whose home page links to 9.9 MB of "<p>a"
@@ -26,8 +28,8 @@ no politeness delays, writing Parquet to a temporary folder. Variants:
   docs-site     site-pass on one site of real-world page weight instead of the demo web: 200
                 generated documentation pages of about 86 KB and 310 links each
                 (`newscrawl.demo.docsite`)
-  docs-no-sitelevel, docs-no-extraction, docs-thread-pass  the same site as no-sitelevel,
-                no-extraction and thread-pass
+  docs-no-sitelevel, docs-no-extraction, docs-thread-pass, docs-whole-pass  the same site
+                as no-sitelevel, no-extraction, thread-pass and whole-pass
 
 pages/s is HTML pages written per second of crawl (spider open to close); peak memory is the
 crawl process's maximum resident set, worker MB the largest of its parse-pool workers', pass
@@ -73,8 +75,16 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "docs-no-sitelevel": _NO_SITELEVEL,
     "docs-no-extraction": {"ITEM_PIPELINES": _NO_EXTRACTION},
     "docs-thread-pass": {"NEWSCRAWL_SITEPASS_WORKERS": 0},
+    "whole-pass": {"NEWSCRAWL_SITEPASS_SPLIT_PAGES": 0},
+    "docs-whole-pass": {"NEWSCRAWL_SITEPASS_SPLIT_PAGES": 0},
 }
-_DOCS_VARIANTS = ("docs-site", "docs-no-sitelevel", "docs-no-extraction", "docs-thread-pass")
+_DOCS_VARIANTS = (
+    "docs-site",
+    "docs-no-sitelevel",
+    "docs-no-extraction",
+    "docs-thread-pass",
+    "docs-whole-pass",
+)
 # (variant, its baseline, what the ratio says), printed when both ran
 _RATIOS = (
     ("site-pass", "inline-parse", "parse pool / inline parse"),
@@ -82,6 +92,10 @@ _RATIOS = (
     ("site-pass", "thread-pass", "site pass in processes / in a thread"),
     ("no-sitelevel", "no-sitelevel-thread", "extraction in processes / on the reactor thread"),
     ("docs-site", "docs-thread-pass", "site pass in processes / in a thread"),
+    ("site-pass", "whole-pass", "site passes split when alone / never split"),
+    ("docs-site", "docs-whole-pass", "site pass split over the workers / whole"),
+    ("site-pass", "no-extraction", "every stage / no extraction"),
+    ("docs-site", "docs-no-extraction", "every stage / no extraction"),
 )
 DEFAULT_VARIANTS = ("site-pass", "no-sitelevel", "no-extraction")
 HEAVY_SITE = "heavy"
