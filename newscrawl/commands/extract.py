@@ -287,6 +287,7 @@ def site_pass_records(
         geometry="flow",
         method=site_method,
         parse=doms.take,
+        nodes=False,  # no node rows offline: SiteLevel's records would be built for nothing
     )
     labels = {index: item.label for index, item in items}
     records: dict[int, dict[str, Any]] = {}

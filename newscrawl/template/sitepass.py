@@ -40,7 +40,7 @@ from typing import Final, Literal
 
 import numpy as np
 
-from newscrawl.dom import Dom
+from newscrawl.dom import Dom, PageError
 from newscrawl.dom import join_pieces as render_pieces
 from newscrawl.extractors.base import Extraction
 from newscrawl.template.records import PageNodes
@@ -49,7 +49,9 @@ from newscrawl.template.sitelevel import (
     RawPage,
     SiteLevelConfig,
     SiteLevelRun,
+    parse_raw,
     run_sitelevel,
+    site_order,
 )
 
 __all__ = [
@@ -377,20 +379,33 @@ def site_pass(
     max_pages: int | None = None,
     method: str = "sitelevel",
     parse: PageParser | None = None,
+    nodes: bool = True,
 ) -> SitePassRun:
     """The site pass of one site: SiteLevel (`run_sitelevel`: one parse per page; or another
     site-level `method`: sst, pagelets, entropy), the page-level extraction of each page
     (`extract(raw, dom)`, which may also read whatever else it wants from the parsed page), then
-    the site's template out of every page's text. `parse`: as `run_sitelevel` takes it."""
+    the site's template out of every page's text. `parse`: as `run_sitelevel` takes it.
+    `nodes` False: the caller writes no `nodes` rows (offline extraction), so unless SiteLevel's
+    labels cut text (`config.cut_sitelevel`) no node records are built: the run has none."""
     config = config or SitePassConfig()
     slots = SiteSlots()
     choices: list[PageChoice] = []
     seen: list[RawPage] = []
 
-    def visit(index: int, raw: RawPage, dom: Dom, records: PageNodes) -> None:
+    def visit(index: int, raw: RawPage, dom: Dom, records: PageNodes | None = None) -> None:
         choices.append(page_choice(dom, extract(raw, dom), slots))
         seen.append(raw)
 
+    if not nodes and not config.cut_sitelevel:
+        run = SiteLevelRun(site)
+        for raw in site_order(raws, max_pages):
+            try:
+                dom = parse(raw) if parse is not None else parse_raw(raw, site)
+            except PageError:
+                run.errors += 1
+                continue
+            visit(len(seen), raw, dom)
+        return finish_site_pass(run, seen, choices, config)
     run = run_sitelevel(
         site,
         raws,
