@@ -362,6 +362,40 @@ def test_real_cli_template_filter_learns_sites_and_is_the_same_for_every_jobs(
     assert len(single.stderr.splitlines()) == 1 and "Traceback" not in single.stderr
 
 
+def test_one_large_site_split_over_jobs_gives_the_records_of_one_process(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder holding one site of SPLIT_PAGES pages or more (and a page that does not parse)
+    has its site pass split over -j 2 processes: the same records, errors included, as -j 1."""
+    from newscrawl.commands import extract as command
+    from newscrawl.demo.docsite import docs_page
+
+    site = tmp_path / "docs.test"
+    site.mkdir()
+    for n in range(command.SPLIT_PAGES + 2):
+        (site / f"page-{n:03d}.html").write_bytes(docs_page(n))
+    (site / "page-broken.html").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(64))
+    items = command.page_items([str(path) for path in sorted(site.iterdir())], "dir")
+    extractor = command.build_extractor(extractors.DEFAULT_EXTRACTOR, None)
+    splits = []
+    split = command.split_site_records
+    monkeypatch.setattr(
+        command, "split_site_records", lambda *args: splits.append(1) or split(*args)
+    )
+
+    def records(jobs: int) -> list[dict]:
+        found = command.extract_all(
+            items, extractor, extractors.DEFAULT_EXTRACTOR, None, jobs, site_pass=True
+        )
+        return list(found)
+
+    whole = records(1)
+    assert not splits
+    assert records(2) == whole and splits == [1]
+    assert len(whole) == command.SPLIT_PAGES + 3
+    assert "error" in whole[-1] and all(record["text"] for record in whole[:-1])
+
+
 # -- newscrawl evaluate --------------------------------------------------------------------------
 
 

@@ -25,13 +25,14 @@ import argparse
 import functools
 import itertools
 import json
+import multiprocessing
 import os
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from newscrawl.dom import MAX_PAGE_BYTES, size_error
+from newscrawl.dom import MAX_PAGE_BYTES, PageError, size_error
 from newscrawl.evaluation.dataset import read_meta
 from newscrawl.evaluation.runner import error_text
 from newscrawl.evaluation.sites import (
@@ -52,10 +53,19 @@ from newscrawl.extractors import (
     build_extractor,
 )
 from newscrawl.extractors.context import SiteContext, extract_in_site, learn_site, site_methods
-from newscrawl.learned.sitetemplate import MAX_TEMPLATE_PAGES
+from newscrawl.learned.sitetemplate import MAX_TEMPLATE_PAGES, hashes_template, page_hashes
 from newscrawl.pagefiles import STDIN, find_pages
-from newscrawl.template.sitelevel import KeptDoms, RawPage
+from newscrawl.template.sitelevel import KeptDoms, RawPage, SiteLevelRun, parse_raw, site_order
 from newscrawl.template.sitemethods import SITE_METHODS
+from newscrawl.template.sitepass import (
+    PageChoice,
+    SitePassConfig,
+    SitePassRun,
+    SiteSlots,
+    finish_site_pass,
+    page_choice,
+    site_pass,
+)
 
 __all__ = [
     "HELP",
@@ -70,6 +80,8 @@ __all__ = [
 HELP = "extract title and main text from saved pages"
 # Below this many pages a process pool costs more to start than it saves.
 POOL_THRESHOLD = 8
+# One site of at least this many pages has its site pass split over --jobs processes.
+SPLIT_PAGES = 48
 
 META_FILE = "meta.jsonl"
 DEFAULT_SITE_FROM = "url"
@@ -268,8 +280,6 @@ def site_pass_records(
     """The records of one site's pages after the site pass (`newscrawl.template.sitepass`):
     page-level for a site under its minimum of pages, and for a page that cannot be read or
     parsed (whose record says why)."""
-    from newscrawl.template.sitepass import SitePassConfig, site_pass
-
     by_raw: dict[int, int] = {}
     raws = []
     for index, raw in _raw_pages(items):  # a page that cannot be read: extract_page reports it
@@ -289,6 +299,17 @@ def site_pass_records(
         parse=doms.take,
         nodes=False,  # no node rows offline: SiteLevel's records would be built for nothing
     )
+    return _pass_records(extractor, items, run, by_raw)
+
+
+def _pass_records(
+    extractor: Extractor,
+    items: list[tuple[int, Item]],
+    run: SitePassRun,
+    by_raw: dict[int, int],
+) -> list[tuple[int, dict[str, Any]]]:
+    """The records of a site's pages from its site pass (`by_raw`: id of each raw page -> its
+    index); a page the pass did not reach is extracted alone, and its record says why."""
     labels = {index: item.label for index, item in items}
     records: dict[int, dict[str, Any]] = {}
     for outcome in run.outcomes:
@@ -304,6 +325,85 @@ def site_pass_records(
         (index, records[index] if index in records else extract_page(extractor, *item))
         for index, item in items
     ]
+
+
+def _splittable(extractor: Extractor, items: list[Item], tasks: list[list[int]], jobs: int) -> bool:
+    """Whether the input is one large site whose pass may be split over the jobs: the site's
+    template, if the extractor reads one, by SiteLevel's hashes (what the parts compute)."""
+    if jobs <= 1 or len(tasks) != 1 or len(tasks[0]) < SPLIT_PAGES or not items[tasks[0][0]].site:
+        return False
+    return site_methods([extractor]) <= {"sitelevel"}
+
+
+def split_site_records(
+    extractor: Extractor,
+    items: list[tuple[int, Item]],
+    jobs: int,
+    initargs: tuple[Any, ...],
+) -> list[tuple[int, dict[str, Any]]]:
+    """`site_pass_records` of one site with its work split over `jobs` processes, the same
+    records: the node hashes of parts of the pages (the site's template), then parts of the
+    pages parsed, extracted and read for the slot decisions, which are taken here once every
+    page is back (`newscrawl.template.sitepass.finish_site_pass`)."""
+    readable = list(_raw_pages(items))
+    if len(readable) < SitePassConfig().min_pages:
+        return site_pass_records(extractor, items)
+    raws = [raw for _, raw in readable]
+    site = items[0][1].site
+    ordered = site_order(raws)
+    with multiprocessing.Pool(jobs, initializer=_init_worker, initargs=initargs) as pool:
+        context = None
+        if site_methods([extractor]):
+            parts = pool.map(_hash_part, [(site, part) for part in _runs(raws, jobs)])
+            template = hashes_template([found for part in parts for found in part])
+            context = SiteContext({"sitelevel": template}) if template is not None else None
+        parts = pool.map(_pass_part, [(site, part, context) for part in _runs(ordered, jobs)])
+    run = SiteLevelRun(site)
+    seen, choices = [], []
+    for raw, choice in zip(ordered, (c for part in parts for c in part), strict=True):
+        if choice is None:
+            run.errors += 1
+            continue
+        seen.append(raw)
+        choices.append(choice)
+    by_raw = {id(raw): index for index, raw in readable}
+    return _pass_records(extractor, items, finish_site_pass(run, seen, choices), by_raw)
+
+
+def _runs(raws: list[RawPage], parts: int) -> list[list[RawPage]]:
+    """`raws` in `parts` runs of consecutive pages (about equal bytes each)."""
+    total = sum(len(raw.html) for raw in raws) or 1
+    runs: list[list[RawPage]] = [[]]
+    done = 0
+    for raw in raws:
+        if runs[-1] and done >= total * len(runs) / parts and len(runs) < parts:
+            runs.append([])
+        runs[-1].append(raw)
+        done += len(raw.html)
+    return runs
+
+
+def _hash_part(task: tuple[str, list[RawPage]]) -> list[Any]:
+    """The node hashes of a part of a site's pages (None for a page that does not parse)."""
+    site, raws = task
+    return [page_hashes(raw, functools.partial(parse_raw, site=site)) for raw in raws]
+
+
+def _pass_part(task: tuple[str, list[RawPage], SiteContext | None]) -> list[PageChoice | None]:
+    """What the slot decisions read of each page of a part, its extraction included (None for
+    a page that does not parse)."""
+    assert _worker_extractor is not None, "worker used before _init_worker"
+    site, raws, context = task
+    slots = SiteSlots()  # its ids are digests: every part gives a slot the same one
+    found: list[PageChoice | None] = []
+    for raw in raws:
+        try:
+            dom = parse_raw(raw, site)
+        except PageError:
+            found.append(None)
+            continue
+        found.append(page_choice(dom, extract_in_site(_worker_extractor, dom, context), slots))
+    return found
 
 
 def default_jobs(pages: int) -> int:
@@ -329,11 +429,16 @@ def extract_all(
     global _worker_extractor, _worker_items, _worker_site_pass, _worker_site_method
     grouped = site_pass or keeps_site_state([extractor])
     tasks = site_tasks([item.site if grouped else "" for item in items], jobs)
+    initargs = (name, model_path, items, site_pass, site_method)
+    if site_pass and _splittable(extractor, items, tasks, jobs):
+        pages = [(index, items[index]) for index in tasks[0]]
+        split = split_site_records(extractor, pages, jobs, (*initargs[:2], [], False, site_method))
+        yield from in_order(split, len(items))
+        return
     if jobs <= 1 or len(tasks) <= 1:
         _worker_extractor, _worker_items, _worker_site_pass = extractor, items, site_pass
         _worker_site_method = site_method
     try:
-        initargs = (name, model_path, items, site_pass, site_method)
         pairs = run_tasks(tasks, _work, jobs, _init_worker, initargs)
         yield from in_order(pairs, len(items))
     finally:
