@@ -14,7 +14,8 @@ URL. All pages of one site are extracted by one worker, in input order, so the o
 for every --jobs. With a page-level extractor, a site of at least five pages goes through the
 crawl's site pass (`newscrawl.template.sitepass`): its pages are extracted, then the site's
 template is cut out of each page's text - what a crawl writes for the same pages (--no-site-pass:
-page by page). A meta.jsonl beside the pages, or above a folder named html (the layout of
+page by page). An input of one site of at least SPLIT_PAGES pages has its pass split over the
+jobs instead (`split_site_records`), with the same records. A meta.jsonl beside the pages, or above a folder named html (the layout of
 `newscrawl evaluate` datasets), gives each page (by file stem) its url and, with --site-from meta,
 its site.
 """
