@@ -30,7 +30,7 @@ from newscrawl.crawl.items import PageItem
 from newscrawl.dom import Dom, PageError
 from newscrawl.extractors.base import Extraction
 from newscrawl.extractors.context import SiteContext, learn_site, site_methods
-from newscrawl.learned.sitetemplate import hashes_template, page_hashes
+from newscrawl.learned.sitetemplate import MAX_TEMPLATE_PAGES, hashes_template, page_hashes
 from newscrawl.template.carry import is_redesign
 from newscrawl.template.records import PageNodes
 from newscrawl.template.sitelevel import (
@@ -228,6 +228,7 @@ class SitePassResult:
     recorded: list[tuple[str, str, str]] = field(default_factory=list)  # (kind, url, detail)
     logs: list[tuple[str, int, str]] = field(default_factory=list)  # (logger, level, message)
     peak_rss_mb: float = 0.0  # the worker process's peak memory so far (0: in a thread)
+    split: int = 0  # the workers the pass was split over (0: it ran whole)
 
 
 @dataclass(slots=True)
@@ -426,8 +427,10 @@ def _split(pages: list[PassPage], parts: int) -> list[tuple[PassPage, ...]]:
 
 
 def hash_shards(job: SitePassJob, parts: int) -> list[HashShard]:
-    """The job's pages, in job order, as `parts` hash shards."""
-    return [HashShard(job.site, run, job.attempt) for run in _split(list(job.pages), parts)]
+    """The job's pages the site's template is learnt from (the first `MAX_TEMPLATE_PAGES`, in
+    job order), as `parts` hash shards."""
+    pages = list(job.pages[:MAX_TEMPLATE_PAGES])
+    return [HashShard(job.site, run, job.attempt) for run in _split(pages, parts)]
 
 
 def shard_context(shards: list[ShardResult]) -> SiteContext | None:
@@ -453,7 +456,7 @@ def finish_shards(job: SitePassJob, shards: list[ShardResult]) -> SitePassResult
     items = [_work_item(page, job.site) for page in job.pages]
     raws = [_raw(page) for page in job.pages]
     by_raw = {id(raw): item for raw, item in zip(raws, items, strict=True)}
-    result = SitePassResult(ran=True)
+    result = SitePassResult(ran=True, split=len(shards))
     sitelevel = SiteLevelRun(job.site)
     seen: list[RawPage] = []
     choices: list[PageChoice] = []

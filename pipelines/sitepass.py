@@ -133,7 +133,7 @@ class SitePassPipeline:
         # site passes computed at once (one per worker process; one in a thread), their rows
         # written one site at a time, in the order the sites finished (`_turn`)
         self.slots = defer.DeferredSemaphore(self.pool.workers if self.pool else 1)
-        self.running = 0  # site passes in flight
+        self.passing = 0  # site passes under way or waiting for a slot
         self.split_pages = crawler.settings.getint("NEWSCRAWL_SITEPASS_SPLIT_PAGES", 48)
         self.last_written: defer.Deferred[None] = defer.succeed(None)
 
@@ -253,7 +253,12 @@ class SitePassPipeline:
     ) -> tuple[list[PageItem], SitePassResult | None] | None:
         """The site's pages and its pass (None: the site was passed already), once one of
         the pool's workers is free for it (the thread: once the pass before it is done)."""
-        await maybe_deferred_to_future(self.slots.acquire())
+        self.passing += 1  # from here: counted as a pass under way or waiting for a slot
+        try:
+            await maybe_deferred_to_future(self.slots.acquire())
+        except BaseException:
+            self.passing -= 1
+            raise
         try:
             if site in self.done:
                 return None
@@ -266,12 +271,9 @@ class SitePassPipeline:
             items = await maybe_deferred_to_future(
                 threads.deferToThread(self._site_items, site, buffered)
             )
-            self.running += 1
-            try:
-                return items, await self._site_pass(site, items)
-            finally:
-                self.running -= 1
+            return items, await self._site_pass(site, items)
         finally:
+            self.passing -= 1
             self.slots.release()
 
     def _site_items(self, site: str, buffered: list[PageItem]) -> list[PageItem]:
@@ -323,9 +325,11 @@ class SitePassPipeline:
             return await self.pool.run_twice(job, died)
         methods = site_methods(self.extraction.extractors.values())
         parts = self._parts(job, methods)
-        if parts > 1:
+        result = await self.pool.run_twice(job, died, parts, "sitelevel" in methods)
+        if result is not None and result.split:
             self.crawler.stats.inc_value("newscrawl/sitepass/split_sites")
-        return await self.pool.run_twice(job, died, parts, "sitelevel" in methods)
+            logger.info("site pass of %s split over %d workers", job.site, result.split)
+        return result
 
     def _parts(self, job: SitePassJob, methods: set[str]) -> int:
         """How many workers the site's pass is split over: all of them for a large site whose
@@ -333,7 +337,7 @@ class SitePassPipeline:
         site of a crawl), else one. The split pass gives the same rows; what it cannot split
         (earlier crawls' pages, another site method or geometry) runs whole."""
         assert self.pool is not None
-        if not self.split_pages or self.pool.workers < 2 or self.running > 1:
+        if not self.split_pages or self.pool.workers < 2 or self.passing > 1:
             return 1
         if len(job.pages) < self.split_pages or any(page.context for page in job.pages):
             return 1

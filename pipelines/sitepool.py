@@ -69,9 +69,12 @@ if TYPE_CHECKING:
 
 __all__ = ["KILL_FOR_TEST", "BrokenProcessPool", "SitePassPool", "pool_size"]
 
+logger = logging.getLogger(__name__)
+
 # Test hook: a worker given the site pass of this site, or the page-level extraction of this
 # page URL, SIGKILLs itself, as the OOM killer would ("NAME": on the job's first attempt only;
-# "NAME:always": on every attempt).
+# "NAME:always": on every attempt); "NAME:split-error": the parts of the site's split pass
+# raise instead, as a bug would.
 KILL_FOR_TEST = "NEWSCRAWL_TEST_KILL_SITEPASS"
 
 
@@ -131,11 +134,31 @@ class SitePassPool:
             try:
                 tried = dataclasses.replace(job, attempt=attempt)
                 if attempt == 1 and parts > 1 and isinstance(tried, SitePassJob):
-                    return await self.run_split(tried, parts, template)
+                    split = await self._split_or_none(tried, parts, template)
+                    if split is not None:
+                        return split
                 return await maybe_deferred_to_future(self.run(tried, alone=attempt > 1))
             except BrokenProcessPool:
                 died(attempt)
         return None
+
+    async def _split_or_none(
+        self, job: SitePassJob, parts: int, template: bool
+    ) -> SitePassResult | None:
+        """`run_split`; None when it failed otherwise than by a worker's death (a bug in a
+        part or in the join: the site is then passed whole, as if it had not been split)."""
+        try:
+            return await self.run_split(job, parts, template)
+        except BrokenProcessPool:
+            raise
+        except Exception as err:
+            logger.warning(
+                "split site pass of %s failed (%s: %s); passing it whole",
+                job.site,
+                type(err).__name__,
+                err,
+            )
+            return None
 
     async def run_split(self, job: SitePassJob, parts: int, template: bool) -> SitePassResult:
         """A site's pass split over `parts` workers, with the same result as `run(job)`: the
@@ -155,17 +178,30 @@ class SitePassPool:
         return result
 
     async def _all(self, jobs: list[HashShard] | list[PassShard]) -> list[ShardResult]:
-        """The jobs' results, all sent to the pool at once; the first failure is raised (the
-        other jobs' failures are let go: a death fails every job in flight)."""
+        """The jobs' results, all sent to the pool at once. When any failed, one failure is
+        raised once all are done: a worker's death rather than another error, as a death fails
+        every job in flight and decides the retry."""
         from scrapy.utils.defer import maybe_deferred_to_future
 
-        pending = [self.run(job) for job in jobs]
+        pending: list[defer.Deferred[Any]] = []
         try:
-            return [await maybe_deferred_to_future(done) for done in pending]
+            for job in jobs:
+                pending.append(self.run(job))
         except BaseException:
             for done in pending:
-                done.addErrback(lambda failure: None)
+                done.addErrback(lambda failure: None)  # failed with it, or let go
             raise
+        results: list[ShardResult] = []
+        failures: list[BaseException] = []
+        for done in pending:  # every part to its end: none left running behind the join
+            try:
+                results.append(await maybe_deferred_to_future(done))
+            except Exception as err:
+                failures.append(err)
+        if failures:  # a worker's death first: it is what decides the retry
+            died = [err for err in failures if isinstance(err, BrokenProcessPool)]
+            raise (died or failures)[0]
+        return results
 
     def _run_alone(self, job: Job) -> defer.Deferred[SitePassResult]:
         executor = self._new(1)
@@ -289,7 +325,13 @@ def _run(job: Job) -> SitePassResult | ShardResult:
 
 def _kill_for_test(job: Job) -> None:
     wanted = os.environ.get(KILL_FOR_TEST, "")
-    name, _, when = wanted.rpartition(":") if wanted.endswith(":always") else (wanted, "", "")
+    marked = wanted.endswith((":always", ":split-error"))
+    name, _, when = wanted.rpartition(":") if marked else (wanted, "", "")
     target = job.page.final_url if isinstance(job, PageJob) else job.site
-    if name == target and (when == "always" or job.attempt == 1):
+    if name != target:
+        return
+    if when == "split-error":  # a part of the site's split pass fails (a bug, not a death)
+        if isinstance(job, PassShard):
+            raise RuntimeError("a part of the split pass failed (test hook)")
+    elif when == "always" or job.attempt == 1:
         os.kill(os.getpid(), signal.SIGKILL)

@@ -249,6 +249,20 @@ def test_a_worker_killed_in_a_split_pass_loses_no_page(
     assert summary["errors"]["sitepass_worker_lost"] == 1
     (sample,) = summary["samples"]["sitepass_worker_lost"]
     assert sample.startswith(f"{KILLED} (attempt 1") and "tried again alone" in sample
+    assert summary["site_passes_split"] == 2  # the other two sites'
+    pd.testing.assert_frame_equal(articles(out), articles(in_thread))
+    pd.testing.assert_frame_equal(nodes(out), nodes(in_thread))
+
+
+@pytest.mark.slow
+def test_a_split_pass_whose_part_fails_is_passed_whole(
+    sites: Path, in_thread: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "out"
+    summary, log = run_crawl(sites, out, 2, f"{KILLED}:split-error", *SPLIT)
+    assert f"split site pass of {KILLED} failed (RuntimeError" in log
+    assert "sitepass_worker_lost" not in summary["errors"]
+    assert summary["site_passes_split"] == 2
     pd.testing.assert_frame_equal(articles(out), articles(in_thread))
     pd.testing.assert_frame_equal(nodes(out), nodes(in_thread))
 

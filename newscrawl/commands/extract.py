@@ -15,9 +15,9 @@ for every --jobs. With a page-level extractor, a site of at least five pages goe
 crawl's site pass (`newscrawl.template.sitepass`): its pages are extracted, then the site's
 template is cut out of each page's text - what a crawl writes for the same pages (--no-site-pass:
 page by page). An input of one site of at least SPLIT_PAGES pages has its pass split over the
-jobs instead (`split_site_records`), with the same records. A meta.jsonl beside the pages, or above a folder named html (the layout of
-`newscrawl evaluate` datasets), gives each page (by file stem) its url and, with --site-from meta,
-its site.
+jobs instead (`split_site_records`), with the same records. A meta.jsonl beside the pages, or
+above a folder named html (the layout of `newscrawl evaluate` datasets), gives each page (by
+file stem) its url and, with --site-from meta, its site.
 """
 
 from __future__ import annotations
@@ -355,7 +355,8 @@ def split_site_records(
     with multiprocessing.Pool(jobs, initializer=_init_worker, initargs=initargs) as pool:
         context = None
         if site_methods([extractor]):
-            parts = pool.map(_hash_part, [(site, part) for part in _runs(raws, jobs)])
+            learnt = raws[:MAX_TEMPLATE_PAGES]  # what `learn_site` reads
+            parts = pool.map(_hash_part, [(site, part) for part in _runs(learnt, jobs)])
             template = hashes_template([found for part in parts for found in part])
             context = SiteContext({"sitelevel": template}) if template is not None else None
         parts = pool.map(_pass_part, [(site, part, context) for part in _runs(ordered, jobs)])
