@@ -333,11 +333,15 @@ class SitePassPipeline:
 
     def _parts(self, job: SitePassJob, methods: set[str]) -> int:
         """How many workers the site's pass is split over: all of them for a large site whose
-        pass would run alone (the workers are idle: a crawl of one large site, or the last
-        site of a crawl), else one. The split pass gives the same rows; what it cannot split
-        (earlier crawls' pages, another site method or geometry) runs whole."""
+        pass would run alone while no other site is being crawled (the machine is idle but
+        for it: a crawl of one large site, or the last site of a crawl), else one - beside
+        other sites' crawling the split's second parse of each page costs more than it gains.
+        The split pass gives the same rows; what it cannot split (earlier crawls' pages,
+        another site method or geometry) runs whole."""
         assert self.pool is not None
         if not self.split_pages or self.pool.workers < 2 or self.passing > 1:
+            return 1
+        if any(pages and site != job.site for site, pages in self.buffers.items()):
             return 1
         if len(job.pages) < self.split_pages or any(page.context for page in job.pages):
             return 1
