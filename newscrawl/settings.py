@@ -97,9 +97,9 @@ NEWSCRAWL_PARSE_WORKERS = -1
 # processes running each complete site's site pass (parse, SiteLevel, extraction, flag), off
 # the reactor thread and its GIL (-1: one per core, 0: in a thread of the crawl process)
 NEWSCRAWL_SITEPASS_WORKERS = -1
-# a site of at least this many pages whose pass would run alone (the other workers idle: a
-# crawl of one large site, the last site of a crawl) is split over the workers; same rows
-# (0: never split)
+# a site of at least this many pages whose pass would run alone while no other site is being
+# crawled (a crawl of one large site, the last site of a crawl) is split over the site pass
+# workers; same rows (0: never split)
 NEWSCRAWL_SITEPASS_SPLIT_PAGES = 48
 # sites crawled at once (each holds its buffer of pages until its site pass): the next site of
 # the list starts when one is written, so memory stays flat over any number of sites (0: all)

@@ -38,8 +38,8 @@ page instead, as is every page with NEWSCRAWL_SITELEVEL off (then this pipeline 
 Settings: NEWSCRAWL_SITELEVEL (on/off), NEWSCRAWL_SITELEVEL_MAX_BYTES, NEWSCRAWL_GEOMETRY,
 NEWSCRAWL_SITE_METHOD (what labels the site's template nodes: sitelevel, sst, pagelets, entropy),
 NEWSCRAWL_SITEPASS_WORKERS (worker processes; -1: one per core, 0: a thread),
-NEWSCRAWL_SITEPASS_SPLIT_PAGES (a site of at least this many pages whose pass would run alone
-is split over the workers, same rows; 0: never).
+NEWSCRAWL_SITEPASS_SPLIT_PAGES (a site of at least this many pages whose pass would run alone,
+no other site being crawled, is split over the workers, same rows; 0: never).
 """
 
 from __future__ import annotations
