@@ -40,6 +40,7 @@ from newscrawl.template.sitelevel import (
     page_records,
     parse_raw,
     run_sitelevel,
+    split_runs,
 )
 from newscrawl.template.sitepass import (
     PageChoice,
@@ -415,15 +416,7 @@ def pass_order(job: SitePassJob) -> list[int]:
 
 def _split(pages: list[PassPage], parts: int) -> list[tuple[PassPage, ...]]:
     """`pages` in `parts` runs of about equal bytes, in order (none empty)."""
-    total = sum(len(page.html) for page in pages) or 1
-    runs: list[list[PassPage]] = [[]]
-    done = 0
-    for page in pages:
-        if runs[-1] and done >= total * len(runs) / parts and len(runs) < parts:
-            runs.append([])
-        runs[-1].append(page)
-        done += len(page.html)
-    return [tuple(run) for run in runs]
+    return [tuple(run) for run in split_runs(pages, parts, lambda page: len(page.html))]
 
 
 def hash_shards(job: SitePassJob, parts: int) -> list[HashShard]:

@@ -56,7 +56,14 @@ from newscrawl.extractors import (
 from newscrawl.extractors.context import SiteContext, extract_in_site, learn_site, site_methods
 from newscrawl.learned.sitetemplate import MAX_TEMPLATE_PAGES, hashes_template, page_hashes
 from newscrawl.pagefiles import STDIN, find_pages
-from newscrawl.template.sitelevel import KeptDoms, RawPage, SiteLevelRun, parse_raw, site_order
+from newscrawl.template.sitelevel import (
+    KeptDoms,
+    RawPage,
+    SiteLevelRun,
+    parse_raw,
+    site_order,
+    split_runs,
+)
 from newscrawl.template.sitemethods import SITE_METHODS
 from newscrawl.template.sitepass import (
     PageChoice,
@@ -374,15 +381,7 @@ def split_site_records(
 
 def _runs(raws: list[RawPage], parts: int) -> list[list[RawPage]]:
     """`raws` in `parts` runs of consecutive pages (about equal bytes each)."""
-    total = sum(len(raw.html) for raw in raws) or 1
-    runs: list[list[RawPage]] = [[]]
-    done = 0
-    for raw in raws:
-        if runs[-1] and done >= total * len(runs) / parts and len(runs) < parts:
-            runs.append([])
-        runs[-1].append(raw)
-        done += len(raw.html)
-    return runs
+    return split_runs(raws, parts, lambda raw: len(raw.html))
 
 
 def _hash_part(task: tuple[str, list[RawPage]]) -> list[Any]:

@@ -34,9 +34,9 @@ nothing when the site has too few pages.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
@@ -61,11 +61,15 @@ __all__ = [
     "label_page",
     "label_site",
     "page_records",
+    "parsed_pages",
     "raw_page",
     "run_sitelevel",
     "site_order",
+    "split_runs",
     "template_hashes",
 ]
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,12 +326,7 @@ def run_sitelevel(
     method = check_site_method(method)
     state = None if method == "sitelevel" else new_site_method(method)
     run = SiteLevelRun(site)
-    for raw in site_order(raws, max_pages):
-        try:
-            dom = parse(raw) if parse is not None else parse_raw(raw, site)
-        except PageError:
-            run.errors += 1
-            continue
+    for raw, dom in parsed_pages(run, raws, max_pages, parse):
         page = page_records(raw, dom, geometry)
         if visit is not None:
             visit(len(run.pages), raw, dom, page)
@@ -339,6 +338,37 @@ def run_sitelevel(
     elif len(run.pages) >= config.min_pages:
         run.labels = state.masks()
     return run
+
+
+def parsed_pages(
+    run: SiteLevelRun,
+    raws: Iterable[RawPage],
+    max_pages: int | None = None,
+    parse: PageParser | None = None,
+) -> Iterator[tuple[RawPage, Dom]]:
+    """The site's pages in SiteLevel's order (`site_order`), each with its Dom (`parse`, default
+    `parse_raw`); a page that does not parse is left out and counted in `run.errors`."""
+    for raw in site_order(raws, max_pages):
+        try:
+            dom = parse(raw) if parse is not None else parse_raw(raw, run.site)
+        except PageError:
+            run.errors += 1
+            continue
+        yield raw, dom
+
+
+def split_runs(items: Sequence[T], parts: int, size: Callable[[T], int]) -> list[list[T]]:
+    """`items` in at most `parts` runs of consecutive items of about equal total `size` (none
+    empty): how a large site's pages are split over workers."""
+    total = sum(map(size, items)) or 1
+    runs: list[list[T]] = [[]]
+    done = 0
+    for item in items:
+        if runs[-1] and done >= total * len(runs) / parts and len(runs) < parts:
+            runs.append([])
+        runs[-1].append(item)
+        done += size(item)
+    return runs
 
 
 def site_order(raws: Iterable[RawPage], max_pages: int | None = None) -> list[RawPage]:

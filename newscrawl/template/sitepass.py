@@ -40,7 +40,7 @@ from typing import Final, Literal
 
 import numpy as np
 
-from newscrawl.dom import Dom, PageError
+from newscrawl.dom import Dom
 from newscrawl.dom import join_pieces as render_pieces
 from newscrawl.extractors.base import Extraction
 from newscrawl.template.records import PageNodes
@@ -49,9 +49,8 @@ from newscrawl.template.sitelevel import (
     RawPage,
     SiteLevelConfig,
     SiteLevelRun,
-    parse_raw,
+    parsed_pages,
     run_sitelevel,
-    site_order,
 )
 
 __all__ = [
@@ -398,12 +397,7 @@ def site_pass(
 
     if not nodes and not config.cut_sitelevel:
         run = SiteLevelRun(site)
-        for raw in site_order(raws, max_pages):
-            try:
-                dom = parse(raw) if parse is not None else parse_raw(raw, site)
-            except PageError:
-                run.errors += 1
-                continue
+        for raw, dom in parsed_pages(run, raws, max_pages, parse):
             visit(len(seen), raw, dom)
         return finish_site_pass(run, seen, choices, config)
     run = run_sitelevel(
