@@ -40,6 +40,7 @@ from newscrawl.template.sitelevel import (
     page_records,
     parse_raw,
     run_sitelevel,
+    site_order,
     split_runs,
 )
 from newscrawl.template.sitepass import (
@@ -410,8 +411,10 @@ def _apply_outcomes(run: SitePassRun, by_raw: dict[int, PageItem]) -> None:
 
 
 def pass_order(job: SitePassJob) -> list[int]:
-    """The indices of the job's pages in the order SiteLevel reads them (by URL)."""
-    return sorted(range(len(job.pages)), key=lambda i: job.pages[i].final_url)
+    """The indices of the job's pages in the order SiteLevel reads them (`site_order`)."""
+    raws = [_raw(page) for page in job.pages]
+    position = {id(raw): index for index, raw in enumerate(raws)}
+    return [position[id(raw)] for raw in site_order(raws)]
 
 
 def _split(pages: list[PassPage], parts: int) -> list[tuple[PassPage, ...]]:
