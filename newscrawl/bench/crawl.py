@@ -35,6 +35,9 @@ pages/s is HTML pages written per second of crawl (spider open to close); peak m
 crawl process's maximum resident set, worker MB the largest of its parse-pool workers', pass
 MB the largest of its site pass workers' (0: the site pass ran in a thread). With
 --repeat K the variants run round by round (each once a round) and medians are reported.
+With --against DIR each variant is also crawled by the newscrawl checkout in DIR (an earlier
+commit: `git worktree add DIR COMMIT`) in the same rounds, labelled "(against)", and the
+ratio of this tree's pages/s to that tree's is printed: a before/after measured in one run.
 Memory over crawl sizes: the same command with --copies 4, 16, 32. The demo server runs in
 this process and shares the machine's cores with the crawl, so the figures are a floor for what
 a real network allows.
@@ -45,6 +48,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -99,6 +103,7 @@ _RATIOS = (
 )
 DEFAULT_VARIANTS = ("site-pass", "no-sitelevel", "no-extraction")
 HEAVY_SITE = "heavy"
+_BEFORE = " (against)"  # label suffix of a variant crawled by the --against checkout
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -123,6 +128,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="A,B",
         help=f"variants to run, of {', '.join(VARIANTS)} (default: {','.join(DEFAULT_VARIANTS)})",
     )
+    parser.add_argument(
+        "--against",
+        metavar="DIR",
+        help="a checkout of an earlier newscrawl (e.g. `git worktree add DIR COMMIT`): each "
+        "variant is also crawled with that code, in the same rounds, and the ratio printed",
+    )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
 
 
@@ -140,7 +151,11 @@ def _web(copies: int) -> Any:
     return DemoWeb(sites, web.seed)
 
 
-def _crawl(sites: Path, out: Path, overrides: dict[str, Any]) -> dict[str, Any]:
+def _crawl(
+    sites: Path, out: Path, overrides: dict[str, Any], tree: str | None = None
+) -> dict[str, Any]:
+    """One `newscrawl crawl` in a child process; with `tree`, the newscrawl checkout there
+    crawls (first on the import path, started in that folder) instead of this one."""
     from newscrawl.crawl.runner import crawl_command
 
     settings = [
@@ -148,7 +163,8 @@ def _crawl(sites: Path, out: Path, overrides: dict[str, Any]) -> dict[str, Any]:
         for name, value in overrides.items()
     ]
     command = crawl_command(sites, out, settings, ("--fast-local", "--log-level", "WARNING"))
-    result = subprocess.run(command, capture_output=True, text=True)
+    env = {**os.environ, "PYTHONPATH": tree} if tree else None
+    result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tree)
     summaries = sorted(out.glob(".newscrawl/*/summary.json"))
     if result.returncode != 0 or not summaries:
         raise RuntimeError(f"crawl failed ({result.returncode}): {result.stderr[-2000:]}")
@@ -198,6 +214,10 @@ def run(args: argparse.Namespace) -> int:
     if unknown:
         print(f"unknown variants: {', '.join(unknown)}", file=sys.stderr)
         return 2
+    if args.against and not (Path(args.against) / "newscrawl" / "cli.py").is_file():
+        # checked first: without it on the path the installed newscrawl would crawl instead
+        print(f"bench crawl: --against {args.against}: not a newscrawl checkout", file=sys.stderr)
+        return 2
     web = _web(args.copies)
     hosts = [f"127.0.0.{n}" for n in range(1, len(web.sites) + 3)]
     results: dict[str, dict[str, float]] = {}
@@ -213,23 +233,33 @@ def run(args: argparse.Namespace) -> int:
         docs_only = Path(tmp) / "sites-docs.csv"
         docs_only.write_text(f"url,name,max_pages\n{docs},{DOCS_SITE},{DOCS_PAGES}\n")
         lists = {"heavy-page": with_heavy, **dict.fromkeys(_DOCS_VARIANTS, docs_only)}
-        runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
+        trees = {name: (name, None) for name in names}
+        if args.against:
+            trees.update({f"{name}{_BEFORE}": (name, args.against) for name in names})
+        runs: dict[str, list[dict[str, Any]]] = {label: [] for label in trees}
         for i in range(args.repeat):  # round by round, so a change in load hits every variant
-            for name in names:
+            for label, (name, tree) in trees.items():
                 listed = lists.get(name, sites)
-                runs[name].append(_crawl(listed, Path(tmp) / f"{name}-{i}", VARIANTS[name]))
-                print(f"{name} #{i + 1}: {_row(runs[name][-1:])}", file=sys.stderr)
-        results = {name: _row(runs[name]) for name in names}
+                out = Path(tmp) / f"{name}-{i}{'-before' if tree else ''}"
+                try:
+                    runs[label].append(_crawl(listed, out, VARIANTS[name], tree))
+                except RuntimeError as err:
+                    print(f"bench crawl: {label}: {err}", file=sys.stderr)
+                    return 1
+                print(f"{label} #{i + 1}: {_row(runs[label][-1:])}", file=sys.stderr)
+        results = {label: _row(runs[label]) for label in trees}
     if args.json:
         print(json.dumps(results, indent=1))
         return 0
     print(f"demo web x{args.copies}: {len(web.sites)} sites; median of {args.repeat} crawl(s)")
-    print(f"{'variant':<19} {'pages':>6} {'seconds':>8} {'pages/s':>8} {'peak MB':>8}", end="")
+    width = max(19, *map(len, results))
+    print(f"{'variant':<{width}} {'pages':>6} {'seconds':>8} {'pages/s':>8} {'peak MB':>8}", end="")
     print(f" {'worker MB':>9} {'pass MB':>8}", end="")
     print(f" {'other pages/s':>14} {'refused':>8}" if "heavy-page" in results else "")
     for name, row in results.items():
         print(
-            f"{name:<19} {row['pages']:>6.0f} {row['seconds']:>8.1f} {row['pages_per_s']:>8.1f}"
+            f"{name:<{width}} {row['pages']:>6.0f} {row['seconds']:>8.1f}"
+            f" {row['pages_per_s']:>8.1f}"
             f" {row['peak_rss_mb']:>8.0f} {row['workers_mb']:>9.0f} {row['sitepass_mb']:>8.0f}",
             end="",
         )
@@ -243,6 +273,10 @@ def _ratios(results: dict[str, dict[str, float]]) -> None:
     """The ratios to quote: the parse pool against the inline parse, the site pass in
     processes against in a thread, the demo sites' pace beside a huge page against without
     it."""
+    for name, row in results.items():
+        if f"{name}{_BEFORE}" in results:
+            ratio = row["pages_per_s"] / results[f"{name}{_BEFORE}"]["pages_per_s"]
+            print(f"this tree / --against tree ({name} pages/s): {ratio:.2f}")
     for pool, before, what in _RATIOS:
         if pool in results and before in results:
             ratio = results[pool]["pages_per_s"] / results[before]["pages_per_s"]

@@ -1,0 +1,46 @@
+"""`newscrawl bench crawl --against DIR`: the same variant crawled by another newscrawl checkout
+in the same run, as a before/after of a change (real crawls of the demo web on loopback)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def bench(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "newscrawl.cli", "bench", "crawl", "--copies", "1",
+               "--variants", "no-extraction", *map(str, args)]  # fmt: skip
+    return subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+
+
+def test_against_crawls_each_variant_with_the_other_checkout_too() -> None:
+    done = bench("--against", ROOT)  # this checkout against itself
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = {line.split()[0] + (" (against)" if "(against)" in line else ""): line.split()
+            for line in done.stdout.splitlines() if line.startswith("no-extraction")}  # fmt: skip
+    assert set(rows) == {"no-extraction", "no-extraction (against)"}
+    assert rows["no-extraction"][1] == rows["no-extraction (against)"][2]  # the same pages
+    ratio = [line for line in done.stdout.splitlines() if line.startswith("this tree /")]
+    assert len(ratio) == 1 and float(ratio[0].rsplit(":", 1)[1]) > 0
+
+
+def test_against_a_folder_without_newscrawl_is_refused(tmp_path: Path) -> None:
+    # not silently this checkout's crawl again (the installed newscrawl is on the path too)
+    done = bench("--against", tmp_path)
+    assert done.returncode == 2
+    assert "not a newscrawl checkout" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_checkout_whose_crawl_fails_stops_the_bench_with_its_error(tmp_path: Path) -> None:
+    (tmp_path / "newscrawl").mkdir()
+    (tmp_path / "newscrawl" / "cli.py").write_text("raise SystemExit('this checkout is broken')\n")
+    done = bench("--against", tmp_path)
+    assert done.returncode == 1
+    assert "no-extraction (against): crawl failed" in done.stderr
+    assert "this checkout is broken" in done.stderr  # the checkout's own code ran
