@@ -366,8 +366,12 @@ def test_models_build_defaults_are_the_shipped_settings() -> None:
     assert (tried.stages, tried.max_leaf_nodes, tried.learning_rate) == (1, 63, 0.1)
     args = parser.parse_args(["models", "build", "--max-depth", "12", "--folds", "3"])
     assert _command(args) == "newscrawl models build ../shared/data --folds 3 --max-depth 12"
+    tried = _params(parser.parse_args([*argv, "--l2-regularization", "10"]))
+    assert tried.l2_regularization == 10.0
     with pytest.raises(SystemExit):
         _params(parser.parse_args(["models", "build", "--stages", "3"]))
+    with pytest.raises(SystemExit):
+        _params(parser.parse_args(["models", "build", "--l2-regularization", "-1"]))
 
 
 def test_extract_says_when_the_text_comes_from_the_fallback(

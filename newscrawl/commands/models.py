@@ -112,6 +112,7 @@ _TREE_OPTIONS: tuple[tuple[str, type, str], ...] = (
     ("max_leaf_nodes", int, "leaves per tree"),
     ("max_depth", int, "depth per tree"),
     ("min_samples_leaf", int, "blocks per leaf at least"),
+    ("l2_regularization", float, "L2 penalty on the leaf values"),
     ("stages", int, "stages (1: no context of neighbouring scores; 2 at most)"),
     ("dataset_power", float, "a page of a dataset of n pages weighs n^-X (0: pages equal)"),
 )
@@ -223,6 +224,8 @@ def _params(args: argparse.Namespace) -> Any:
         raise SystemExit("error: the tree sizes must be at least 1 (--max-leaf-nodes 2)")
     if not 0 <= args.dataset_power <= 1:
         raise SystemExit("error: --dataset-power must be in [0, 1]")
+    if args.l2_regularization < 0:
+        raise SystemExit("error: --l2-regularization must be 0 or more")
     tree = {name: getattr(args, name) for name, _, _ in _TREE_OPTIONS}
     return TrainParams(folds=args.folds, **tree)
 
