@@ -235,7 +235,8 @@ def run(args: argparse.Namespace) -> int:
         lists = {"heavy-page": with_heavy, **dict.fromkeys(_DOCS_VARIANTS, docs_only)}
         trees = {name: (name, None) for name in names}
         if args.against:
-            trees.update({f"{name}{_BEFORE}": (name, args.against) for name in names})
+            against = str(Path(args.against).resolve())  # the crawl starts in that folder
+            trees.update({f"{name}{_BEFORE}": (name, against) for name in names})
         runs: dict[str, list[dict[str, Any]]] = {label: [] for label in trees}
         for i in range(args.repeat):  # round by round, so a change in load hits every variant
             for label, (name, tree) in trees.items():
