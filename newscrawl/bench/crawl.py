@@ -233,7 +233,8 @@ def run(args: argparse.Namespace) -> int:
         docs_only = Path(tmp) / "sites-docs.csv"
         docs_only.write_text(f"url,name,max_pages\n{docs},{DOCS_SITE},{DOCS_PAGES}\n")
         lists = {"heavy-page": with_heavy, **dict.fromkeys(_DOCS_VARIANTS, docs_only)}
-        trees = {name: (name, None) for name in names}
+        # label -> (variant, checkout that crawls it: None for this one)
+        trees: dict[str, tuple[str, str | None]] = {name: (name, None) for name in names}
         if args.against:
             against = str(Path(args.against).resolve())  # the crawl starts in that folder
             trees.update({f"{name}{_BEFORE}": (name, against) for name in names})
