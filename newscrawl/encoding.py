@@ -11,8 +11,9 @@ Order of evidence, strongest first (`decode_page` says which one decided, as `De
 4. ``declared``: the charset of the HTTP ``Content-Type`` header, then of ``<meta>`` (read by
    w3lib), if the bytes decode strictly with it and, for a single-byte charset, the text does
    not read as mojibake (charset-normalizer's mess ratio);
-5. ``detected``: charset-normalizer's best guess, when it reads clearly better than the
-   fallback;
+5. ``detected``: charset-normalizer's best guess (from the whole bytes and from the text
+   between the tags, set against each other where they differ), when it reads clearly better
+   than the fallback;
 6. ``default``: windows-1252 (what browsers use for undeclared Western pages), with
    replacement characters for the bytes it cannot map.
 """
@@ -69,6 +70,10 @@ _MESS_MARGIN = 0.1
 _WIDE = ("utf-16", "utf-32")
 # Valid multi-byte UTF-8 (counted in extra bytes) per stray byte for a body to read as UTF-8.
 _MOSTLY_UTF8 = 20
+_SPACES = re.compile(rb"\s+")
+# What holds no text of the page: scripts, styles and comments (searched in lower case).
+_SKIPPED_OPEN = re.compile(rb"<(script|style|!--)")
+_SKIPPED_CLOSE = {b"script": b"</script", b"style": b"</style", b"!--": b"-->"}
 
 
 class NotHtmlError(ValueError):
@@ -178,12 +183,55 @@ def _single_byte(codec: str) -> bool:
         return False
 
 
+def _guess(data: bytes, text: bytes) -> str | None:
+    """charset-normalizer's best guess for a page, from its bytes and from `text`, the bytes
+    between its tags (`_between_tags`).
+
+    Markup, scripts and styles are mostly ASCII and can outweigh the page's text: on Greek
+    pages in windows-1253 or ISO-8859-7 the whole bytes read best as Cyrillic or Mac Latin-2.
+    So the guess from the whole bytes and the guess from the text, where they differ, are set
+    against each other on the text.
+    """
+    whole = charset_normalizer.from_bytes(data[:_DETECT_BYTES]).best()
+    if text.isascii():  # no text to read a charset from (empty bytes read as UTF-8)
+        return whole.encoding if whole is not None else None
+    visible = charset_normalizer.from_bytes(text).best()
+    if whole is None or visible is None or whole.encoding == visible.encoding:
+        found = whole or visible
+        return found.encoding if found is not None else None
+    pair = [whole.encoding, visible.encoding]
+    best = charset_normalizer.from_bytes(text, cp_isolation=pair).best()
+    return (best or whole).encoding
+
+
+def _between_tags(data: bytes) -> bytes:
+    """The bytes outside scripts, styles, comments and ``<...>``, runs of whitespace made one
+    space. Each search starts where the last one ended, so this is linear in the input
+    whatever it holds (a pattern such as ``<script.*?</script>`` rescans on unclosed ones)."""
+    lower = data.lower()
+    kept: list[bytes] = []
+    at = 0
+    while (found := _SKIPPED_OPEN.search(lower, at)) is not None:
+        kept.append(data[at : found.start()])
+        close = _SKIPPED_CLOSE[found.group(1)]
+        end = lower.find(close, found.end())
+        at = len(data) if end < 0 else end + len(close)
+    kept.append(data[at:])
+    parts = b" ".join(kept).split(b"<")
+    text = [parts[0], *(part.partition(b">")[2] for part in parts[1:])]
+    return _SPACES.sub(b" ", b" ".join(text))
+
+
 def _detect(data: bytes, fallback: Decoded) -> Decoded:
-    """charset-normalizer's guess when it reads clearly better than `fallback`, else `fallback`."""
-    best = charset_normalizer.from_bytes(data[:_DETECT_BYTES]).best()
-    codec = _codec(best.encoding) if best is not None else None
+    """The detected charset (`_guess`) when the page reads clearly better in it than in
+    `fallback`'s, else `fallback`."""
+    visible = _between_tags(data[: 4 * _DETECT_BYTES])[:_DETECT_BYTES]
+    guess = _guess(data, visible)
+    codec = _codec(guess) if guess is not None else None
     if codec is None or codec == fallback.encoding:
         return fallback
+    # Read over the whole page, not the text alone: on a short text one odd symbol (a pound
+    # sign, a stray replacement) swings the mess ratio of the right charset, too.
     text = data.decode(codec, "replace")
     if _mess(text) + _MESS_MARGIN <= _mess(fallback.text):
         return Decoded(text, codec, "detected")

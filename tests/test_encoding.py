@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import codecs
+import json
+from pathlib import Path
 
 import pytest
 
+from newscrawl.cli import main
 from newscrawl.encoding import (
     Decoded,
     NotHtmlError,
@@ -93,6 +96,45 @@ def test_lying_or_missing_charset_is_detected(
     assert (decoded.encoding, decoded.source) == (expected, "detected")
 
 
+# A page as sites serve it: a long script and a style in the head, a menu of links, then the
+# text. The markup is ASCII and outweighs the text: read whole, the bytes of this Greek page
+# look most like Central European windows-1250.
+_SCRIPT = "var slots = [['top', 728, 90], ['side', 300, 250]]; track('view', slots);\n" * 100
+NEWS_PAGE = (
+    "<html><head><title>{title}</title><script>" + _SCRIPT + "</script>"
+    "<style>body {{ font-family: Arial, sans-serif; }} .menu-item {{ padding: 4px 8px; }} "
+    ".article p {{ line-height: 1.5; margin: 0 0 1em; }}</style></head><body>"
+    '<ul class="nav"><li><a href="/">Home</a></li><li><a href="/world">World</a></li>'
+    '<li><a href="/sport">Sport</a></li><li><a href="/culture">Culture</a></li></ul>'
+    '<div class="article">{body}</div><div class="footer">Copyright 2012</div></body></html>'
+)
+GREEK = NEWS_PAGE.format(
+    title="Νέα μέτρα για την οικονομία",
+    body=3
+    * (
+        "<p>Η κυβέρνηση ανακοίνωσε σήμερα νέα μέτρα για τη στήριξη της οικονομίας και των "
+        "μικρών επιχειρήσεων.</p><p>Σύμφωνα με τον υπουργό, τα μέτρα θα ισχύσουν από τον "
+        "επόμενο μήνα και θα αφορούν κυρίως τις περιοχές που επλήγησαν από την κρίση.</p>"
+    ),
+)
+BRITISH = NEWS_PAGE.format(
+    title="Fares rise again",
+    body="<p>Rail fares will rise by an average of 6% in January, adding £200 to some season "
+    "tickets. ¿Por qué? asked a Spanish visitor at the station.</p>",
+)
+
+
+@pytest.mark.parametrize("codec", ["cp1253", "iso-8859-7"])
+def test_an_undeclared_page_is_detected_from_its_text_not_its_markup(codec: str) -> None:
+    decoded = decode_page(GREEK.encode(codec))
+    assert decoded.text == GREEK  # ISO-8859-7's letters are windows-1253's
+    assert (decoded.encoding, decoded.source) == ("cp1253", "detected")
+
+
+def test_an_undeclared_western_page_with_symbols_stays_windows_1252() -> None:
+    assert decode_page(BRITISH.encode("cp1252")) == Decoded(BRITISH, "cp1252", "default")
+
+
 def test_true_declarations_and_plain_pages_say_how_they_were_decoded() -> None:
     page = RUSSIAN.format(meta='<meta charset="windows-1251">')
     assert decode_page(page.encode("cp1251")) == Decoded(page, "cp1251", "declared")
@@ -134,3 +176,24 @@ def test_binary_with_a_regular_nul_pattern_is_not_taken_for_utf16() -> None:
     assert looks_binary(samples)
     with pytest.raises(NotHtmlError):
         decode_page(samples)
+
+
+def test_bench_charsets_serves_pages_undeclared_and_counts_what_reads_back(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    html = tmp_path / "html"
+    html.mkdir()
+    (html / "el.html").write_text('<meta charset="utf-8">' + GREEK, encoding="utf-8")
+    (html / "en.html").write_text(BRITISH, encoding="utf-8")
+    lines = [{"id": "el", "language": "Greek"}, {"id": "en", "language": "English"}]
+    (tmp_path / "meta.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    argv = ["bench", "charsets", str(tmp_path), "--codecs", "cp1253,iso-8859-7,ascii"]
+    assert main([*argv, "--where", "language=Greek"]) == 0
+    out = capsys.readouterr().out
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines()[2:]}
+    assert "1 pages" in out  # the English page is not Greek
+    assert rows["cp1253"] == ["1", "1", "1"]  # its declaration was taken out: detected
+    assert rows["iso-8859-7"][0] == rows["iso-8859-7"][2] == "1"  # readable, if not exact
+    assert rows["ascii"] == ["0", "0", "0"]  # all references: nothing to detect
+    assert main([*argv, "--where", "language"]) == 2
+    assert main(["bench", "charsets", str(html), "--where", "language=Greek"]) == 2
