@@ -71,6 +71,12 @@ _WIDE = ("utf-16", "utf-32")
 # Valid multi-byte UTF-8 (counted in extra bytes) per stray byte for a body to read as UTF-8.
 _MOSTLY_UTF8 = 20
 _SPACES = re.compile(rb"\s+")
+# ISO-8859-7 and windows-1253 share their Greek letters, and detection cannot tell them apart,
+# but for capital alpha with tonos (0xB6 in ISO-8859-7, a pilcrow in windows-1253) and the
+# quotes and dashes windows-1253 keeps in 0x80-0x9F (control codes in ISO-8859-7, never in
+# text): Greek text with 0xB6 and none of those is ISO-8859-7, other Greek text windows-1253.
+_C1_BYTES = re.compile(rb"[\x80-\x9f]")
+_GREEK = ("cp1253", "iso8859-7")
 # What holds no text of the page: scripts, styles and comments (searched in lower case).
 _SKIPPED_OPEN = re.compile(rb"<(script|style|!--)")
 _SKIPPED_CLOSE = {b"script": b"</script", b"style": b"</style", b"!--": b"-->"}
@@ -228,6 +234,9 @@ def _detect(data: bytes, fallback: Decoded) -> Decoded:
     visible = _between_tags(data[: 4 * _DETECT_BYTES])[:_DETECT_BYTES]
     guess = _guess(data, visible)
     codec = _codec(guess) if guess is not None else None
+    if codec in _GREEK:  # see _C1_BYTES
+        iso = b"\xb6" in data and not _C1_BYTES.search(data)
+        codec = "iso8859-7" if iso else "cp1253"
     if codec is None or codec == fallback.encoding:
         return fallback
     # Read over the whole page, not the text alone: on a short text one odd symbol (a pound

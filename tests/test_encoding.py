@@ -131,6 +131,16 @@ def test_an_undeclared_page_is_detected_from_its_text_not_its_markup(codec: str)
     assert (decoded.encoding, decoded.source) == ("cp1253", "detected")
 
 
+@pytest.mark.parametrize(("codec", "expected"), [("cp1253", "cp1253"), ("iso-8859-7", "iso8859-7")])
+def test_greek_capital_alpha_with_tonos_tells_iso_8859_7_from_windows_1253(
+    codec: str, expected: str
+) -> None:
+    page = GREEK.replace("μήνα", "μήνα, είπε ο Άδωνις,", 1)  # one Ά in a page of Greek
+    decoded = decode_page(page.encode(codec))
+    assert decoded.text == page  # Ά is 0xB6 in ISO-8859-7, 0xA2 in windows-1253
+    assert (decoded.encoding, decoded.source) == (expected, "detected")
+
+
 def test_an_undeclared_western_page_with_symbols_stays_windows_1252() -> None:
     assert decode_page(BRITISH.encode("cp1252")) == Decoded(BRITISH, "cp1252", "default")
 
