@@ -207,3 +207,7 @@ def test_bench_charsets_serves_pages_undeclared_and_counts_what_reads_back(
     assert rows["ascii"] == ["0", "0", "0"]  # all references: nothing to detect
     assert main([*argv, "--where", "language"]) == 2
     assert main(["bench", "charsets", str(html), "--where", "language=Greek"]) == 2
+    assert main(["bench", "charsets", str(tmp_path), "--codecs", "cp1253,nonsense"]) == 2
+    assert main(["bench", "charsets", str(tmp_path / "missing")]) == 2
+    err = capsys.readouterr().err
+    assert "unknown codecs: nonsense" in err and "missing: not a folder" in err

@@ -17,6 +17,7 @@ folder of Russian pages written in windows-1253 is all references and says nothi
 from __future__ import annotations
 
 import argparse
+import codecs
 import json
 import re
 import sys
@@ -63,6 +64,14 @@ def _served(page: str, codec: str) -> bytes:
     return _DECLARATION.sub("", page).encode(codec, "xmlcharrefreplace")
 
 
+def _known(name: str) -> bool:
+    try:
+        codecs.lookup(name)
+    except LookupError:
+        return False
+    return True
+
+
 def _agreement(text: str, truth: str) -> float:
     """Share of `truth`'s characters that `text` has at the same place (single-byte codecs
     keep one character per byte, so places line up)."""
@@ -71,18 +80,61 @@ def _agreement(text: str, truth: str) -> float:
     return sum(map(str.__eq__, text, truth)) / max(len(truth), 1)
 
 
+def _problem(args: argparse.Namespace, names: list[str]) -> str | None:
+    """What makes the command line unusable, or None."""
+    unknown = [name for name in names if not _known(name)]
+    if unknown:
+        return f"unknown codecs: {', '.join(unknown)}"
+    if not args.dataset.is_dir():
+        return f"{args.dataset}: not a folder"
+    if args.where and "=" not in args.where:
+        return "--where takes FIELD=VALUE"
+    if args.where and not (args.dataset / "meta.jsonl").is_file():
+        return f"--where needs {args.dataset / 'meta.jsonl'}"
+    return None
+
+
+def _codec_row(texts: list[str], codec: str) -> tuple[int, int, int, Counter[str]]:
+    """Pages tried, read back exactly, read back to within 1%, and what the rest were taken
+    for, with `texts` served in `codec`."""
+    from newscrawl.encoding import NotHtmlError, decode_page
+
+    tried = right = close = 0
+    wrong: Counter[str] = Counter()
+    for text in texts:
+        data = _served(text, codec)
+        if data.isascii():
+            continue
+        tried += 1
+        try:
+            decoded = decode_page(data)
+        except NotHtmlError:
+            wrong["refused"] += 1
+            continue
+        truth = data.decode(codec)
+        right += decoded.text == truth
+        if _agreement(decoded.text, truth) >= 0.99:
+            close += 1
+        else:
+            wrong[decoded.encoding] += 1
+    return tried, right, close, wrong
+
+
 def run(args: argparse.Namespace) -> int:
     from newscrawl.encoding import NotHtmlError, decode_page
 
-    codecs = [c.strip() for c in args.codecs.split(",") if c.strip()]
+    names = [c.strip() for c in args.codecs.split(",") if c.strip()]
+    problem = _problem(args, names)
+    if problem is None:
+        try:
+            pages = _pages(args.dataset, args.where, args.limit)
+        except (ValueError, OSError) as err:  # a meta.jsonl line that is not JSON, unreadable
+            problem = f"{args.dataset / 'meta.jsonl'}: {err}"
+    if problem is not None:
+        print(f"bench charsets: {problem}", file=sys.stderr)
+        return 2
     texts = []
-    if args.where and "=" not in args.where:
-        print("bench charsets: --where takes FIELD=VALUE", file=sys.stderr)
-        return 2
-    if args.where and not (args.dataset / "meta.jsonl").is_file():
-        print(f"bench charsets: --where needs {args.dataset / 'meta.jsonl'}", file=sys.stderr)
-        return 2
-    for path in _pages(args.dataset, args.where, args.limit):
+    for path in pages:
         try:
             texts.append(decode_page(path.read_bytes()).text)
         except NotHtmlError:
@@ -90,25 +142,8 @@ def run(args: argparse.Namespace) -> int:
     chosen = f" where {args.where}" if args.where else ""
     print(f"bench charsets: {args.dataset}{chosen} - {len(texts)} pages, declarations taken out")
     print(f"{'codec':<12} {'pages':>6} {'read back':>10} {'within 1%':>10}  taken for")
-    for codec in codecs:
-        tried = right = close = 0
-        wrong: Counter[str] = Counter()
-        for text in texts:
-            data = _served(text, codec)
-            if data.isascii():
-                continue
-            tried += 1
-            try:
-                decoded = decode_page(data)
-            except NotHtmlError:
-                wrong["refused"] += 1
-                continue
-            truth = data.decode(codec)
-            right += decoded.text == truth
-            if _agreement(decoded.text, truth) >= 0.99:
-                close += 1
-            else:
-                wrong[decoded.encoding] += 1
+    for codec in names:
+        tried, right, close, wrong = _codec_row(texts, codec)
         others = ", ".join(f"{name} {count}" for name, count in wrong.most_common(4))
         print(f"{codec:<12} {tried:>6} {right:>10} {close:>10}  {others}")
     return 0
