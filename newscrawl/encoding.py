@@ -25,6 +25,7 @@ import re
 from dataclasses import dataclass
 
 import charset_normalizer
+from charset_normalizer import CharsetMatch, CharsetMatches
 from charset_normalizer.md import mess_ratio
 from w3lib.encoding import html_body_declared_encoding, http_content_type_encoding, read_bom
 
@@ -71,12 +72,17 @@ _WIDE = ("utf-16", "utf-32")
 # Valid multi-byte UTF-8 (counted in extra bytes) per stray byte for a body to read as UTF-8.
 _MOSTLY_UTF8 = 20
 _SPACES = re.compile(rb"\s+")
+# Detected charsets whose mess ratios differ by no more than this are told apart by language.
+_CHAOS_TIE = 0.01
 # ISO-8859-7 and windows-1253 share their Greek letters, and detection cannot tell them apart,
 # but for capital alpha with tonos (0xB6 in ISO-8859-7, a pilcrow in windows-1253) and the
 # quotes and dashes windows-1253 keeps in 0x80-0x9F (control codes in ISO-8859-7, never in
 # text): Greek text with 0xB6 and none of those is ISO-8859-7, other Greek text windows-1253.
 _C1_BYTES = re.compile(rb"[\x80-\x9f]")
 _GREEK = ("cp1253", "iso8859-7")
+# Detected charsets read with the decoder browsers use for them (the WHATWG Encoding Standard
+# decodes GB2312 as GBK, whose punctuation Python's GB2312 maps differently: ― for —).
+_SUPERSET = {"gb2312": "gb18030"}
 # What holds no text of the page: scripts, styles and comments (searched in lower case).
 _SKIPPED_OPEN = re.compile(rb"<(script|style|!--)")
 _SKIPPED_CLOSE = {b"script": b"</script", b"style": b"</style", b"!--": b"-->"}
@@ -198,16 +204,27 @@ def _guess(data: bytes, text: bytes) -> str | None:
     So the guess from the whole bytes and the guess from the text, where they differ, are set
     against each other on the text.
     """
-    whole = charset_normalizer.from_bytes(data[:_DETECT_BYTES]).best()
+    whole = _best(charset_normalizer.from_bytes(data[:_DETECT_BYTES]))
     if text.isascii():  # no text to read a charset from (empty bytes read as UTF-8)
         return whole.encoding if whole is not None else None
-    visible = charset_normalizer.from_bytes(text).best()
+    visible = _best(charset_normalizer.from_bytes(text))
     if whole is None or visible is None or whole.encoding == visible.encoding:
         found = whole or visible
         return found.encoding if found is not None else None
     pair = [whole.encoding, visible.encoding]
-    best = charset_normalizer.from_bytes(text, cp_isolation=pair).best()
+    best = _best(charset_normalizer.from_bytes(text, cp_isolation=pair))
     return (best or whole).encoding
+
+
+def _best(matches: CharsetMatches) -> CharsetMatch | None:
+    """The match that reads as the most coherent language among those as clean as the
+    cleanest (charset-normalizer's own order can put a worse-fitting charset first: Polish
+    ISO-8859-2 text came out as Nordic ISO-8859-10)."""
+    if not matches:
+        return None
+    cleanest = min(match.chaos for match in matches)
+    clean = [match for match in matches if match.chaos <= cleanest + _CHAOS_TIE]
+    return max(clean, key=lambda match: match.coherence)
 
 
 def _between_tags(data: bytes) -> bytes:
@@ -234,6 +251,7 @@ def _detect(data: bytes, fallback: Decoded) -> Decoded:
     visible = _between_tags(data[: 4 * _DETECT_BYTES])[:_DETECT_BYTES]
     guess = _guess(data, visible)
     codec = _codec(guess) if guess is not None else None
+    codec = _SUPERSET.get(codec or "", codec)
     if codec in _GREEK:  # see _C1_BYTES
         iso = b"\xb6" in data and not _C1_BYTES.search(data)
         codec = "iso8859-7" if iso else "cp1253"

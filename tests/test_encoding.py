@@ -7,11 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
+from charset_normalizer import CharsetMatch, CharsetMatches
 
 from newscrawl.cli import main
 from newscrawl.encoding import (
     Decoded,
     NotHtmlError,
+    _best,
     declared_charsets,
     decode_html,
     decode_page,
@@ -211,3 +213,26 @@ def test_bench_charsets_serves_pages_undeclared_and_counts_what_reads_back(
     assert main(["bench", "charsets", str(tmp_path / "missing")]) == 2
     err = capsys.readouterr().err
     assert "unknown codecs: nonsense" in err and "missing: not a folder" in err
+
+
+def _match(codec: str, chaos: float, coherence: float) -> CharsetMatch:
+    return CharsetMatch(b"\xb1", codec, chaos, False, [("Polish", coherence)])
+
+
+def test_charsets_as_clean_as_the_cleanest_are_told_apart_by_language() -> None:
+    # charset-normalizer's own order put Nordic ISO-8859-10 before ISO-8859-2 on Polish pages
+    nordic, polish = _match("iso8859_10", 0.0, 0.598), _match("iso8859_2", 0.005, 0.617)
+    assert _best(CharsetMatches([nordic, polish])) is polish
+    messier = _match("iso8859_2", 0.2, 0.9)  # a better language fit does not buy mojibake
+    assert _best(CharsetMatches([nordic, messier])) is nordic
+    assert _best(CharsetMatches([])) is None
+
+
+def test_a_page_detected_as_gb2312_is_read_as_browsers_read_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    page = "<p>经济保持平稳增长——消费、投资和出口均有所回升。</p>"
+    monkeypatch.setattr("newscrawl.encoding._guess", lambda data, text: "gb2312")
+    decoded = decode_page(page.encode("gb18030"))
+    assert decoded.text == page  # Python's GB2312 reads the dash as ―, not —
+    assert (decoded.encoding, decoded.source) == ("gb18030", "detected")
