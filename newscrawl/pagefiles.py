@@ -1,5 +1,5 @@
 """Saved pages on disk: the files a path names, in a stable order (what `newscrawl extract` and
-`newscrawl bench extract` read)."""
+the `newscrawl bench` commands read)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from newscrawl.evaluation.dataset import natural_key
 
-__all__ = ["PAGE_SUFFIXES", "STDIN", "find_pages"]
+__all__ = ["PAGE_SUFFIXES", "STDIN", "dataset_pages", "find_pages"]
 
 PAGE_SUFFIXES = (".html", ".htm")
 STDIN = "-"  # standard input, as a path argument
@@ -44,3 +44,11 @@ def find_pages(paths: Iterable[str]) -> tuple[list[str], list[str]]:
         else:
             missing.append(arg)
     return found, missing
+
+
+def dataset_pages(root: Path) -> list[str]:
+    """The pages of a dataset folder (its html/) or of any folder, in the dataset's numbering
+    ("dev2" before "dev10")."""
+    html = root / "html"
+    found, _ = find_pages([str(html if html.is_dir() else root)])
+    return sorted(found, key=lambda p: natural_key(Path(p).name))

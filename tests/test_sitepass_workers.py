@@ -160,6 +160,12 @@ def nodes(out: Path) -> pd.DataFrame:
     return rows.sort_values(["site", "url", "node"]).reset_index(drop=True)
 
 
+def assert_same_rows(out: Path, expected: Path) -> None:
+    """The crawl in `out` wrote the articles and nodes of the one in `expected`."""
+    pd.testing.assert_frame_equal(articles(out), articles(expected))
+    pd.testing.assert_frame_equal(nodes(out), nodes(expected))
+
+
 @pytest.fixture(scope="module")
 def in_thread(sites: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("thread") / "out"
@@ -191,8 +197,7 @@ def test_a_killed_worker_loses_no_page_and_its_site_is_passed_again(
     lost = summary["samples"]["sitepass_worker_lost"]
     assert any(sample.startswith(f"{KILLED} (attempt 1") for sample in lost)
     assert not any("page by page" in sample for sample in lost)
-    pd.testing.assert_frame_equal(articles(out), articles(in_thread))
-    pd.testing.assert_frame_equal(nodes(out), nodes(in_thread))
+    assert_same_rows(out, in_thread)
 
 
 @pytest.mark.slow
@@ -230,8 +235,7 @@ def test_split_passes_write_the_rows_of_the_pass_in_a_thread(
     out = tmp_path / "out"
     summary, _ = run_crawl(sites, out, 2, "", *SPLIT)
     assert summary["site_passes_split"] == len(summary["sites"]) == 3
-    pd.testing.assert_frame_equal(articles(out), articles(in_thread))
-    pd.testing.assert_frame_equal(nodes(out), nodes(in_thread))
+    assert_same_rows(out, in_thread)
     # and never split: the same rows again
     whole = tmp_path / "whole"
     summary, _ = run_crawl(sites, whole, 2, "", "NEWSCRAWL_SITEPASS_SPLIT_PAGES=0")
@@ -250,8 +254,7 @@ def test_a_worker_killed_in_a_split_pass_loses_no_page(
     (sample,) = summary["samples"]["sitepass_worker_lost"]
     assert sample.startswith(f"{KILLED} (attempt 1") and "tried again alone" in sample
     assert summary["site_passes_split"] == 2  # the other two sites'
-    pd.testing.assert_frame_equal(articles(out), articles(in_thread))
-    pd.testing.assert_frame_equal(nodes(out), nodes(in_thread))
+    assert_same_rows(out, in_thread)
 
 
 @pytest.mark.slow
@@ -263,8 +266,7 @@ def test_a_split_pass_whose_part_fails_is_passed_whole(
     assert f"split site pass of {KILLED} failed (RuntimeError" in log
     assert "sitepass_worker_lost" not in summary["errors"]
     assert summary["site_passes_split"] == 2
-    pd.testing.assert_frame_equal(articles(out), articles(in_thread))
-    pd.testing.assert_frame_equal(nodes(out), nodes(in_thread))
+    assert_same_rows(out, in_thread)
 
 
 # -- without the site pass: each page extracted in the workers ----------------------------------

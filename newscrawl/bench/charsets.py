@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import codecs
-import json
 import re
 import sys
 from collections import Counter
@@ -48,13 +47,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _pages(folder: Path, where: str | None, limit: int | None) -> list[Path]:
-    html = folder / "html"
-    files = sorted(p for p in (html if html.is_dir() else folder).iterdir() if p.is_file())
+    from newscrawl.evaluation.dataset import read_meta
+    from newscrawl.pagefiles import dataset_pages
+
+    files = [Path(p) for p in dataset_pages(folder)]
     if where:
         field, _, value = where.partition("=")
-        lines = (folder / "meta.jsonl").read_text(encoding="utf-8").splitlines()
-        records = [json.loads(line) for line in lines if line.strip()]
-        chosen = {str(r.get("id")) for r in records if str(r.get(field)) == value}
+        records, bad = read_meta(folder / "meta.jsonl")
+        if bad:  # a filter over records that could not be read would drop pages silently
+            raise ValueError(f"{bad} line(s) that are not page records")
+        chosen = {key for key, record in records.items() if str(record.get(field)) == value}
         files = [p for p in files if p.stem in chosen]
     return files[:limit]
 

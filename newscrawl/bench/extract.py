@@ -87,15 +87,6 @@ class Timing:
         return pages / median if median > 0 else None
 
 
-def _page_paths(root: Path) -> list[str]:
-    from newscrawl.evaluation.dataset import natural_key
-    from newscrawl.pagefiles import find_pages
-
-    html = root / "html"
-    found, _ = find_pages([str(html if html.is_dir() else root)])
-    return sorted(found, key=lambda p: natural_key(Path(p).name))
-
-
 def _load_pages(paths: Sequence[str]) -> tuple[list[bytes], int]:
     """Bytes of every page that parses, and the number of pages left out."""
     from newscrawl.dom import PageError, parse_html
@@ -184,6 +175,7 @@ def _report(timings: list[Timing], pages: int, ours: str, theirs: str) -> list[s
 
 def run(args: argparse.Namespace) -> int:
     from newscrawl.extractors import extractor_names
+    from newscrawl.pagefiles import dataset_pages
 
     if not args.dataset.is_dir():
         print(f"newscrawl bench extract: {args.dataset}: no such folder", file=sys.stderr)
@@ -194,7 +186,7 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, ImportError) as err:
         print(f"newscrawl bench extract: {err}", file=sys.stderr)
         return 2
-    paths = _page_paths(args.dataset)[: args.limit]
+    paths = dataset_pages(args.dataset)[: args.limit]
     pages, left_out = _load_pages(paths)
     if not pages:
         print(f"newscrawl bench extract: no parseable pages in {args.dataset}", file=sys.stderr)
