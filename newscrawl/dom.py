@@ -567,6 +567,7 @@ def _parse_tree(text: str) -> lxml.html.HtmlElement:
     if any("depth" in error.message.lower() for error in parser.error_log.filter_from_fatals()):
         raise _TooDeep
     _expand_noframes(root)
+    _close_head(root)
     return root
 
 
@@ -596,6 +597,56 @@ def drop_tree(el: lxml.etree._Element) -> None:
         else:
             previous.tail = (previous.tail or "") + el.tail
     parent.remove(el)
+
+
+# What HTML lets stand in <head> ("in head" insertion mode): a browser ends the head at the first
+# other element, or at text, and reads the rest as the body. libxml2 keeps reading such markup
+# into the head (an unknown <mbox> before <body> put a whole article there), and head text is
+# never page text.
+_HEAD_TAGS = frozenset(
+    {
+        "base", "basefont", "bgsound", "link", "meta", "noframes", "noscript", "script",
+        "style", "template", "title",
+    }
+)  # fmt: skip
+
+
+def _close_head(root: lxml.etree._Element) -> None:
+    """Move what a browser would not read as part of <head> (the first element HTML does not
+    allow there, or text, and all after it) to the start of <body>, as browsers parse it."""
+    head = root.find("head")
+    if head is None:
+        return
+    lead, cut = _head_end(head)
+    if cut is None:
+        return
+    moved = list(head)[cut:]
+    body = root.find("body")
+    if body is None:
+        body = lxml.etree.SubElement(root, "body")
+        head.addnext(body)
+    rest, body.text = body.text, lead
+    for k, el in enumerate(moved):
+        body.insert(k, el)
+    if rest and moved:
+        moved[-1].tail = (moved[-1].tail or "") + rest
+    elif rest:
+        body.text = (lead or "") + rest
+
+
+def _head_end(head: lxml.etree._Element) -> tuple[str | None, int | None]:
+    """Where the head ends: (text that starts the body, or None; index of the first child
+    that moves to the body), or (None, None) when the head is all head."""
+    if head.text and head.text.strip():
+        lead, head.text = head.text, None
+        return lead, 0
+    for i, child in enumerate(head):
+        if isinstance(child.tag, str) and child.tag.lower() not in _HEAD_TAGS:
+            return None, i
+        if child.tail and child.tail.strip():
+            lead, child.tail = child.tail, None
+            return lead, i + 1
+    return None, None
 
 
 def _expand_noframes(root: lxml.html.HtmlElement) -> None:

@@ -237,3 +237,30 @@ def test_small_or_secondary_noscript_stays_hidden() -> None:
     article = " ".join(f"story{k}" for k in range(400))
     duplicate = parse_html(_forum_shell(post, shell=f"<p>{article}</p>"))
     assert article in duplicate.text(0) and post not in duplicate.text(0)
+
+
+# -- markup a browser does not keep in <head> -------------------------------------------------
+
+
+def test_an_unknown_element_in_head_starts_the_body() -> None:
+    # libxml2 reads everything after <mbox> (here the whole article) into <head>; a browser ends
+    # the head at the first element HTML does not allow there and shows the rest.
+    page = (
+        b"<html><head><title>Headline</title><meta name='x' content='y'><mbox>"
+        b"<table><tr><td><p>" + ARTICLE_TEXT.encode() + b"</p></td></tr></table>"
+        b"</mbox></head><body><p>Footer text</p></body></html>"
+    )
+    dom = parse_html(page)
+    assert dom.title == "Headline" and dom.meta["x"] == "y"
+    assert dom.text(0).split("\n") == [ARTICLE_TEXT.strip(), "Footer text"]
+    from newscrawl.extractors import get_extractor
+
+    assert "The bridge opened" in get_extractor("learned").extract(dom).text
+
+
+def test_text_in_head_starts_the_body_and_head_markup_stays_out() -> None:
+    page = b"<html><head><title>T</title><style>p {}</style>Loose words<p>Para</p></head>"
+    page += b"<body>Body lead<p>Second</p></body></html>"
+    assert parse_html(page).text(0).split("\n") == ["Loose words", "Para", "Body lead", "Second"]
+    plain = b"<html><head><title>T</title><script>x = 1</script></head><body><p>Only</p></body>"
+    assert parse_html(plain + b"</html>").text(0) == "Only"
