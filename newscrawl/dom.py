@@ -108,41 +108,48 @@ class Dom:
     # -- construction -------------------------------------------------------------------------
 
     def _walk(self, root: lxml.html.HtmlElement) -> None:
-        """One iterative preorder walk: node arrays, pieces, and piece ranges per node."""
-        # Stack entries: (element, parent id, depth, block id, in head, in link), or a closing
-        # marker (node id, tail, context) that ends the node's piece range and emits its tail.
-        # The lists and sets are bound to locals: this loop runs once per element of the page.
+        """One preorder walk (lxml's `iterwalk`, which keeps the stack in C): node arrays,
+        pieces, and piece ranges per node."""
+        # The lists and sets are bound to locals: this loop runs twice per element of the page.
         tags, parents, depths, children = self.tag, self.parent, self.depth, self.children
         elements, piece_start, piece_end = self.elements, self.piece_start, self.piece_end
         pieces, shown, add_piece = self.piece_text, self.shown_noscripts, self._add_piece
-        stack: list[tuple] = [(root, -1, 0, -1, False, False)]
-        pop, push = stack.pop, stack.append
+        href = self.href
+        # Per open element: its node id (-1: skipped, it keeps only its tail), the context its
+        # children inherit (node, depth, block, in head, in link) and where its tail text lives.
+        top: tuple = (-1, -1, -1, False, False)
+        stack: list[tuple] = []
+        push, pop = stack.append, stack.pop
         last_raw = " "  # raw text of the previous piece, to know whether pieces touch
         self._line = 0  # bumped at every block boundary and <br>
-        while stack:
-            entry = pop()
-            if len(entry) == 3:
-                node, tail, ctx = entry
-                piece_end[node] = len(pieces)
-                if tags[node] in BLOCK_TAGS:
-                    self._line += 1
-                if tail:
-                    last_raw = add_piece(tail, ctx, last_raw)
+        walker = lxml.etree.iterwalk(root, events=("start", "end", "comment", "pi"))
+        skip = walker.skip_subtree
+        for event, el in walker:
+            if event == "end":
+                node, _, tail_ctx = pop()
+                if node >= 0:
+                    piece_end[node] = len(pieces)
+                    if tags[node] in BLOCK_TAGS:
+                        self._line += 1
+                top = stack[-1][1] if stack else top
+                if el.tail:
+                    last_raw = add_piece(el.tail, tail_ctx, last_raw)
                 continue
-            el, parent, depth, block, in_head, in_link = entry
+            parent, depth, block, in_head, in_link = top
             ctx = (parent, block, in_head, in_link)  # where this element's tail text lives
             tag = el.tag
-            if not isinstance(tag, str) or (
-                (tag := tag.lower()) in SKIPPED_TAGS and el not in shown
-            ):
+            if event != "start" or ((tag := tag.lower()) in SKIPPED_TAGS and el not in shown):
                 # Comments, processing instructions and invisible elements keep only their tail.
-                if el.tail:
+                if event == "start":
+                    skip()
+                    push((-1, top, ctx))
+                elif el.tail:
                     last_raw = add_piece(el.tail, ctx, last_raw)
                 continue
             node = len(tags)
             tags.append(tag)
             parents.append(parent)
-            depths.append(depth)
+            depths.append(depth + 1)
             children.append([])
             elements.append(el)
             piece_start.append(len(pieces))
@@ -153,7 +160,7 @@ class Dom:
                 in_head = True
             elif tag == "a":
                 in_link = True
-                self.href[node] = el.get("href") or ""
+                href[node] = el.get("href") or ""
             elif tag == "title" and not self.title:
                 self.title = " ".join("".join(el.itertext()).split())
             elif tag == "meta":
@@ -161,16 +168,12 @@ class Dom:
             is_block = tag in BLOCK_TAGS
             if is_block:
                 self._line += 1
+            own_block = node if is_block else block
             # Text after a <br> is a text node of its own in the seeds' DOM: its block is the <br>.
-            push((node, el.tail, (parent, node, in_head, in_link) if tag == "br" else ctx))
+            top = (node, depth + 1, own_block, in_head, in_link)
+            push((node, top, (parent, node, ctx[2], ctx[3]) if tag == "br" else ctx))
             if el.text:
-                own_block = node if is_block else block
                 last_raw = add_piece(el.text, (node, own_block, in_head, in_link), last_raw)
-            if len(el):
-                own_block = node if is_block else block
-                depth += 1
-                for child in reversed(el):
-                    push((child, node, depth, own_block, in_head, in_link))
         # end[i]: ids are preorder, so the subtree ends where the next node outside it starts.
         end = [0] * len(tags)
         for node in range(len(tags) - 1, -1, -1):
