@@ -29,7 +29,7 @@ class Capture:
     content_type: str = "text/html; charset=utf-8"
     status: int = 200
     date: datetime | None = None
-    content_encoding: str | None = None  # "gzip": the body is gzip-compressed on the wire
+    content_encoding: str | None = None  # "gzip", "br" or "zstd": how the body is on the wire
     chunked: bool = False  # sent with Transfer-Encoding: chunked
 
 
@@ -73,6 +73,14 @@ def _wire_body(capture: Capture) -> bytes:
     body = capture.body
     if capture.content_encoding == "gzip":
         body = gzip_module.compress(body, mtime=0)
+    elif capture.content_encoding == "br":
+        import brotli
+
+        body = brotli.compress(body)
+    elif capture.content_encoding == "zstd":
+        from backports import zstd
+
+        body = zstd.compress(body)
     if capture.chunked:
         size = max(1, len(body) // 3)
         parts = [body[i : i + size] for i in range(0, len(body), size)]
