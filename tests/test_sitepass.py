@@ -225,6 +225,15 @@ def test_crawl_articles_equal_an_offline_site_pass_of_the_stored_pages(
     )
     assert len(crawled) == len(offline) == len(articles)
     assert crawled == offline
+    # `newscrawl reextract` of the crawl's pages dataset takes the same site pass
+    command = [sys.executable, "-m", "newscrawl.cli", "reextract", str(out / "pages")]
+    result = subprocess.run(
+        [*command, "--out", str(tmp_path / "rx")], capture_output=True, text=True, cwd=ROOT
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    again = pd.read_parquet(tmp_path / "rx")
+    redone = dict(zip(again.url, zip(again.title, again.text, strict=True), strict=True))
+    assert {url: redone[url] for url in crawled} == crawled
     # the site pass cut the template: closer to the gold than the page-level text it started from
     gold = {canonical_url(url): a.text for url, a in demo.gold().items()}
     rows = articles[articles.final_url.isin(gold)]

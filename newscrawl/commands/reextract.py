@@ -1,9 +1,11 @@
 """Extract articles again from a crawl's stored pages, with another extractor or a new model.
 
-PAGES is a crawl's `pages` dataset (OUT/pages of `newscrawl crawl` or of the workers). Each
-site is one task: in this process by default, or on Dask with --cluster (a LocalCluster of
---dask-workers processes, or the scheduler at ADDRESS, whose workers must see PAGES and --out).
-Rows (site, crawl, url, title, text, extractor, error) go to OUT/crawl=ID/site=NAME/.
+PAGES is a crawl's `pages` dataset (OUT/pages of `newscrawl crawl` or of the workers). A site's
+pages go through the crawl's site pass, as `newscrawl extract --site-from url` takes them
+(--no-site-pass: page by page). Each site is one task: in this process by default, or on Dask
+with --cluster (a LocalCluster of --dask-workers processes, or the scheduler at ADDRESS, whose
+workers must see PAGES and --out). Rows (site, crawl, url, title, text, extractor, error) go
+to OUT/crawl=ID/site=NAME/.
 """
 
 from __future__ import annotations
@@ -16,15 +18,28 @@ HELP = "extract stored pages again with another extractor or model (optionally o
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from newscrawl.distributed.dask_stages import add_cluster_arguments
+    from newscrawl.extractors import DEFAULT_EXTRACTOR
 
     parser.add_argument("pages", metavar="PAGES", help="a crawl's pages dataset")
     parser.add_argument("--out", "-o", required=True, metavar="DIR", help="an empty folder")
-    parser.add_argument("--extractor", "-e", default="nce", help="extractor name (default: nce)")
+    parser.add_argument(
+        "--extractor",
+        "-e",
+        default=DEFAULT_EXTRACTOR,
+        help=f"extractor name (default: {DEFAULT_EXTRACTOR})",
+    )
     parser.add_argument(
         "--model", default=None, help="template model file (from `newscrawl train`)"
     )
     parser.add_argument(
         "--site", action="append", default=None, metavar="NAME", help="only this site"
+    )
+    parser.add_argument(
+        "--no-site-pass",
+        dest="site_pass",
+        action="store_false",
+        help="extract page by page (default: each site's pages go through the crawl's site "
+        "pass, so the default extractor gives the articles the crawl wrote)",
     )
     add_cluster_arguments(parser)
 
@@ -39,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"reextract: {out} already holds Parquet files; choose an empty folder",
               file=sys.stderr)  # fmt: skip
         return 2
-    stage = ReExtract(args.extractor, model=args.model)
+    stage = ReExtract(args.extractor, model=args.model, site_pass=args.site_pass)
     try:
         stage.prepare()  # a bad extractor name or model fails here, not in every task
         with dask_client(args.cluster, args.dask_workers) as client:

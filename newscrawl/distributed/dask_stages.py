@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from newscrawl.extractors import DEFAULT_EXTRACTOR
 from newscrawl.slugs import slug
 
 if TYPE_CHECKING:
@@ -327,16 +328,21 @@ def _worker_count(client: Client | None) -> int:
 class ReExtract:
     """Stage: extract title and text again from stored pages, with another extractor or model.
 
-    Rows of the pages dataset need `url` and the raw page in `html_column`; each page is parsed
-    once. `options` are the extractor's config overrides; with `model`, the template model's
-    filter runs first (`extractor` "template": the filter alone), as `newscrawl extract
-    --model` does. The extractor is built once per worker process, not shipped with every task.
+    Rows of the pages dataset need `url` and the raw page in `html_column`. A site's pages go
+    through the crawl's site pass (`newscrawl.extractors.saved`), as `newscrawl extract`
+    takes them, so the default extractor gives the articles the crawl wrote; `site_pass`
+    False extracts page by page, with the site's template for an extractor that reads one.
+    `options` are the extractor's config overrides; with `model`, the template model's filter
+    runs first (`extractor` "template": the filter alone) and pages go one by one with their
+    site's template, as `newscrawl extract --model` does. The extractor is built once per
+    worker process, not shipped with every task.
     """
 
-    extractor: str = "nce"
+    extractor: str = DEFAULT_EXTRACTOR
     options: tuple[tuple[str, Any], ...] = ()
     html_column: str = "html"
     model: str | None = None  # a template model (`newscrawl train`): filter, then `extractor`
+    site_pass: bool = True
 
     @property
     def columns(self) -> list[str]:
@@ -348,45 +354,37 @@ class ReExtract:
     def __call__(self, site: str, table: pa.Table) -> pa.Table:
         import pyarrow as pa
 
+        from newscrawl.extractors.saved import Item, site_records
+
         extractor = _cached_extractor(self.extractor, self.options, self.model)
         crawls = _column(table, "crawl")
+        urls = table.column("url").to_pylist()
+        pages = table.column(self.html_column).to_pylist()
         types = _column(table, "content_type")
-        rows = [
-            self._row(extractor, site, crawl, url, html, content_type)
-            for crawl, url, html, content_type in zip(
-                crawls,
-                table.column("url").to_pylist(),
-                table.column(self.html_column).to_pylist(),
-                types,
-                strict=True,
-            )
+        items = [
+            (i, Item(url, _page_bytes(html), url, site, content_type))
+            for i, (url, html, content_type) in enumerate(zip(urls, pages, types, strict=True))
         ]
+        with_pass = self.site_pass and self.model is None and self.extractor != "template"
+        records = dict(site_records(extractor, items, with_pass))
+        rows = [
+            {"site": site, "crawl": crawls[i], "url": urls[i], "title": records[i]["title"],
+             "text": records[i]["text"], "extractor": records[i]["extractor"],
+             "error": records[i].get("error")}
+            for i in range(len(items))
+        ]  # fmt: skip
         schema = pa.schema(
             [(name, pa.string()) for name in ("site", "crawl", "url", "title", "text")]
             + [("extractor", pa.string()), ("error", pa.string())]
         )
         return pa.Table.from_pylist(rows, schema=schema).sort_by([("url", "ascending")])
 
-    @staticmethod
-    def _row(
-        extractor: Any,
-        site: str,
-        crawl: str | None,
-        url: str,
-        html: bytes | str | None,
-        content_type: str | None,
-    ) -> dict[str, Any]:
-        from newscrawl.dom import PageError, parse_html
 
-        row: dict[str, Any] = {"site": site, "crawl": crawl, "url": url, "title": "", "text": ""}
-        row["extractor"], row["error"] = extractor.name, None
-        try:
-            result = extractor.extract(parse_html(html or b"", url=url, content_type=content_type))
-        except PageError as exc:
-            row["error"] = str(exc)
-        else:
-            row["title"], row["text"] = result.title, result.text
-        return row
+def _page_bytes(html: bytes | str | None) -> bytes:
+    """A stored page as bytes (a missing one as no bytes: its record says it is empty)."""
+    if isinstance(html, str):
+        return html.encode("utf-8")
+    return html or b""
 
 
 def _column(table: pa.Table, name: str) -> list[Any]:
