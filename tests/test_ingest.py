@@ -122,6 +122,32 @@ def test_ingest_runs_archives_through_the_crawl_pipelines(tmp_path: Path) -> Non
     assert len(rows(out, "articles")) == len(articles)
 
 
+def test_a_file_that_grew_since_it_was_ingested_is_read_again(tmp_path: Path) -> None:
+    # A download ingested before it finished, then completed under the same name: its other
+    # pages are read, the ones already written are not written twice.
+    captures = list(demo_captures(html_only=True))[:40]
+    full = tmp_path / "full.warc.gz"
+    write_ccnews_warc(full, captures)
+    archives = tmp_path / "archives"
+    archives.mkdir()
+    data = full.read_bytes()
+    (archives / "a.warc.gz").write_bytes(data[: len(data) // 2])
+    first = ingest(archives, "--out", tmp_path / "out")
+    assert first.returncode == 0, first.stderr[-3000:]
+    early = rows(tmp_path / "out", "pages")
+    assert 0 < len(early) < 40
+    (archives / "a.warc.gz").write_bytes(data)
+    again = ingest(archives, "--out", tmp_path / "out")
+    assert again.returncode == 0, again.stderr[-3000:]
+    assert "their size changed since run ingest ingested them: 1 files" in again.stdout
+    pages = rows(tmp_path / "out", "pages")
+    assert set(pages.final_url) == {canonical_url(c.url) for c in captures}
+    assert not pages.final_url.duplicated().any()
+    assert not rows(tmp_path / "out", "articles").final_url.duplicated().any()
+    third = ingest(archives, "--out", tmp_path / "out")
+    assert "already ingested in run ingest: 1 files" in third.stdout
+
+
 def test_one_dask_task_per_file_gives_the_same_rows(tmp_path: Path) -> None:
     captures = list(demo_captures(copies=2, html_only=True))
     half = len(captures) // 2

@@ -114,6 +114,8 @@ class IngestResult:
     out: str
     reports: list[FileReport] = field(default_factory=list)
     skipped_files: list[str] = field(default_factory=list)  # ingested by an earlier run
+    # ingested by an earlier run at another size (a download that was not finished): read again
+    changed_files: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
     peak_rss_mb: float = 0.0
@@ -157,6 +159,7 @@ class IngestResult:
             "seconds": round(self.seconds, 2),
             "peak_rss_mb": self.peak_rss_mb,
             "skipped_files": self.skipped_files,
+            "changed_files": self.changed_files,
             "failed": self.failed,
             **self.totals(),
             "per_file": [r.to_json() for r in self.reports],
@@ -188,10 +191,13 @@ def ingest(
     result = IngestResult(run=run, out=str(out))
     pending: list[Path] = []
     for path in files:
-        if read_marker(out, run, file_slug(path)) is not None:
+        done = read_marker(out, run, file_slug(path))
+        if done is not None and done.size == _size(path):
             result.skipped_files.append(str(path))
-        else:
-            pending.append(path)
+            continue
+        if done is not None:  # rows it gave then are kept, not written twice (stored keys)
+            result.changed_files.append(str(path))
+        pending.append(path)
     if pending and cluster is None:
         ingest_in_process(pending, out, run, overrides or {})
     elif pending and cluster is not None:
@@ -208,6 +214,13 @@ def ingest(
     summary.parent.mkdir(parents=True, exist_ok=True)
     summary.write_text(json.dumps(result.to_json(), indent=1, default=str))
     return result
+
+
+def _size(path: Path) -> int | None:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return None
 
 
 def _on_dask(
@@ -259,6 +272,11 @@ def format_result(result: IngestResult) -> str:
     ]
     if result.skipped_files:
         lines.append(f"already ingested in run {result.run}: {len(result.skipped_files)} files")
+    if result.changed_files:
+        lines.append(
+            f"read again, their size changed since run {result.run} ingested them: "
+            f"{len(result.changed_files)} files"
+        )
     from newscrawl.warc.reader import PROBLEMS
 
     for title, group, names in (
