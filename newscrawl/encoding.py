@@ -72,6 +72,8 @@ _WIDE = ("utf-16", "utf-32")
 # Valid multi-byte UTF-8 (counted in extra bytes) per stray byte for a body to read as UTF-8.
 _MOSTLY_UTF8 = 20
 _SPACES = re.compile(rb"\s+")
+# ISO-2022-JP's escape into JIS X 0208 (ESC $ @ or ESC $ B): 7-bit bytes that are Japanese text.
+_ISO2022_SHIFT = re.compile(rb"\x1b\$[@B]")
 # Detected charsets whose mess ratios differ by no more than this are told apart by language.
 _CHAOS_TIE = 0.01
 # ISO-8859-7 and windows-1253 share their Greek letters, and detection cannot tell them apart,
@@ -294,6 +296,9 @@ def _decode_bytes(data: bytes, content_type: str | None) -> Decoded:
     declared = declared_charsets(data, content_type)
     if data.isascii():
         found = _declared(data, declared)
+        if found is None and _ISO2022_SHIFT.search(data):  # 7-bit Japanese: escapes, no 8th bit
+            text = _strict(data, "iso2022_jp_ext")
+            found = Decoded(text, "iso2022_jp_ext", "detected") if text is not None else None
         return found or Decoded(data.decode("ascii"), "ascii", "default")
     text = _strict(data, "utf-8") or _mostly_utf8(data)
     if text is not None:

@@ -162,6 +162,15 @@ def test_western_page_without_declaration_stays_windows_1252() -> None:
     assert decode_page(page.encode("cp1252")) == Decoded(page, "cp1252", "default")
 
 
+def test_undeclared_iso_2022_jp_is_read_as_japanese() -> None:
+    # 7-bit bytes, so they pass for ASCII: the escape into JIS X 0208 says otherwise
+    page = "<html><body><p>東京都議会が開かれ、新しい地下鉄駅について議論しました。</p></body>"
+    decoded = decode_page(page.encode("iso2022_jp"))
+    assert (decoded.text, decoded.source) == (page, "detected")
+    escape = b"<p>a stray \x1b in plain text</p>"
+    assert decode_page(escape) == Decoded(escape.decode(), "ascii", "default")
+
+
 @pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"])
 def test_utf16_and_utf32_without_bom_decode(codec: str) -> None:
     page = RUSSIAN.format(meta="")
