@@ -79,7 +79,10 @@ def dataset_names(out: str | Path) -> list[str]:
     return sorted(
         p.name
         for p in root.iterdir()
-        if p.is_dir() and not p.name.startswith(("_", ".")) and p.name != STATE_DIR
+        if p.is_dir()
+        and not p.name.startswith(("_", "."))
+        and p.name != STATE_DIR
+        and next(p.rglob("*.parquet"), None) is not None  # a folder of other files is no dataset
     )
 
 
@@ -108,29 +111,49 @@ def merge(
 
     from newscrawl.storage.datasets import open_parquet
 
+    names = list(datasets if datasets is not None else dataset_names(out))
+    _check_merge(Path(out), Path(into), names, rows_per_file)
     counts: dict[str, int] = {}
-    for name in datasets if datasets is not None else dataset_names(out):
-        source_dir = Path(out) / name
-        if not source_dir.is_dir():
-            raise FileNotFoundError(f"{source_dir}: no such dataset")
-        target = Path(into) / name
+    written: list[Path] = []
+    try:
+        for name in names:
+            target = Path(into) / name
+            if not target.exists():
+                written.append(target)
+            data = open_parquet(Path(out) / name)
+            partitioned = {"crawl", "site"} <= set(data.schema.names)
+            ds.write_dataset(
+                data,
+                target,
+                format="parquet",
+                partitioning=ds.partitioning(
+                    pa.schema([data.schema.field("crawl"), data.schema.field("site")]),
+                    flavor="hive",
+                )
+                if partitioned
+                else None,
+                basename_template="part-merged-{i}.parquet",
+                max_rows_per_file=rows_per_file,
+                max_rows_per_group=min(rows_per_file, 64 * 1024),
+                existing_data_behavior="overwrite_or_ignore",
+            )
+            counts[name] = data.count_rows()
+    except (pa.ArrowException, OSError) as exc:
+        for target in written:  # a failed merge leaves INTO as it found it, ready for a retry
+            shutil.rmtree(target, ignore_errors=True)
+        raise ValueError(f"{name}: {exc} (nothing of this merge is left in {into})") from exc
+    return counts
+
+
+def _check_merge(out: Path, into: Path, names: list[str], rows_per_file: int) -> None:
+    """Refuse a merge that cannot work before anything is written."""
+    if rows_per_file < 1:
+        raise ValueError(f"--rows-per-file must be at least 1, not {rows_per_file}")
+    if into.resolve() == out.resolve() or out.resolve() in into.resolve().parents:
+        raise ValueError(f"{into} is inside {out}: merge into a folder outside it")
+    for name in names:
+        if not (out / name).is_dir():
+            raise FileNotFoundError(f"{out / name}: no such dataset")
+        target = into / name
         if target.exists() and any(target.rglob("*.parquet")):
             raise FileExistsError(f"{target} already has files; merge into an empty directory")
-        data = open_parquet(source_dir)
-        partitioned = {"crawl", "site"} <= set(data.schema.names)
-        ds.write_dataset(
-            data,
-            target,
-            format="parquet",
-            partitioning=ds.partitioning(
-                pa.schema([data.schema.field("crawl"), data.schema.field("site")]), flavor="hive"
-            )
-            if partitioned
-            else None,
-            basename_template="part-merged-{i}.parquet",
-            max_rows_per_file=rows_per_file,
-            max_rows_per_group=min(rows_per_file, 64 * 1024),
-            existing_data_behavior="overwrite_or_ignore",
-        )
-        counts[name] = data.count_rows()
-    return counts
