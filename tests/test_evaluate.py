@@ -75,6 +75,7 @@ def dataset(tmp_path: Path) -> Path:
     write(root / "html" / "p10.html", b"\x00\x01\x02\x03 binary")
     write(root / "gold" / "p10.txt", "some gold text here")
     write(root / "html" / "orphan.html", html("no gold for this page"))
+    write(root / "gold" / "lost.txt", "gold whose page is missing")
     write(
         root / "meta.jsonl",
         '{"id": "p1", "url": "http://example.org/a", "site": "example.org"}\n'
@@ -107,6 +108,9 @@ def test_reader_without_meta_and_on_wrong_folders(tmp_path: Path, dataset: Path)
     (tmp_path / "plain").mkdir()
     with pytest.raises(DatasetError, match="needs html/ and gold/"):
         read_dataset(tmp_path / "plain")
+    write(dataset / "html" / "p2.htm", html("a second copy of page p2"))
+    with pytest.raises(DatasetError, match=r"p2\.htm and p2\.html are both page 'p2'"):
+        read_dataset(dataset)
 
 
 def test_evaluate_table_and_json_report(
@@ -141,10 +145,13 @@ def test_evaluate_table_and_json_report(
     assert "first: p2: KeyError: 'five'" in out
     assert "WARNING: tiny: 1 pages could not be parsed" in out
     assert "WARNING: tiny: 1 pages without gold were skipped" in out
+    assert "WARNING: tiny: 1 gold files have no page in html/ (first: lost)" in out
+    assert "WARNING: tiny: 1 meta.jsonl lines are not JSON objects with an id, ignored" in out
 
     report = json.loads(report_path.read_text())
     (tiny,) = report["datasets"]
     assert (tiny["pages"], tiny["skipped_without_gold"]) == (3, 1)
+    assert (tiny["gold_without_page"], tiny["bad_meta_lines"]) == (["lost"], 1)
     assert list(tiny["parse_errors"]) == ["p10"]
     paras = tiny["extractors"]["paras"]
     assert paras["shingle"] == pytest.approx({"precision": 0.4, "recall": 2 / 3, "f1": 0.5})

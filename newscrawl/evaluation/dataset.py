@@ -65,6 +65,22 @@ def read_meta(path: Path) -> tuple[dict[str, dict[str, Any]], int]:
     return by_id, bad
 
 
+def _pages_by_id(html_dir: Path) -> dict[str, Path]:
+    """The page files of html/ by id (file stem); two files of one id are an error, not a
+    silent pick that would depend on the order the folder lists them in."""
+    pages: dict[str, Path] = {}
+    for path in sorted(html_dir.iterdir()):
+        if path.suffix.lower() not in HTML_SUFFIXES or not path.is_file():
+            continue
+        if path.stem in pages:
+            raise DatasetError(
+                f"{html_dir}: {pages[path.stem].name} and {path.name} are both page "
+                f"{path.stem!r}; keep one"
+            )
+        pages[path.stem] = path
+    return pages
+
+
 class Dataset:
     """The scorable pages of one dataset folder, read lazily in id order."""
 
@@ -76,15 +92,15 @@ class Dataset:
             raise DatasetError(f"{self.path}: no such dataset folder")
         if not html_dir.is_dir() or not self.gold_dir.is_dir():
             raise DatasetError(f"{self.path}: not a dataset folder (needs html/ and gold/ inside)")
-        html = {
-            p.stem: p
-            for p in html_dir.iterdir()
-            if p.suffix.lower() in HTML_SUFFIXES and p.is_file()
-        }
+        html = _pages_by_id(html_dir)
         ids = sorted(html, key=natural_key)
         scorable = [i for i in ids if (self.gold_dir / f"{i}.txt").is_file()]
         #: pages that have html but no gold file, so cannot be scored
         self.skipped = len(ids) - len(scorable)
+        #: gold files with no page (ids, sorted): nothing to score them against
+        self.gold_only = sorted(
+            (p.stem for p in self.gold_dir.glob("*.txt") if p.stem not in html), key=natural_key
+        )
         if limit is not None:
             scorable = scorable[: max(limit, 0)]
         self.ids: list[str] = scorable

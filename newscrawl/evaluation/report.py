@@ -231,6 +231,16 @@ def error_lines(results: Sequence[DatasetResult]) -> list[str]:
     for result in results:
         if result.skipped:
             lines.append(f"{result.name}: {result.skipped} pages without gold were skipped")
+        if result.gold_only:
+            lines.append(
+                f"{result.name}: {len(result.gold_only)} gold files have no page in html/ "
+                f"(first: {result.gold_only[0]})"
+            )
+        if result.bad_meta_lines:
+            lines.append(
+                f"{result.name}: {result.bad_meta_lines} meta.jsonl lines are not JSON objects "
+                "with an id, ignored"
+            )
         if result.parse_errors:
             page, error = next(iter(result.parse_errors.items()))
             lines.append(
@@ -303,6 +313,8 @@ def build_report(
                 "path": result.path,
                 "pages": result.pages,
                 "skipped_without_gold": result.skipped,
+                "gold_without_page": result.gold_only,
+                "bad_meta_lines": result.bad_meta_lines,
                 "parse_seconds": result.parse_seconds,
                 "parse_pages_per_second": result.pages_per_second(),
                 "parse_errors": result.parse_errors,

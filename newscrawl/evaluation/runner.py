@@ -80,6 +80,8 @@ class DatasetResult:
     path: str
     page_ids: list[str] = field(default_factory=list)
     skipped: int = 0  # pages without gold
+    gold_only: list[str] = field(default_factory=list)  # gold files without a page
+    bad_meta_lines: int = 0  # meta.jsonl lines that are not JSON objects with an id
     parse_errors: dict[str, str] = field(default_factory=dict)
     parse_seconds: float = 0.0
     extractors: dict[str, ExtractorResult] = field(default_factory=dict)
@@ -271,6 +273,7 @@ def evaluate_dataset(
 
     sites = dataset_sites(dataset, site_mode(site_from, dataset))
     result = DatasetResult(name=dataset.name, path=str(dataset.path), skipped=dataset.skipped)
+    result.gold_only, result.bad_meta_lines = dataset.gold_only, dataset.bad_meta_lines
     result.extractors = {name: ExtractorResult(name) for name in extractors}
     scored = list(result.extractors.values())
     outcomes = tqdm(
