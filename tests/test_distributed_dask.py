@@ -139,3 +139,30 @@ def test_reextract_command_on_a_scheduler_address(
     assert read_output(tmp_path / "a").to_pylist() == read_output(tmp_path / "b").to_pylist()
     assert command("--out", str(tmp_path / "a")) == 2  # refuses to mix into earlier output
     assert command("--out", str(tmp_path / "c"), "--extractor", "nope") == 2
+
+
+def test_reextract_says_what_is_wrong_with_its_input(
+    pages: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import argparse
+
+    from newscrawl.commands import reextract
+
+    def command(source: Path, *argv: str) -> int:
+        parser = argparse.ArgumentParser()
+        reextract.add_arguments(parser)
+        return reextract.run(parser.parse_args([str(source), "--out", str(tmp_path / "o"), *argv]))
+
+    assert command(tmp_path / "absent") == 2
+    assert "no such folder" in capsys.readouterr().err
+    articles = tmp_path / "crawl" / "articles"
+    articles.mkdir(parents=True)
+    rows = pa.table({"site": ["a.test"], "url": ["http://a.test/"]})
+    pq.write_table(rows, articles / "a.parquet")
+    (tmp_path / "crawl" / "pages").mkdir()
+    assert command(articles) == 2
+    assert "no html column, not a pages dataset" in capsys.readouterr().err
+    assert command(tmp_path / "crawl") == 2
+    assert f"its pages are {tmp_path / 'crawl' / 'pages'}" in capsys.readouterr().err
+    assert command(pages, "--site", "bogus.test") == 2
+    assert "no such site in" in capsys.readouterr().err

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 HELP = "extract stored pages again with another extractor or model (optionally on Dask)"
 
@@ -45,8 +46,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
     from newscrawl.distributed.dask_stages import ReExtract, dask_client, run_stage, warm_up
 
     out = Path(args.out)
@@ -55,6 +54,10 @@ def run(args: argparse.Namespace) -> int:
               file=sys.stderr)  # fmt: skip
         return 2
     stage = ReExtract(args.extractor, model=args.model, site_pass=args.site_pass)
+    problem = _not_pages(Path(args.pages), stage.html_column)
+    if problem is not None:
+        print(f"reextract: {problem}", file=sys.stderr)
+        return 2
     try:
         stage.prepare()  # a bad extractor name or model fails here, not in every task
         with dask_client(args.cluster, args.dask_workers) as client:
@@ -64,5 +67,33 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, OSError) as exc:
         print(f"reextract: {exc}", file=sys.stderr)
         return 2
+    missing = sorted(set(args.site or ()) - {result.site for result in report.results})
+    if missing:
+        print(f"reextract: no such site in {args.pages}: {', '.join(missing)}", file=sys.stderr)
     print(f"reextract: {report.summary()} -> {out}")
+    if missing and not report.results:
+        return 2
     return 1 if report.failed else 0
+
+
+def _not_pages(pages: Path, html_column: str) -> str | None:
+    """Why PAGES is not a pages dataset to re-extract, or None when it is one."""
+    import pyarrow as pa
+
+    from newscrawl.storage.datasets import open_parquet
+
+    if not pages.is_dir():
+        return f"{pages}: no such folder"
+    hint = (
+        f" (a crawl's output? its pages are {pages / 'pages'})"
+        if (pages / "pages").is_dir()
+        else ""
+    )
+    try:
+        names = open_parquet(pages, exclude_invalid_files=True).schema.names
+    except (pa.ArrowException, OSError) as exc:
+        return f"{pages}: not a Parquet dataset: {exc}{hint}"
+    lacking = [c for c in ("url", "site", html_column) if c not in names]
+    if lacking:
+        return f"{pages}: no {', '.join(lacking)} column, not a pages dataset{hint}"
+    return None
