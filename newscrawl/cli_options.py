@@ -13,7 +13,19 @@ __all__ = [
     "add_settings_arguments",
     "add_warc_argument",
     "option_settings",
+    "positive_int",
 ]
+
+
+def positive_int(value: str) -> int:
+    """An argparse type: a whole number of at least 1 (worker processes, jobs)."""
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {number}")
+    return number
 
 
 def add_max_pages_argument(parser: argparse.ArgumentParser) -> None:

@@ -189,6 +189,10 @@ def test_evaluate_reports_bad_arguments(
     assert "no such dataset folder" in capsys.readouterr().err
     assert main(["evaluate", str(dataset), "-e", "paras,nope"]) == 2
     assert "unknown extractor nope" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as stopped:
+        main(["evaluate", str(dataset), "-j", "0"])
+    assert stopped.value.code == 2
+    assert "-j/--jobs: must be at least 1, not 0" in capsys.readouterr().err
     empty = tmp_path / "empty"
     (empty / "html").mkdir(parents=True)
     (empty / "gold").mkdir()

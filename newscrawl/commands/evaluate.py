@@ -30,6 +30,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from newscrawl.cli_options import positive_int
 from newscrawl.evaluation.sites import SITE_FROM
 from newscrawl.extractors import build_extractors, extractor_names
 from newscrawl.template.sitemethods import DEFAULT_SITE_METHOD, SITE_METHODS
@@ -98,7 +99,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-j",
         "--jobs",
-        type=int,
+        type=positive_int,
         default=1,
         metavar="N",
         help="worker processes; all pages of a site go to one worker, every figure but pages/s "

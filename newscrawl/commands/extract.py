@@ -32,6 +32,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from newscrawl.cli_options import positive_int
 from newscrawl.dom import PageError
 from newscrawl.evaluation.dataset import read_meta
 from newscrawl.evaluation.sites import (
@@ -129,7 +130,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-j",
         "--jobs",
-        type=int,
+        type=positive_int,
         default=None,
         metavar="N",
         help=f"worker processes (default: one per CPU for more than {POOL_THRESHOLD} pages, "

@@ -28,6 +28,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from newscrawl.cli_options import positive_int
 from newscrawl.models.template_model import bundled_model_path
 
 __all__ = ["HELP", "add_arguments", "run"]
@@ -81,7 +82,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "pages of every dataset pooled",
         )
         command.add_argument(
-            "-j", "--jobs", type=int, default=1, metavar="N", help="pages parsed in N processes"
+            "-j",
+            "--jobs",
+            type=positive_int,
+            default=1,
+            metavar="N",
+            help="pages parsed in N processes",
         )
         command.add_argument(
             "-n", "--limit", type=int, default=None, metavar="N", help="first N pages per dataset"
