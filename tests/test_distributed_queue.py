@@ -189,3 +189,6 @@ def test_enqueue_and_status_commands(
     assert text.startswith("run cli: 3 queued, 1 leased, 0 done, 0 failed")
     assert "alpha  by w1, lease ends in" in text
     assert main(["status", "--redis", "redis://127.0.0.1:1/0", "--run", "cli"]) == 1
+    capsys.readouterr()
+    assert main(["status", "--redis", redis_url, "--run", "clj"]) == 1
+    assert "no sites were ever enqueued in run 'clj' (runs: " in capsys.readouterr().err

@@ -31,8 +31,15 @@ def run(args: argparse.Namespace) -> int:
     try:
         queue = SiteQueue.from_url(args.redis, args.run)
         status = retry_redis(queue.status, "read the queue status", give_up_after=5)
+        known = queue.exists() or bool(status.workers)
+        runs = [] if known else queue.runs()
     except (ValueError, RedisUnavailable) as exc:
         print(f"status: {exc}", file=sys.stderr)
+        return 1
+    if not known:  # a mistyped --run would read as an empty run
+        listed = ", ".join(runs) if runs else "none"
+        print(f"status: no sites were ever enqueued in run {args.run!r} (runs: {listed})",
+              file=sys.stderr)  # fmt: skip
         return 1
     if args.json:
         print(json.dumps(as_dict(status), indent=2, sort_keys=True))

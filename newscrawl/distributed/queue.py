@@ -315,6 +315,16 @@ class SiteQueue:
         self._enqueue = client.register_script(ENQUEUE_SCRIPT)
         self._give_back = client.register_script(GIVE_BACK_SCRIPT)
 
+    def runs(self) -> list[str]:
+        """The runs this Redis holds sites of (by their `seen` sets), sorted."""
+        found = self.client.scan_iter(match="newscrawl:{*}:seen", count=1000)
+        names = {key.split("{", 1)[1].rsplit("}", 1)[0] for key in found}
+        return sorted(names)
+
+    def exists(self) -> bool:
+        """Whether any site was ever enqueued in this run."""
+        return bool(self.client.exists(self.keys["seen"]))
+
     @classmethod
     def from_url(cls, url: str, run: str = DEFAULT_RUN, **kwargs: Any) -> SiteQueue:
         return cls(connect(url), run, **kwargs)
