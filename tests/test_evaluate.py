@@ -189,6 +189,8 @@ def test_evaluate_reports_bad_arguments(
     assert "no such dataset folder" in capsys.readouterr().err
     assert main(["evaluate", str(dataset), "-e", "paras,nope"]) == 2
     assert "unknown extractor nope" in capsys.readouterr().err
+    assert main(["evaluate", str(dataset), "-e", "paras", "--by", "colour", "--no-progress"]) == 0
+    assert "WARNING: no page's meta.jsonl has a 'colour' field" in capsys.readouterr().out
     with pytest.raises(SystemExit) as stopped:
         main(["evaluate", str(dataset), "-j", "0"])
     assert stopped.value.code == 2

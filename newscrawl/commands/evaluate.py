@@ -173,6 +173,10 @@ def run(args: argparse.Namespace) -> int:
     if by is not None:
         print(f"\nby {by} (every dataset pooled):\n{format_groups(results, by)}")
     warnings = error_lines(results)
+    if by is not None and not any(
+        page.get(by) is not None for d in datasets for page in d.meta.values()
+    ):
+        print(f"WARNING: no page's meta.jsonl has a {by!r} field: every page is in group '-'")
     for line in warnings:
         print(f"WARNING: {line}")
     if not any("RAISED" in line for line in warnings):
