@@ -6,6 +6,7 @@ import gzip
 import os
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import pytest
@@ -133,6 +134,20 @@ def test_plain_whole_gzip_and_arc_files(tmp_path: Path) -> None:
     whole.write_bytes(gzip.compress(plain.read_bytes()))
     records, problems = read(whole)
     assert problems == [] and len(pages(records)) == 3
+    # cut short: every record the kept bytes hold whole is read, and the cut is reported
+    ten = write_warc(tmp_path / "ten.warc", small_captures(10), gzip=False)
+    packed = gzip.compress(ten.read_bytes())
+    cut = tmp_path / "cut.warc.gz"
+    cut.write_bytes(packed[: len(packed) // 2])
+    held = zlib.decompressobj(31).decompress(packed[: len(packed) // 2])
+    records, problems = read(cut)
+    whole_pages = [
+        url
+        for kind, url, offset in member_offsets(ten)
+        if kind == "metadata" and offset < len(held)
+    ]  # a response is whole when the metadata record after it starts in the kept bytes
+    assert pages(records) == whole_pages and len(whole_pages) >= 2
+    assert [p.kind for p in problems] == ["truncated"]
 
     body = html_page(1)
     http = b"HTTP/1.0 200 OK\r\nContent-Type: text/html\r\n\r\n" + body

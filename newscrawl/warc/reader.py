@@ -22,7 +22,6 @@ Memory is bounded by one record's capped payload, whatever the file size.
 
 from __future__ import annotations
 
-import gzip
 import io
 import os
 import re
@@ -428,17 +427,75 @@ def _damage(record: Any, head: RecordHead, ran_on: bool) -> Problem | None:
     return None
 
 
+class _WholeGzip(io.RawIOBase):
+    """The decompressed bytes of a gzipped file that may be cut short or damaged: it ends
+    where the good data ends, where `gzip.open` raises and drops what its last read had
+    decompressed (a file cut in half lost every record of that read). Members follow one
+    another, as in `gzip`."""
+
+    def __init__(self, raw: BinaryIO) -> None:
+        self._raw = raw
+        self._inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        self._pending = b""
+        self._done = False
+        self.produced = 0  # bytes unpacked so far
+        self.cut_short = False  # the file ended, or broke, inside a gzip member
+        self._fed = False  # the current member has had input
+
+    def close(self) -> None:
+        self._raw.close()
+        super().close()
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not self._pending and not self._done:
+            self._pending = self._more()
+        size = min(len(buffer), len(self._pending))
+        buffer[:size] = self._pending[:size]
+        self.produced += size
+        self._pending = self._pending[size:]
+        return size
+
+    def _more(self) -> bytes:
+        if self._inflate.eof:  # the next member, if any, starts in what the last one left
+            rest = self._inflate.unused_data
+            self._inflate = zlib.decompressobj(16 + zlib.MAX_WBITS)
+            self._fed = False
+            if rest:
+                return self._inflate_bytes(rest)
+        chunk = self._raw.read(65536)
+        if not chunk:
+            self._done = True
+            self.cut_short = self._fed and not self._inflate.eof
+            return b""
+        return self._inflate_bytes(chunk)
+
+    def _inflate_bytes(self, chunk: bytes) -> bytes:
+        self._fed = True
+        try:
+            return self._inflate.decompress(chunk)
+        except zlib.error:  # damage: the stream ends here
+            self._done = self.cut_short = True
+            return b""
+
+
 def _read_whole_gzip(
     path: Path, skip: int, wants: Callable[[RecordHead], bool], limit: int, kind: str
 ) -> Iterator[Record | Problem]:
     """A file gzipped whole (one stream, which the WARC standard does not allow but tools
     write): read as one decompressed stream; offsets are then positions in that stream, and
     damage ends the file. The first `skip` records were handed on already."""
-    with gzip.open(path, "rb") as stream:
+    whole = _WholeGzip(open(path, "rb"))  # noqa: SIM115 - closed with the stream below
+    with io.BufferedReader(whole) as stream:
         state = _ReadState(0)
         yield from _read_from(stream, state, wants, limit, arc=kind == "arc", skip=skip)
         if state.failed is not None:
             yield state.failed
+        elif whole.cut_short:
+            at = whole.produced
+            yield Problem("truncated", at, f"the gzip stream ends early ({at} bytes unpacked)")
 
 
 def payload_record(head: RecordHead, raw: bytes | None, limit: int, big: bool) -> Record | Problem:
