@@ -93,7 +93,7 @@ PROBLEMS = {
     "not_warc": "not a WARC or ARC file",
     "corrupt": "corrupt data (skipped to the next record)",
     "truncated": "record cut short (truncated file or declared length too long)",
-    "bad_length": "declared length too short (record runs on)",
+    "bad_length": "declared length wrong (the record does not end where it says)",
     "too_large": "record over the size cap",
     "bad_encoding": "payload transfer or content encoding undecodable",
 }
@@ -423,7 +423,7 @@ def _damage(record: Any, head: RecordHead, ran_on: bool) -> Problem | None:
     if getattr(record.raw_stream, "limit", 0) > 0:
         return Problem("truncated", head.offset, f"{head.type} {head.url}: cut short")
     if ran_on:
-        return Problem("bad_length", head.offset, f"{head.type} {head.url}: runs past its length")
+        return Problem("bad_length", head.offset, f"{head.type} {head.url}: does not end at its declared length")
     return None
 
 
