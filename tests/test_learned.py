@@ -187,6 +187,24 @@ def test_block_features_describe_the_page() -> None:
     assert rows[headline, col["block_h1"]] == 1.0 and rows[headline, col["title_ratio"]] > 0.7
 
 
+def test_the_share_of_a_block_in_the_page_summary() -> None:
+    lead = "The harbour bridge reopened on Monday after four years of repairs to its deck."
+    teaser = "Another town opened a new library with a reading room for children."
+    page = (
+        f"<html><head><meta property='og:description' content='{lead[:60]}'></head><body>"
+        f"<p>{lead}</p><p>{teaser}</p><p>Bridge</p></body></html>"
+    )
+    dom = parse_html(page)
+    blocks = split_blocks(dom)
+    share = block_features(dom, blocks)[:, FEATURES.index("description_share")]
+    # the summary holds the lead's first 10 of its 14 words: 8 of its 12 word trigrams
+    assert share.tolist() == pytest.approx([8 / 12, 0.0, 0.0], rel=1e-6)
+    bare = parse_html(page.replace("og:description", "og:title"))
+    assert not block_features(bare, split_blocks(bare))[
+        :, FEATURES.index("description_share")
+    ].any()
+
+
 def test_features_of_an_empty_page() -> None:
     dom = parse_html("<html><body></body></html>")
     assert block_features(dom, split_blocks(dom)).shape == (0, len(FEATURES))

@@ -105,6 +105,9 @@ _NEIGHBOUR = [
     f"n{o:+d}_{name}" for o in _NEIGHBOURS for name in ("chars_log", "link_density", "stop_share")
 ]
 _TITLE = ["title_ratio", "in_title"]
+# How much of the block the page's own summary (og:description or the meta description)
+# holds: the article's lead, not a teaser of another article.
+_SUMMARY = ["description_share"]
 # What kind of page this is, from its own markup: schema.org types (JSON-LD or microdata) and
 # og:type, and how its blocks look as a whole. The same for every block of a page; they let
 # the trees learn that a forum's posts or a product's description are its main text.
@@ -129,6 +132,7 @@ _PAGE = [
     "page_comment_share",
 ]
 _ITEMTYPES = lxml.etree.XPath("//@itemtype")  # values that know their element
+_SUMMARY_WORD = re.compile(r"\w+")
 _LD_TYPE = re.compile(r'"@type"\s*:\s*\[?\s*"([^"]{1,60})"')
 
 FEATURES: list[str] = [
@@ -145,6 +149,7 @@ FEATURES: list[str] = [
     *_NEIGHBOUR,
     *(f"seed_{s}" for s in _SEEDS),
     *_TITLE,
+    *_SUMMARY,
     *_PAGE,
     *SITE_FEATURES,
 ]
@@ -243,7 +248,7 @@ def block_features(
         return np.zeros((0, len(FEATURES)), dtype=np.float32)
     texts = block_texts(dom, blocks)
     chars, density = _block_sizes(dom, blocks)
-    text, counts = text_columns(texts)
+    text, counts, tokens = text_columns(texts)
     columns = [text, density[:, None], mark_columns(texts, counts)]
     columns.append(np.array([blocks.stop[k] - blocks.start[k] for k in range(n)])[:, None])
     columns.append(_tree_columns(dom, blocks, chars))
@@ -255,6 +260,7 @@ def block_features(
     columns.append(_neighbour_columns(chars, density, stop_share))
     columns.append(_seed_columns(dom, blocks, seeds))
     columns.append(_title_columns(dom, texts))
+    columns.append(_summary_columns(dom, tokens))
     columns.append(_page_columns(dom, np.hstack(columns), chars))
     columns.append(site_columns(dom, blocks, template))
     out = np.hstack(columns).astype(np.float32)
@@ -422,6 +428,25 @@ def _title_columns(dom: Dom, texts: list[str]) -> np.ndarray:
         if short:
             out[k, 0] = fuzz.ratio(short, title) / 100.0
             out[k, 1] = short in title
+    return out
+
+
+def _summary_columns(dom: Dom, tokens: list[list[str]]) -> np.ndarray:
+    """`_SUMMARY`: the share of the block's word trigrams found in the page's summary (0
+    without a summary of at least 4 words, and for blocks under 3 words)."""
+    out = np.zeros((len(tokens), 1))
+    meta = dom.meta
+    summary = (
+        meta.get("og:description") or meta.get("description") or meta.get("twitter:description")
+    ) or ""
+    words = _SUMMARY_WORD.findall(summary.lower())
+    if len(words) < 4:
+        return out
+    trigrams = set(zip(words, words[1:], words[2:], strict=False))
+    for k, block in enumerate(tokens):
+        if len(block) >= 3:
+            found = sum(t in trigrams for t in zip(block, block[1:], block[2:], strict=False))
+            out[k, 0] = found / (len(block) - 2)
     return out
 
 

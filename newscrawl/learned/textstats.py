@@ -125,9 +125,9 @@ def _words_and_sentences(chars: _Chars) -> tuple[np.ndarray, np.ndarray]:
     return words, chars.per_text(latin & before_space | wide)
 
 
-def text_columns(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """The `_TEXT` columns of `features` up to the stop-word share (13 columns), and the
-    digit and bullet counts of each text (columns)."""
+def text_columns(texts: list[str]) -> tuple[np.ndarray, np.ndarray, list[list[str]]]:
+    """The `_TEXT` columns of `features` up to the stop-word share (13 columns), the digit
+    and bullet counts of each text (columns), and each text's `\\w+` tokens, lower-cased."""
     page = _Chars(texts)
     counts = _class_counts(page)
     chars = np.maximum(counts[:, 0], 1)
@@ -138,7 +138,8 @@ def text_columns(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     out[:, 7] = counts[:, 4] / np.maximum(counts[:, 5], 1)
     out[:, 12] = counts[:, 6] / chars
     words, sentences = _words_and_sentences(page)
-    found, token_chars, stop = _token_columns(texts)
+    tokens = [_WORD.findall(text.lower()) for text in texts]
+    found, token_chars, stop = _token_columns(tokens, texts)
     out[:, 1] = np.log1p(words)
     out[:, 2] = np.log1p(found)
     out[:, 3] = np.minimum(sentences, 50)
@@ -147,13 +148,14 @@ def text_columns(texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
     out[:, 9] = [bool(s) and s[-1] in _SENTENCE_CHARS for s in map(str.rstrip, texts)]
     out[:, 10] = [bool(text) and text[0].isupper() for text in texts]
     out[:, 11] = stop
-    return out, counts[:, [3, 7]]
+    return out, counts[:, [3, 7]], tokens
 
 
-def _token_columns(texts: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per text: its `\\w+` tokens (lower-cased), their characters, the share of them that
-    are function words of the page's language."""
-    tokens = [_WORD.findall(text.lower()) for text in texts]
+def _token_columns(
+    tokens: list[list[str]], texts: list[str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per text (`tokens`: its `\\w+` tokens, lower-cased): how many, their characters, the
+    share of them that are function words of the page's language."""
     lang = guess_language(itertools.chain.from_iterable(tokens))
     found = np.fromiter(map(len, tokens), dtype=np.float64, count=len(texts))
     chars = np.array([sum(map(len, t)) for t in tokens], dtype=np.float64)
