@@ -423,7 +423,8 @@ def _damage(record: Any, head: RecordHead, ran_on: bool) -> Problem | None:
     if getattr(record.raw_stream, "limit", 0) > 0:
         return Problem("truncated", head.offset, f"{head.type} {head.url}: cut short")
     if ran_on:
-        return Problem("bad_length", head.offset, f"{head.type} {head.url}: does not end at its declared length")
+        detail = f"{head.type} {head.url}: does not end at its declared length"
+        return Problem("bad_length", head.offset, detail)
     return None
 
 
