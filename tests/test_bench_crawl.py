@@ -3,6 +3,7 @@ in the same run, as a before/after of a change (real crawls of the demo web on l
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -47,3 +48,15 @@ def test_a_checkout_whose_crawl_fails_stops_the_bench_with_its_error(tmp_path: P
     assert done.returncode == 1
     assert "no-extraction (against): crawl failed" in done.stderr
     assert "this checkout is broken" in done.stderr  # the checkout's own code ran
+
+
+def test_the_other_checkout_crawls_with_its_own_item_pipelines(tmp_path: Path) -> None:
+    # pipelines/ installs as newscrawl.pipelines from this tree: the other checkout's must run
+    (tmp_path / "newscrawl").symlink_to(ROOT / "newscrawl")
+    (tmp_path / "models").symlink_to(ROOT / "models")
+    shutil.copytree(ROOT / "pipelines", tmp_path / "pipelines")
+    with (tmp_path / "pipelines" / "__init__.py").open("a") as init:
+        init.write("\nraise SystemExit('the item pipelines of the other checkout')\n")
+    done = bench("--against", tmp_path)
+    assert done.returncode == 1
+    assert "the item pipelines of the other checkout" in done.stderr

@@ -46,9 +46,11 @@ a real network allows.
 from __future__ import annotations
 
 import argparse
+import atexit
 import dataclasses
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -155,7 +157,7 @@ def _crawl(
     sites: Path, out: Path, overrides: dict[str, Any], tree: str | None = None
 ) -> dict[str, Any]:
     """One `newscrawl crawl` in a child process; with `tree`, the newscrawl checkout there
-    crawls (first on the import path, started in that folder) instead of this one."""
+    crawls instead of this one, all of it (`_import_root`)."""
     from newscrawl.crawl.runner import crawl_command
 
     settings = [
@@ -163,12 +165,42 @@ def _crawl(
         for name, value in overrides.items()
     ]
     command = crawl_command(sites, out, settings, ("--fast-local", "--log-level", "WARNING"))
-    env = {**os.environ, "PYTHONPATH": tree} if tree else None
-    result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tree)
+    root = str(_import_root(tree)) if tree else None
+    env = {**os.environ, "PYTHONPATH": root} if root else None
+    result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=root)
     summaries = sorted(out.glob(".newscrawl/*/summary.json"))
     if result.returncode != 0 or not summaries:
         raise RuntimeError(f"crawl failed ({result.returncode}): {result.stderr[-2000:]}")
     return json.loads(summaries[-1].read_text())
+
+
+def _import_root(tree: str) -> Path:
+    """The checkout in `tree` as a folder to crawl from (first on the import path, and the
+    working directory) so that all of `newscrawl` comes from it: its newscrawl/, and its
+    pipelines/ and models/ as newscrawl.pipelines and newscrawl.models. The install maps those
+    two (pyproject's package-dir) to this tree's folders, so PYTHONPATH=tree alone ran the
+    other checkout's crawl with this tree's item pipelines. Made once a run, of links: the
+    checkout's top-level entries, and a newscrawl/ package of links holding the two."""
+    root = _IMPORT_ROOTS.get(tree)
+    if root is None:
+        root = Path(tempfile.mkdtemp(prefix="newscrawl-against-"))
+        for entry in Path(tree).iterdir():
+            if entry.name != "newscrawl":
+                (root / entry.name).symlink_to(entry)
+        package = root / "newscrawl"
+        package.mkdir()
+        for entry in (Path(tree) / "newscrawl").iterdir():
+            (package / entry.name).symlink_to(entry)
+        for folder in ("pipelines", "models"):
+            source = Path(tree) / folder
+            if source.is_dir() and not (package / folder).exists():
+                (package / folder).symlink_to(source)
+        _IMPORT_ROOTS[tree] = root
+        atexit.register(shutil.rmtree, root, True)
+    return root
+
+
+_IMPORT_ROOTS: dict[str, Path] = {}
 
 
 def _heavy_body(path: str) -> bytes | None:
