@@ -354,6 +354,7 @@ class ReExtract:
     def __call__(self, site: str, table: pa.Table) -> pa.Table:
         import pyarrow as pa
 
+        from newscrawl.extractors import TEMPLATE
         from newscrawl.extractors.saved import Item, site_records
 
         extractor = _cached_extractor(self.extractor, self.options, self.model)
@@ -365,7 +366,7 @@ class ReExtract:
             (i, Item(url, _page_bytes(html), url, site, content_type))
             for i, (url, html, content_type) in enumerate(zip(urls, pages, types, strict=True))
         ]
-        with_pass = self.site_pass and self.model is None and self.extractor != "template"
+        with_pass = self.site_pass and self.model is None and self.extractor != TEMPLATE
         records = dict(site_records(extractor, items, with_pass))
         rows = [
             {"site": site, "crawl": crawls[i], "url": urls[i], "title": records[i]["title"],

@@ -38,7 +38,7 @@ from rapidfuzz import fuzz
 from newscrawl.dom import Dom
 from newscrawl.learned.blocks import Blocks
 from newscrawl.learned.sitetemplate import SITE_FEATURES, TemplateHashes, site_columns
-from newscrawl.learned.textstats import block_texts, mark_columns, text_columns
+from newscrawl.learned.textstats import block_texts, lower_words, mark_columns, text_columns
 from newscrawl.tags import SKIPPED_TAGS
 
 __all__ = ["FEATURES", "block_features", "block_groups"]
@@ -132,7 +132,6 @@ _PAGE = [
     "page_comment_share",
 ]
 _ITEMTYPES = lxml.etree.XPath("//@itemtype")  # values that know their element
-_SUMMARY_WORD = re.compile(r"\w+")
 _LD_TYPE = re.compile(r'"@type"\s*:\s*\[?\s*"([^"]{1,60})"')
 
 FEATURES: list[str] = [
@@ -439,7 +438,7 @@ def _summary_columns(dom: Dom, tokens: list[list[str]]) -> np.ndarray:
     summary = (
         meta.get("og:description") or meta.get("description") or meta.get("twitter:description")
     ) or ""
-    words = _SUMMARY_WORD.findall(summary.lower())
+    words = lower_words(summary)
     if len(words) < 4:
         return out
     trigrams = set(zip(words, words[1:], words[2:], strict=False))

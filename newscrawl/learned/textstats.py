@@ -20,7 +20,7 @@ from newscrawl.dom import Dom
 from newscrawl.learned.blocks import Blocks
 from newscrawl.learned.stopwords import CJK, STOPWORDS, guess_language, stopword_share
 
-__all__ = ["block_texts", "mark_columns", "text_columns"]
+__all__ = ["block_texts", "lower_words", "mark_columns", "text_columns"]
 
 _WORD = re.compile(r"\w+")
 _SENTENCE_END = re.compile(r"[.!?。！？](?:\s|$)|[。！？]")
@@ -125,6 +125,11 @@ def _words_and_sentences(chars: _Chars) -> tuple[np.ndarray, np.ndarray]:
     return words, chars.per_text(latin & before_space | wide)
 
 
+def lower_words(text: str) -> list[str]:
+    """The `\\w+` tokens of `text`, lower-cased: the words every text column counts."""
+    return _WORD.findall(text.lower())
+
+
 def text_columns(texts: list[str]) -> tuple[np.ndarray, np.ndarray, list[list[str]]]:
     """The `_TEXT` columns of `features` up to the stop-word share (13 columns), the digit
     and bullet counts of each text (columns), and each text's `\\w+` tokens, lower-cased."""
@@ -138,7 +143,7 @@ def text_columns(texts: list[str]) -> tuple[np.ndarray, np.ndarray, list[list[st
     out[:, 7] = counts[:, 4] / np.maximum(counts[:, 5], 1)
     out[:, 12] = counts[:, 6] / chars
     words, sentences = _words_and_sentences(page)
-    tokens = [_WORD.findall(text.lower()) for text in texts]
+    tokens = list(map(lower_words, texts))
     found, token_chars, stop = _token_columns(tokens, texts)
     out[:, 1] = np.log1p(words)
     out[:, 2] = np.log1p(found)

@@ -277,19 +277,20 @@ def _unzstd(data: bytes, limit: int) -> bytes:
     except ImportError:
         from backports import zstd  # type: ignore[no-redef]  # Scrapy's own dependency
 
-    reader = zstd.ZstdFile(io.BytesIO(data))
-    chunks: list[bytes] = []
-    size = 0
-    while size <= limit:
+    return _read_capped(_UntilTruncated(zstd.ZstdFile(io.BytesIO(data))), limit)
+
+
+class _UntilTruncated:
+    """A reader whose truncated end (EOFError) reads as its end."""
+
+    def __init__(self, reader: Any) -> None:
+        self._reader = reader
+
+    def read(self, size: int) -> bytes:
         try:
-            chunk = reader.read(min(65536, limit + 1 - size))
+            return bytes(self._reader.read(size))
         except EOFError:
-            break
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-    return b"".join(chunks)
+            return b""
 
 
 # Content encodings decoded here rather than by warcio: its br reader sets an attribute that
