@@ -486,7 +486,7 @@ def parse_html(
     `PageTooLargeError` for markup of more than `max_nodes` elements (0: no budget), before
     any tree is built.
     """
-    text = page_text(data, content_type, max_bytes, max_nodes)
+    text = page_text(data, content_type, max_bytes, max_nodes, url=url)
     decoded = text.decoded
     dom = Dom(_build_tree(text.text), url=url, site=site)
     if not dom.piece_text and "<" in dom.title:
@@ -510,14 +510,16 @@ def page_text(
     content_type: str | None = None,
     max_bytes: int = MAX_PAGE_BYTES,
     max_nodes: int = MAX_PAGE_NODES,
+    url: str | None = None,
 ) -> PageText:
     """Decode a page and check it is one, within the byte and node budgets (the errors of
-    `parse_html`); `page_tree` builds its lxml tree."""
+    `parse_html`); `page_tree` builds its lxml tree. `url`: where the page came from, which
+    tells the language of an undeclared page without a lang attribute (`decode_page`)."""
     size = len(data)
     if size > max_bytes:
         raise size_error(max_bytes, size)
     try:
-        decoded = decode_page(data, content_type)
+        decoded = decode_page(data, content_type, url)
     except NotHtmlError as err:
         raise PageError(str(err)) from None
     if not decoded.text.strip():

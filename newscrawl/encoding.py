@@ -14,8 +14,11 @@ Order of evidence, strongest first (`decode_page` says which one decided, as `De
 5. ``detected``: charset-normalizer's best guess (from the whole bytes and from the text
    between the tags, set against each other where they differ), when it reads clearly better
    than the fallback;
-6. ``default``: windows-1252 (what browsers use for undeclared Western pages), with
-   replacement characters for the bytes it cannot map.
+6. ``default``: what browsers fall back to for an undeclared page of its language: for a
+   Central European, Romanian, Turkish or Baltic page (its ``<html lang>``, else its URL's
+   country domain) that language's legacy charset that reads best, else windows-1252 (what
+   browsers use for undeclared Western pages), with replacement characters for the bytes it
+   cannot map. Detection (5) still replaces it when it reads clearly better.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from __future__ import annotations
 import codecs
 import re
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import charset_normalizer
 from charset_normalizer import CharsetMatch, CharsetMatches
@@ -85,6 +89,27 @@ _GREEK = ("cp1253", "iso8859-7")
 # Detected charsets read with the decoder browsers use for them (the WHATWG Encoding Standard
 # decodes GB2312 as GBK, whose punctuation Python's GB2312 maps differently: ― for —).
 _SUPERSET = {"gb2312": "gb18030"}
+# The legacy charsets of languages whose undeclared pages charset detection reads as
+# windows-1252 or a wrong neighbour (Polish ISO-8859-2 as Nordic ISO-8859-10; Czech,
+# Turkish and Lithuanian as windows-1252: the letters they share with it outweigh the rest),
+# the browsers' default for the language first. Cyrillic, Greek and the CJK charsets are told
+# apart by detection alone.
+_CENTRAL = ("cp1250", "iso8859-2")
+_BALTIC = ("cp1257", "iso8859-13", "iso8859-4")
+_TURKISH = ("cp1254", "iso8859-9")
+_LANGUAGE_CHARSETS: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(("pl", "cs", "sk", "hu", "sl", "hr", "bs"), _CENTRAL),
+    "ro": ("cp1250", "iso8859-16"),
+    **dict.fromkeys(("tr", "az"), _TURKISH),
+    **dict.fromkeys(("lt", "lv"), _BALTIC),
+    "et": ("cp1257", "iso8859-15", "iso8859-13"),
+}
+# Country domains of those languages (a page without a lang attribute, as old pages are).
+_DOMAIN_LANGUAGES = {
+    "pl": "pl", "cz": "cs", "sk": "sk", "hu": "hu", "si": "sl", "hr": "hr", "ba": "bs",
+    "ro": "ro", "tr": "tr", "az": "az", "lt": "lt", "lv": "lv", "ee": "et",
+}  # fmt: skip
+_HTML_LANG = re.compile(rb"<html\b[^>]*?\blang\s*=\s*[\"']?\s*([a-zA-Z]{2,3})\b", re.IGNORECASE)
 # What holds no text of the page: scripts, styles and comments (searched in lower case).
 _SKIPPED_OPEN = re.compile(rb"<(script|style|!--)")
 _SKIPPED_CLOSE = {b"script": b"</script", b"style": b"</style", b"!--": b"-->"}
@@ -282,7 +307,31 @@ def _declared(data: bytes, declared: list[str]) -> Decoded | None:
     return None
 
 
-def _decode_bytes(data: bytes, content_type: str | None) -> Decoded:
+def _page_language(data: bytes, url: str | None = None) -> str | None:
+    """The page's language as far as choosing a charset needs it: the first subtag of its
+    ``<html lang>`` (or ``xml:lang``), else the language of its URL's country domain."""
+    if found := _HTML_LANG.search(data[:HEAD_BYTES]):
+        return found.group(1).decode("ascii").lower()
+    host = urlsplit(url).hostname if url else None
+    return _DOMAIN_LANGUAGES.get(host.rpartition(".")[2]) if host else None
+
+
+def _default(data: bytes, url: str | None) -> Decoded:
+    """What a browser shows an undeclared page in (see the module docstring, 6)."""
+    candidates = _LANGUAGE_CHARSETS.get(_page_language(data, url) or "", ())
+    if not _C1_BYTES.search(data):
+        # The windows charsets keep letters in 0x80-0x9F (windows-1250's š, ž, ś, ź, ť) that
+        # the ISO ones do not, and read the rest alike: bytes without one are the ISO charset.
+        candidates = tuple(c for c in candidates if c.startswith("iso")) or candidates
+    readings = [(text, codec) for codec in candidates if (text := _strict(data, codec))]
+    if not readings:
+        return Decoded(data.decode("cp1252", "replace"), "cp1252", "default")
+    # the cleanest reading; the first (the browsers' default) where they read alike
+    text, codec = min(readings, key=lambda reading: _mess(reading[0]))
+    return Decoded(text, codec, "default")
+
+
+def _decode_bytes(data: bytes, content_type: str | None, url: str | None) -> Decoded:
     head = data[:HEAD_BYTES]
     bom_codec, bom = read_bom(head)
     if bom_codec and bom:
@@ -306,23 +355,26 @@ def _decode_bytes(data: bytes, content_type: str | None) -> Decoded:
     found = _declared(data, declared)
     if found is not None:
         return found
-    return _detect(data, Decoded(data.decode("cp1252", "replace"), "cp1252", "default"))
+    return _detect(data, _default(data, url))
 
 
-def decode_page(data: bytes | str, content_type: str | None = None) -> Decoded:
-    """Decode a page body to text, saying which charset and why (see the module docstring).
+def decode_page(
+    data: bytes | str, content_type: str | None = None, url: str | None = None
+) -> Decoded:
+    """Decode a page body to text, saying which charset and why (see the module docstring);
+    `url`, where known, tells the language of an undeclared page that has no lang attribute.
 
     NUL characters are dropped (HTML parsers ignore them). Raises `NotHtmlError` for binary
     bodies.
     """
     if isinstance(data, str):
         return Decoded(data, "", "text")
-    decoded = _decode_bytes(data, content_type)
+    decoded = _decode_bytes(data, content_type, url)
     if "\x00" in decoded.text:
         decoded = Decoded(decoded.text.replace("\x00", ""), decoded.encoding, decoded.source)
     return decoded
 
 
-def decode_html(data: bytes | str, content_type: str | None = None) -> str:
+def decode_html(data: bytes | str, content_type: str | None = None, url: str | None = None) -> str:
     """The text of `decode_page`. Raises `NotHtmlError` for binary bodies."""
-    return decode_page(data, content_type).text
+    return decode_page(data, content_type, url).text

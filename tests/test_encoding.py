@@ -162,6 +162,67 @@ def test_western_page_without_declaration_stays_windows_1252() -> None:
     assert decode_page(page.encode("cp1252")) == Decoded(page, "cp1252", "default")
 
 
+POLISH = (
+    "<p>Wczoraj w Łodzi odbyło się spotkanie mieszkańców, którzy chcą zmian w komunikacji "
+    "miejskiej. Prezydent miasta obiecał, że autobusy będą jeździć częściej, a źle "
+    "oświetlone przystanki zostaną naprawione.</p>"
+)
+CZECH = (
+    "<p>Včera se v Praze konalo setkání obyvatel, kteří chtějí změny v městské dopravě. "
+    "Primátor slíbil, že autobusy budou jezdit častěji a tramvaje přijedou včas.</p>"
+)
+TURKISH = (
+    "<p>Dün İstanbul'da düzenlenen toplantıda belediye başkanı, şehirdeki ulaşım sorunlarının "
+    "çözümü için yeni projeler açıkladı. Vatandaşlar ağırlıklı olarak memnun görünüyordu.</p>"
+)
+LITHUANIAN = (
+    "<p>Vakar Vilniuje įvyko susitikimas, kuriame miesto meras pristatė naujus viešojo "
+    "transporto planus. Gyventojai džiaugėsi, kad autobusai važiuos dažniau.</p>"
+)
+
+
+@pytest.mark.parametrize(
+    ("body", "lang", "codec", "named"),
+    [
+        (POLISH, "pl", "cp1250", "cp1250"),
+        (POLISH, "pl-PL", "iso8859-2", "iso8859-2"),
+        (CZECH, "cs", "cp1250", "cp1250"),
+        # no byte in 0x80-0x9F: ž is ISO-8859-2's 0xBE, not windows-1250's ľ
+        (CZECH, "cs", "iso8859-2", "iso8859-2"),
+        # these letters are the same bytes in the windows and the ISO charset
+        (TURKISH, "tr", "cp1254", "iso8859-9"),
+        (LITHUANIAN, "lt", "cp1257", "iso8859-13"),
+    ],
+)
+def test_an_undeclared_page_reads_in_its_languages_legacy_charset(
+    body: str, lang: str, codec: str, named: str
+) -> None:
+    # charset detection alone read all of these as windows-1252 or ISO-8859-10
+    page = f'<html lang="{lang}"><body>{body}</body></html>'
+    assert decode_page(page.encode(codec)) == Decoded(page, named, "default")
+
+
+def test_the_country_domain_tells_the_language_of_a_page_without_lang() -> None:
+    page = f"<html><body>{CZECH}</body></html>"
+    data = page.encode("cp1250")
+    assert decode_page(data, url="https://www.example.cz/zpravy/1").text == page
+    assert decode_page(data).encoding == "cp1252"  # nothing says Czech: browsers' default
+    # a lang attribute outweighs the domain, and a declaration outweighs both
+    assert decode_page(data, url="http://example.cz/").encoding == "cp1250"
+    english = "<html lang='en'><body><p>Caf\xe9 cr\xe8me br\xfbl\xe9e.</p></body></html>"
+    assert decode_page(english.encode("cp1252"), url="http://example.pl/").text == english
+    declared = f'<html><head><meta charset="iso-8859-2"></head><body>{CZECH}</body></html>'
+    assert decode_page(declared.encode("iso8859-2"), url="http://example.tr/").text == declared
+
+
+def test_a_crawled_page_is_decoded_with_its_url(tmp_path: Path) -> None:
+    from newscrawl.dom import parse_html
+
+    page = f"<html><body>{POLISH}</body></html>".encode("cp1250")
+    assert "Łodzi" in parse_html(page, "http://gazeta.example.pl/a").text(0)
+    assert "Łodzi" not in parse_html(page).text(0)
+
+
 def test_undeclared_iso_2022_jp_is_read_as_japanese() -> None:
     # 7-bit bytes, so they pass for ASCII: the escape into JIS X 0208 says otherwise
     page = "<html><body><p>東京都議会が開かれ、新しい地下鉄駅について議論しました。</p></body>"
@@ -222,6 +283,24 @@ def test_bench_charsets_serves_pages_undeclared_and_counts_what_reads_back(
     assert main(["bench", "charsets", str(tmp_path / "missing")]) == 2
     err = capsys.readouterr().err
     assert "unknown codecs: nonsense" in err and "missing: not a folder" in err
+
+
+def test_bench_charsets_decodes_with_the_pages_urls_when_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    html = tmp_path / "html"
+    html.mkdir()
+    (html / "cz.html").write_text(f"<html><body>{CZECH}</body></html>", encoding="utf-8")
+    record = {"id": "cz", "url": "http://zpravy.example.cz/1"}
+    (tmp_path / "meta.jsonl").write_text(json.dumps(record) + "\n")
+    argv = ["bench", "charsets", str(tmp_path), "--codecs", "cp1250"]
+    rows = []
+    for extra in ([], ["--urls"]):
+        assert main([*argv, *extra]) == 0
+        out = capsys.readouterr().out
+        rows.append(out.splitlines()[2].split()[1:3])
+    assert "1 with their URLs" in out
+    assert rows == [["1", "0"], ["1", "1"]]  # read back only when the .cz domain is known
 
 
 def _match(codec: str, chaos: float, coherence: float) -> CharsetMatch:

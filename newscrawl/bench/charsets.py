@@ -44,6 +44,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="only the pages whose meta.jsonl line has FIELD equal to VALUE (e.g. language=Greek)",
     )
     parser.add_argument("-n", "--limit", type=int, default=None, metavar="N", help="first N pages")
+    parser.add_argument(
+        "--urls",
+        action="store_true",
+        help="decode each page with its meta.jsonl url, as a crawl knows it (the country "
+        "domain tells the language of a page without a lang attribute)",
+    )
 
 
 def _pages(folder: Path, where: str | None, limit: int | None) -> list[Path]:
@@ -59,6 +65,16 @@ def _pages(folder: Path, where: str | None, limit: int | None) -> list[Path]:
         chosen = {key for key, record in records.items() if str(record.get(field)) == value}
         files = [p for p in files if p.stem in chosen]
     return files[:limit]
+
+
+def _urls(folder: Path) -> dict[str, str]:
+    """Page id -> its meta.jsonl url (none without a meta.jsonl)."""
+    from newscrawl.evaluation.dataset import read_meta
+
+    if not (folder / "meta.jsonl").is_file():
+        return {}
+    records, _ = read_meta(folder / "meta.jsonl")
+    return {key: str(r["url"]) for key, r in records.items() if r.get("url")}
 
 
 def _served(page: str, codec: str) -> bytes:
@@ -96,20 +112,22 @@ def _problem(args: argparse.Namespace, names: list[str]) -> str | None:
     return None
 
 
-def _codec_row(texts: list[str], codec: str) -> tuple[int, int, int, Counter[str]]:
+def _codec_row(
+    texts: list[str], codec: str, urls: list[str | None]
+) -> tuple[int, int, int, Counter[str]]:
     """Pages tried, read back exactly, read back to within 1%, and what the rest were taken
-    for, with `texts` served in `codec`."""
+    for, with `texts` served in `codec` from `urls` (None: not known)."""
     from newscrawl.encoding import NotHtmlError, decode_page
 
     tried = right = close = 0
     wrong: Counter[str] = Counter()
-    for text in texts:
+    for text, url in zip(texts, urls, strict=True):
         data = _served(text, codec)
         if data.isascii():
             continue
         tried += 1
         try:
-            decoded = decode_page(data)
+            decoded = decode_page(data, url=url)
         except NotHtmlError:
             wrong["refused"] += 1
             continue
@@ -135,17 +153,23 @@ def run(args: argparse.Namespace) -> int:
     if problem is not None:
         print(f"bench charsets: {problem}", file=sys.stderr)
         return 2
-    texts = []
+    known = _urls(args.dataset) if args.urls else {}
+    texts, urls = [], []
     for path in pages:
         try:
             texts.append(decode_page(path.read_bytes()).text)
         except NotHtmlError:
             continue
+        urls.append(known.get(path.stem))
     chosen = f" where {args.where}" if args.where else ""
-    print(f"bench charsets: {args.dataset}{chosen} - {len(texts)} pages, declarations taken out")
+    with_urls = f", {sum(u is not None for u in urls)} with their URLs" if args.urls else ""
+    print(
+        f"bench charsets: {args.dataset}{chosen} - {len(texts)} pages{with_urls},"
+        " declarations taken out"
+    )
     print(f"{'codec':<12} {'pages':>6} {'read back':>10} {'within 1%':>10}  taken for")
     for codec in names:
-        tried, right, close, wrong = _codec_row(texts, codec)
+        tried, right, close, wrong = _codec_row(texts, codec, urls)
         others = ", ".join(f"{name} {count}" for name, count in wrong.most_common(4))
         print(f"{codec:<12} {tried:>6} {right:>10} {close:>10}  {others}")
     return 0

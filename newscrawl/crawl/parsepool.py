@@ -65,7 +65,7 @@ def page_links(body: bytes, url: str, content_type: str, max_nodes: int) -> Page
     """A page's links, as `links_of(parse_html(...))` gives them but from the lxml tree alone,
     without the DOM model's walk over every node (what a pool worker runs); raises `PageError`
     as `parse_html` does."""
-    text = page_text(body, content_type, max_nodes=max_nodes)
+    text = page_text(body, content_type, max_nodes=max_nodes, url=url)
     root = page_tree(text.text)
     title = root.find(".//title")
     if title is not None and "<" in (title.text or ""):  # mangled </title>: parse_html's fix

@@ -213,7 +213,7 @@ class IngestSpider(scrapy.Spider):
                 dom = parse_html(record.payload, url, content_type)
                 run.parse_seconds += time.perf_counter() - parse_started
             else:  # parsed by the site pass: refused here as the crawl refuses a page
-                page_tree(page_text(record.payload, content_type).text)
+                page_tree(page_text(record.payload, content_type, url=url).text)
         except PageError as err:
             report.note(report.skipped, "not_html", f"{url} ({err})")
             return None
