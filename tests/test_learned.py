@@ -205,6 +205,32 @@ def test_the_share_of_a_block_in_the_page_summary() -> None:
     ].any()
 
 
+def test_blocks_the_markup_hides_until_the_reader_acts() -> None:
+    page = (
+        "<html><body><p>Shown text of the page.</p>"
+        "<div role='Dialog'><div><p>Privacy policy in a modal.</p></div></div>"
+        "<dialog><p>A closed dialog.</p></dialog><dialog open><p>An open dialog.</p></dialog>"
+        "<div aria-modal='true'><p>A modal box.</p></div>"
+        "<section style='color: red; DISPLAY : none'><p>Styled away.</p></section>"
+        "<div style='visibility:hidden'><p>Invisible.</p></div>"
+        "<div hidden><p>A tab panel.</p></div></body></html>"
+    )
+    dom = parse_html(page)
+    blocks = split_blocks(dom)
+    rows = block_features(dom, blocks)
+    texts = [blocks.text(dom, k) for k in range(len(blocks))]
+    dialog = dict(zip(texts, rows[:, FEATURES.index("above_dialog")].tolist(), strict=True))
+    hidden = dict(zip(texts, rows[:, FEATURES.index("above_styled_hidden")].tolist(), strict=True))
+    assert [t for t, v in dialog.items() if v] == [
+        "Privacy policy in a modal.",
+        "A closed dialog.",
+        "A modal box.",
+    ]
+    assert [t for t, v in hidden.items() if v] == ["Styled away.", "Invisible."]
+    # near_*: the block element, its parent or its grandparent (the modal's <p> is two down)
+    assert rows[texts.index("Privacy policy in a modal."), FEATURES.index("near_dialog")] == 1.0
+
+
 def test_features_of_an_empty_page() -> None:
     dom = parse_html("<html><body></body></html>")
     assert block_features(dom, split_blocks(dom)).shape == (0, len(FEATURES))

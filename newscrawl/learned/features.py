@@ -11,7 +11,8 @@ tree context, Dragnet's class/id tokens):
   grandparent (how much prose surrounds the block);
 * class, id, role and itemprop of the block and its ancestors: keyword groups ("comment",
   "nav", "article body", ...), near (three levels) and anywhere above, plus hashed tokens;
-  structural tags above it (<article>, <nav>, <footer>, <li>, ...);
+  structural tags above it (<article>, <nav>, <footer>, <li>, ...); whether the markup hides
+  it until the reader acts (a closed dialog or modal, an inline display:none);
 * the tag path: how many blocks and what share of the page's text share it;
 * position in the page and the page's size;
 * the neighbouring blocks' size, link density and function-word share;
@@ -72,7 +73,16 @@ _TAG_BITS = (
     "figure", "a", "h1", "h2", "h3", "pre", "dl", "button", "label", "section",
 )  # fmt: skip
 _TAG_BIT = {tag: 1 << (len(_GROUPS) + i) for i, tag in enumerate(_TAG_BITS)}
-_BIT_NAMES = [*_GROUPS, *(f"tag_{t}" for t in _TAG_BITS)]
+# What the page's own markup hides until the reader acts: a dialog (a closed <dialog>, or an
+# element with role dialog or aria-modal, such as a cookie or privacy-policy modal), and an
+# inline style of display:none or visibility:hidden. The `hidden` attribute and aria-hidden
+# are left out: on tabs and accordions they hide text gold keeps as often as not.
+_HIDING = ("dialog", "styled_hidden")
+_DIALOG_BIT = 1 << (len(_GROUPS) + len(_TAG_BITS))
+_STYLED_HIDDEN_BIT = _DIALOG_BIT << 1
+_DIALOG_ROLES = frozenset({"dialog", "alertdialog"})
+_HIDING_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+_BIT_NAMES = [*_GROUPS, *(f"tag_{t}" for t in _TAG_BITS), *_HIDING]
 # One-hot tags of the block element.
 _BLOCK_TAGS = (
     "p", "div", "li", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6", "br", "dd", "dt", "pre",
@@ -212,10 +222,27 @@ class _Attributes:
         mask = self._own.get(node)
         if mask is None:
             words = self.words(node)
-            mask = _TAG_BIT.get(self.dom.tag[node], 0)
+            mask = _TAG_BIT.get(self.dom.tag[node], 0) | self._hiding(node)
             if words:
                 mask |= _keyword_mask(words)
             self._own[node] = mask
+        return mask
+
+    def _hiding(self, node: int) -> int:
+        """The `_HIDING` bits of the node's own markup."""
+        get = self.dom.elements[node].get
+        mask = 0
+        role = get("role")
+        modal = get("aria-modal")
+        if (
+            (self.dom.tag[node] == "dialog" and get("open") is None)
+            or (role is not None and role.strip().lower() in _DIALOG_ROLES)
+            or (modal is not None and modal.strip().lower() == "true")
+        ):
+            mask |= _DIALOG_BIT
+        style = get("style")
+        if style and _HIDING_STYLE.search(style):
+            mask |= _STYLED_HIDDEN_BIT
         return mask
 
     def above(self, node: int) -> int:
