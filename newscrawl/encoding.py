@@ -94,22 +94,25 @@ _SUPERSET = {"gb2312": "gb18030"}
 # Turkish and Lithuanian as windows-1252: the letters they share with it outweigh the rest),
 # the browsers' default for the language first. Cyrillic, Greek and the CJK charsets are told
 # apart by detection alone.
+# Each windows charset is listed with the ISO charsets its language was also written in.
 _CENTRAL = ("cp1250", "iso8859-2")
 _BALTIC = ("cp1257", "iso8859-13", "iso8859-4")
 _TURKISH = ("cp1254", "iso8859-9")
 _LANGUAGE_CHARSETS: dict[str, tuple[str, ...]] = {
-    **dict.fromkeys(("pl", "cs", "sk", "hu", "sl", "hr", "bs"), _CENTRAL),
-    "ro": ("cp1250", "iso8859-16"),
+    **dict.fromkeys(("pl", "cs", "sk", "hu", "sl", "hr", "bs", "ro"), _CENTRAL),
     **dict.fromkeys(("tr", "az"), _TURKISH),
     **dict.fromkeys(("lt", "lv"), _BALTIC),
-    "et": ("cp1257", "iso8859-15", "iso8859-13"),
+    "et": ("cp1257", "iso8859-13"),
 }
 # Country domains of those languages (a page without a lang attribute, as old pages are).
 _DOMAIN_LANGUAGES = {
     "pl": "pl", "cz": "cs", "sk": "sk", "hu": "hu", "si": "sl", "hr": "hr", "ba": "bs",
     "ro": "ro", "tr": "tr", "az": "az", "lt": "lt", "lv": "lv", "ee": "et",
 }  # fmt: skip
-_HTML_LANG = re.compile(rb"<html\b[^>]*?\blang\s*=\s*[\"']?\s*([a-zA-Z]{2,3})\b", re.IGNORECASE)
+# lang or xml:lang (not data-lang) of <html>; a locale may be written cs_CZ as well as cs-CZ
+_HTML_LANG = re.compile(
+    rb"<html\b[^>]*?\s(?:xml:)?lang\s*=\s*[\"']?\s*([a-zA-Z]{2,3})(?![a-zA-Z])", re.IGNORECASE
+)
 # What holds no text of the page: scripts, styles and comments (searched in lower case).
 _SKIPPED_OPEN = re.compile(rb"<(script|style|!--)")
 _SKIPPED_CLOSE = {b"script": b"</script", b"style": b"</style", b"!--": b"-->"}
@@ -312,23 +315,31 @@ def _page_language(data: bytes, url: str | None = None) -> str | None:
     ``<html lang>`` (or ``xml:lang``), else the language of its URL's country domain."""
     if found := _HTML_LANG.search(data[:HEAD_BYTES]):
         return found.group(1).decode("ascii").lower()
-    host = urlsplit(url).hostname if url else None
-    return _DOMAIN_LANGUAGES.get(host.rpartition(".")[2]) if host else None
+    try:
+        host = urlsplit(url).hostname if url else None
+    except ValueError:  # a malformed URL ("http://[::1") tells nothing
+        return None
+    return _DOMAIN_LANGUAGES.get(host.rstrip(".").rpartition(".")[2]) if host else None
 
 
 def _default(data: bytes, url: str | None) -> Decoded:
     """What a browser shows an undeclared page in (see the module docstring, 6)."""
     candidates = _LANGUAGE_CHARSETS.get(_page_language(data, url) or "", ())
     if not _C1_BYTES.search(data):
-        # The windows charsets keep letters in 0x80-0x9F (windows-1250's š, ž, ś, ź, ť) that
-        # the ISO ones do not, and read the rest alike: bytes without one are the ISO charset.
+        # A page of text in a windows charset nearly always has a byte in 0x80-0x9F, where
+        # windows-1250 keeps š, ž, ś, ź and ť and all of them keep their quotes and dashes,
+        # and the ISO charsets only control codes: a page without one is in the ISO charset.
         candidates = tuple(c for c in candidates if c.startswith("iso")) or candidates
-    readings = [(text, codec) for codec in candidates if (text := _strict(data, codec))]
-    if not readings:
-        return Decoded(data.decode("cp1252", "replace"), "cp1252", "default")
-    # the cleanest reading; the first (the browsers' default) where they read alike
-    text, codec = min(readings, key=lambda reading: _mess(reading[0]))
-    return Decoded(text, codec, "default")
+    best: Decoded | None = None
+    least = 0.0
+    for codec in candidates:
+        # A byte the charset leaves undefined (windows-1250's 0x81) reads as U+FFFD, as in a
+        # browser: one stray byte must not hand the page to a charset that misreads its letters.
+        text = data.decode(codec, "replace")
+        mess = _mess(text)
+        if best is None or mess < least:  # the cleanest; the first where they read alike
+            best, least = Decoded(text, codec, "default"), mess
+    return best or Decoded(data.decode("cp1252", "replace"), "cp1252", "default")
 
 
 def _decode_bytes(data: bytes, content_type: str | None, url: str | None) -> Decoded:

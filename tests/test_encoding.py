@@ -10,6 +10,7 @@ import pytest
 from charset_normalizer import CharsetMatch, CharsetMatches
 
 from newscrawl.cli import main
+from newscrawl.dom import parse_html
 from newscrawl.encoding import (
     Decoded,
     NotHtmlError,
@@ -215,9 +216,51 @@ def test_the_country_domain_tells_the_language_of_a_page_without_lang() -> None:
     assert decode_page(declared.encode("iso8859-2"), url="http://example.tr/").text == declared
 
 
-def test_a_crawled_page_is_decoded_with_its_url(tmp_path: Path) -> None:
-    from newscrawl.dom import parse_html
+def test_a_stray_undefined_byte_does_not_hand_the_page_to_the_iso_charset() -> None:
+    # 0x81 is undefined in Python's windows-1250: one such byte read the page as ISO-8859-2
+    page = f'<html lang="pl"><body>{POLISH}\x81</body></html>'
+    data = page.replace("\x81", "").encode("cp1250").replace(b"</body>", b"\x81</body>")
+    decoded = decode_page(data)
+    assert decoded.encoding == "cp1250" and POLISH in decoded.text
 
+
+@pytest.mark.parametrize(
+    ("lang", "body", "codec"),
+    [
+        # Estonian: windows-1257 spells š and ž where ISO-8859-15 does not
+        ("et", "<p>Riigikogu võttis vastu eelarve. Šveitsi žürii arutas šokolaadi.</p>", "cp1257"),
+        ("ro", "<p>Guvernul a aprobat bugetul. Şcolile şi spitalele au fonduri.</p>", "cp1250"),
+    ],
+)
+def test_languages_whose_iso_charsets_spell_letters_elsewhere(
+    lang: str, body: str, codec: str
+) -> None:
+    page = f'<html lang="{lang}"><body>{body * 4}</body></html>'
+    assert decode_page(page.encode(codec)).text == page
+
+
+def test_the_lang_attribute_is_read_as_browsers_read_it() -> None:
+    data = f"<body>{CZECH}</body></html>".encode("iso8859-2")
+    for html in ('<html data-lang="tr" lang="cs">', '<html lang="cs_CZ">', "<html xml:lang='cs'>"):
+        assert CZECH in decode_page(html.encode() + data).text, html
+    assert CZECH not in decode_page(b'<html data-lang="cs">' + data).text
+
+
+@pytest.mark.parametrize(
+    "url", ["http://[::1", "http://[1.2.3.4]/", "http://x.cz]/", "", "file:///tmp/a.html"]
+)
+def test_a_malformed_or_hostless_url_gives_no_hint_and_no_error(url: str) -> None:
+    page = f"<html><body>{CZECH}</body></html>".encode("iso8859-2")
+    assert decode_page(page, url=url).source in ("default", "detected")
+    assert parse_html(page, url).text(0)
+
+
+def test_a_host_written_with_its_final_dot_is_still_its_domain() -> None:
+    page = f"<html><body>{CZECH}</body></html>"
+    assert decode_page(page.encode("iso8859-2"), url="http://example.cz./a").text == page
+
+
+def test_a_crawled_page_is_decoded_with_its_url(tmp_path: Path) -> None:
     page = f"<html><body>{POLISH}</body></html>".encode("cp1250")
     assert "Łodzi" in parse_html(page, "http://gazeta.example.pl/a").text(0)
     assert "Łodzi" not in parse_html(page).text(0)

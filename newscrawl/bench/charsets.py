@@ -156,11 +156,12 @@ def run(args: argparse.Namespace) -> int:
     known = _urls(args.dataset) if args.urls else {}
     texts, urls = [], []
     for path in pages:
-        try:
-            texts.append(decode_page(path.read_bytes()).text)
+        url = known.get(path.stem)
+        try:  # the stored page read as the crawl reads it: with its URL where it is known
+            texts.append(decode_page(path.read_bytes(), url=url).text)
         except NotHtmlError:
             continue
-        urls.append(known.get(path.stem))
+        urls.append(url)
     chosen = f" where {args.where}" if args.where else ""
     with_urls = f", {sum(u is not None for u in urls)} with their URLs" if args.urls else ""
     print(
