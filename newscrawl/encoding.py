@@ -91,10 +91,10 @@ _GREEK = ("cp1253", "iso8859-7")
 _SUPERSET = {"gb2312": "gb18030"}
 # The legacy charsets of languages whose undeclared pages charset detection reads as
 # windows-1252 or a wrong neighbour (Polish ISO-8859-2 as Nordic ISO-8859-10; Czech,
-# Turkish and Lithuanian as windows-1252: the letters they share with it outweigh the rest),
-# the browsers' default for the language first. Cyrillic, Greek and the CJK charsets are told
-# apart by detection alone.
-# Each windows charset is listed with the ISO charsets its language was also written in.
+# Turkish and Lithuanian as windows-1252: the letters they share with it outweigh the rest):
+# the browsers' default for the language (a windows charset) first, then the ISO charsets the
+# language was also written in. Cyrillic, Greek and the CJK charsets are told apart by
+# detection alone.
 _CENTRAL = ("cp1250", "iso8859-2")
 _BALTIC = ("cp1257", "iso8859-13", "iso8859-4")
 _TURKISH = ("cp1254", "iso8859-9")
@@ -310,7 +310,7 @@ def _declared(data: bytes, declared: list[str]) -> Decoded | None:
     return None
 
 
-def _page_language(data: bytes, url: str | None = None) -> str | None:
+def _page_language(data: bytes, url: str | None) -> str | None:
     """The page's language as far as choosing a charset needs it: the first subtag of its
     ``<html lang>`` (or ``xml:lang``), else the language of its URL's country domain."""
     if found := _HTML_LANG.search(data[:HEAD_BYTES]):

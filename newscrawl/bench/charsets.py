@@ -22,6 +22,7 @@ import re
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 __all__ = ["HELP", "add_arguments", "run"]
 
@@ -52,29 +53,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _pages(folder: Path, where: str | None, limit: int | None) -> list[Path]:
+def _records(folder: Path, where: str | None, urls: bool) -> dict[str, dict[str, Any]]:
+    """The meta.jsonl records, read once for --where and --urls ({} when neither asks, or
+    for --urls alone without a meta.jsonl)."""
     from newscrawl.evaluation.dataset import read_meta
+
+    if not (where or urls) or not (folder / "meta.jsonl").is_file():
+        return {}
+    records, bad = read_meta(folder / "meta.jsonl")
+    if bad and where:  # a filter over records that could not be read would drop pages silently
+        raise ValueError(f"{bad} line(s) that are not page records")
+    return records
+
+
+def _pages(
+    folder: Path, where: str | None, limit: int | None, records: dict[str, dict[str, Any]]
+) -> list[Path]:
     from newscrawl.pagefiles import dataset_pages
 
     files = [Path(p) for p in dataset_pages(folder)]
     if where:
         field, _, value = where.partition("=")
-        records, bad = read_meta(folder / "meta.jsonl")
-        if bad:  # a filter over records that could not be read would drop pages silently
-            raise ValueError(f"{bad} line(s) that are not page records")
         chosen = {key for key, record in records.items() if str(record.get(field)) == value}
         files = [p for p in files if p.stem in chosen]
     return files[:limit]
-
-
-def _urls(folder: Path) -> dict[str, str]:
-    """Page id -> its meta.jsonl url (none without a meta.jsonl)."""
-    from newscrawl.evaluation.dataset import read_meta
-
-    if not (folder / "meta.jsonl").is_file():
-        return {}
-    records, _ = read_meta(folder / "meta.jsonl")
-    return {key: str(r["url"]) for key, r in records.items() if r.get("url")}
 
 
 def _served(page: str, codec: str) -> bytes:
@@ -147,13 +149,14 @@ def run(args: argparse.Namespace) -> int:
     problem = _problem(args, names)
     if problem is None:
         try:
-            pages = _pages(args.dataset, args.where, args.limit)
+            records = _records(args.dataset, args.where, args.urls)
+            pages = _pages(args.dataset, args.where, args.limit, records)
         except (ValueError, OSError) as err:  # a meta.jsonl line that is not JSON, unreadable
             problem = f"{args.dataset / 'meta.jsonl'}: {err}"
     if problem is not None:
         print(f"bench charsets: {problem}", file=sys.stderr)
         return 2
-    known = _urls(args.dataset) if args.urls else {}
+    known = {key: str(r["url"]) for key, r in records.items() if r.get("url")} if args.urls else {}
     texts, urls = [], []
     for path in pages:
         url = known.get(path.stem)
