@@ -6,7 +6,7 @@ import re
 
 from newscrawl.dom import Dom
 
-__all__ = ["page_title"]
+__all__ = ["h1_texts", "page_title"]
 
 # Separators sites put between the headline and their own name in <title>.
 _SITE_SUFFIX = re.compile(r"\s+(?:[|·•«»:]|-{1,2}|–|—|::)\s+")
@@ -18,16 +18,26 @@ def _headline_part(title: str) -> str:
     return max(parts, key=len).strip() if parts else title.strip()
 
 
+def h1_texts(dom: Dom) -> list[tuple[int, str]]:
+    """The page's <h1> elements that hold text, with their text (whitespace collapsed)."""
+    found = ((node, " ".join(dom.text(node).split())) for node in _h1_nodes(dom))
+    return [(node, text) for node, text in found if text]
+
+
+def _h1_nodes(dom: Dom) -> list[int]:
+    return [node for node, tag in enumerate(dom.tag) if tag == "h1"]
+
+
 def page_title(dom: Dom) -> str:
-    """og:title, else an <h1> that the <title> contains, else the headline part of <title>."""
+    """og:title, else the longest <h1> the <title> contains (a site's name in an <h1> is in
+    the <title> too), else the headline part of <title>; without a <title>, the first <h1>."""
     og = dom.meta.get("og:title") or dom.meta.get("twitter:title")
     if og:
         return og
     title = dom.title
+    headings = h1_texts(dom)
+    if not title:
+        return headings[0][1] if headings else ""
     folded = title.casefold()
-    for node, tag in enumerate(dom.tag):
-        if tag == "h1":
-            h1 = " ".join(dom.text(node).split())
-            if h1 and (not title or h1.casefold() in folded):
-                return h1
-    return _headline_part(title)
+    named = [text for _, text in headings if text.casefold() in folded]
+    return max(named, key=len) if named else _headline_part(title)

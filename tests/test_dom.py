@@ -7,6 +7,7 @@ import tracemalloc
 import pytest
 
 from newscrawl.dom import Dom, PageError, parse_html, size_error
+from newscrawl.title import page_title
 
 PAGE = b"""<html lang="en"><head><title>Headline | Site</title>
 <meta property="og:title" content="Headline"><script>var hidden = 1;</script></head>
@@ -264,3 +265,17 @@ def test_text_in_head_starts_the_body_and_head_markup_stays_out() -> None:
     assert parse_html(page).text(0).split("\n") == ["Loose words", "Para", "Body lead", "Second"]
     plain = b"<html><head><title>T</title><script>x = 1</script></head><body><p>Only</p></body>"
     assert parse_html(plain + b"</html>").text(0) == "Only"
+
+
+def test_page_title_is_the_headline_not_the_site_name_in_an_h1() -> None:
+    page = (
+        "<html><head><title>Harbour bridge reopens | Daily</title></head><body>"
+        "<h1>Daily</h1><article><h1>Harbour bridge reopens</h1><p>At dawn.</p></article>"
+    )
+    assert page_title(parse_html(page)) == "Harbour bridge reopens"
+    untitled = page.replace("<title>Harbour bridge reopens | Daily</title>", "")
+    assert page_title(parse_html(untitled)) == "Daily"  # no <title>: the first <h1>
+    no_h1 = page.replace("h1>", "h2>")
+    assert page_title(parse_html(no_h1)) == "Harbour bridge reopens"  # the <title>'s longest part
+    og = page.replace("<head>", "<head><meta property='og:title' content='Bridge reopens'>")
+    assert page_title(parse_html(og)) == "Bridge reopens"
