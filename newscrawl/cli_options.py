@@ -34,7 +34,7 @@ def add_max_pages_argument(parser: argparse.ArgumentParser) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="HTML pages per site (default: MAX_PAGES_PER_SITE = 200)",
+        help="HTML pages per site, 0 for no cap (default: MAX_PAGES_PER_SITE = 200)",
     )
 
 

@@ -54,6 +54,9 @@ MAX_PAGE_NODES = 100_000
 # libxml2's element depth limit in huge-tree mode; deeper markup is re-rooted (see nesting).
 PARSER_MAX_DEPTH = 2048
 _TITLE_OPEN = re.compile(r"<title\b", re.IGNORECASE)
+# End tags of <body> and <html>: a browser ignores them (what follows is still the body's),
+# libxml2 2.14 drops everything after them.
+_DOCUMENT_END = re.compile(r"</(?:body|html)\s*>", re.IGNORECASE)
 # Characters lxml refuses in text it is given (the parser keeps them in text it reads).
 _XML_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
 
@@ -549,7 +552,9 @@ class _TooDeep(Exception):
 
 
 def _build_tree(text: str) -> lxml.html.HtmlElement:
-    """The page's tree; markup nested past the parser's limit is flattened and parsed again."""
+    """The page's tree; markup nested past the parser's limit is flattened and parsed again.
+    Text and links after `</body>` or `</html>` stay in the body, as a browser shows them."""
+    text = _DOCUMENT_END.sub("", text)
     try:
         return _parse_tree(text)
     except _TooDeep:

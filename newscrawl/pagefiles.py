@@ -9,18 +9,19 @@ from pathlib import Path
 
 from newscrawl.evaluation.dataset import natural_key
 
-__all__ = ["PAGE_SUFFIXES", "STDIN", "dataset_pages", "find_pages"]
+__all__ = ["PAGE_SUFFIXES", "STDIN", "dataset_pages", "find_pages", "not_found_reason"]
 
 PAGE_SUFFIXES = (".html", ".htm")
 STDIN = "-"  # standard input, as a path argument
 
 
 def _walk_files(root: Path) -> Iterator[Path]:
-    """Non-hidden files under `root`, in a stable (sorted) order."""
+    """Non-hidden regular files under `root`, in a stable (sorted) order (a FIFO or a device
+    is no page: reading one would block or never end)."""
     for folder, dirs, files in os.walk(root):
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files, key=natural_key):
-            if not name.startswith("."):
+            if not name.startswith(".") and Path(folder, name).is_file():
                 yield Path(folder, name)
 
 
@@ -32,7 +33,7 @@ def _directory_pages(root: Path) -> list[Path]:
 
 def find_pages(paths: Iterable[str]) -> tuple[list[str], list[str]]:
     """Page paths in input order (a folder's ``*.html``/``*.htm``, else all its files), and the
-    arguments that name nothing."""
+    arguments that name neither a regular file nor a folder (`not_found_reason` says which)."""
     found: list[str] = []
     missing: list[str] = []
     for arg in paths:
@@ -44,6 +45,16 @@ def find_pages(paths: Iterable[str]) -> tuple[list[str], list[str]]:
         else:
             missing.append(arg)
     return found, missing
+
+
+def not_found_reason(arg: str) -> str:
+    """Why `find_pages` left `arg` out: it names nothing, or something that is not a page."""
+    path = Path(arg)
+    if not os.path.lexists(path):
+        return "no such file or directory"
+    if not path.exists():
+        return "a broken symbolic link"
+    return "not a regular file or a folder"
 
 
 def dataset_pages(root: Path) -> list[str]:

@@ -197,6 +197,9 @@ def test_private_and_loopback_addresses_are_refused_by_default(
     assert summary["errors"]["private_address"] >= 2  # robots.txt and the home page
     assert len(demo.requests_for("harbor-gazette")) == before  # not one request reached it
     assert "refused private address" in result.stdout
+    # the site could not be crawled as configured: it failed, and the user is told why
+    assert result.returncode == 1 and summary["failed_sites"]
+    assert "--allow-private loopback" in result.stderr
 
 
 # ---------------------------------------------------------------------------- faults

@@ -279,3 +279,18 @@ def test_page_title_is_the_headline_not_the_site_name_in_an_h1() -> None:
     assert page_title(parse_html(no_h1)) == "Harbour bridge reopens"  # the <title>'s longest part
     og = page.replace("<head>", "<head><meta property='og:title' content='Bridge reopens'>")
     assert page_title(parse_html(og)) == "Bridge reopens"
+
+
+def test_text_and_links_after_the_document_end_stay_in_the_body() -> None:
+    # A browser ignores </body> and </html>; libxml2 2.14 dropped what follows them.
+    page = (
+        "<html><body><p>Header of the page.</p></body></html>\n"
+        "<article><p>The story comes after the end tags, with <a href='/more'>a link</a>.</p>"
+        "</article></BODY ></HTML>"
+    )
+    dom = parse_html(page)
+    assert dom.text(0).splitlines() == [
+        "Header of the page.",
+        "The story comes after the end tags, with a link.",
+    ]
+    assert list(dom.href.values()) == ["/more"]

@@ -146,7 +146,7 @@ def test_evaluate_table_and_json_report(
     assert "WARNING: tiny: 1 pages could not be parsed" in out
     assert "WARNING: tiny: 1 pages without gold were skipped" in out
     assert "WARNING: tiny: 1 gold files have no page in html/ (first: lost)" in out
-    assert "WARNING: tiny: 1 meta.jsonl lines are not JSON objects with an id, ignored" in out
+    assert "WARNING: tiny: 1 meta.jsonl lines are not JSON objects with an id, or repeat" in out
 
     report = json.loads(report_path.read_text())
     (tiny,) = report["datasets"]
@@ -303,3 +303,39 @@ def test_snippets_and_figures_by_a_meta_field(
     forum = report["by"]["groups"]["forum"]["paras"]
     assert forum["pages"] == 1
     assert forum["shingle"]["recall"] == pytest.approx(0.2)
+
+
+def test_evaluate_refuses_what_it_cannot_honour_before_the_run(
+    dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for floor in ("nan", "2", "-1"):
+        with pytest.raises(SystemExit) as stopped:
+            main(["evaluate", str(dataset), "-e", "paras", "--fail-under", floor])
+        assert stopped.value.code == 2
+        assert "--fail-under: must be from 0 to 1" in capsys.readouterr().err
+    report = tmp_path / "no" / "such" / "report.json"
+    assert main(["evaluate", str(dataset), "-e", "paras", "--json", str(report)]) == 2
+    assert "cannot write" in capsys.readouterr().err
+    assert main(["evaluate", str(dataset), "-e", "paras", "--per-page"]) == 2
+    assert "give --json FILE" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["evaluate", str(dataset), "-n", "-1"])
+
+
+def test_meta_and_gold_files_as_editors_save_them(
+    dataset: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a byte-order mark on meta.jsonl; an id given twice (the first line counts)
+    meta = '{"id": "p1", "url": "http://example.org/a"}\n{"id": "p1", "url": "http://x.org/"}\n'
+    (dataset / "meta.jsonl").write_bytes(b"\xef\xbb\xbf" + meta.encode())
+    data = read_dataset(dataset)
+    assert data.meta["p1"]["url"] == "http://example.org/a" and data.bad_meta_lines == 1
+    # gold in UTF-16 with its mark reads right; gold in Latin-1 is warned about
+    (dataset / "gold" / "p1.txt").write_text("alpha beta gamma delta epsilon\n", encoding="utf-16")
+    assert next(iter(read_dataset(dataset))).gold == "alpha beta gamma delta epsilon\n"
+    (dataset / "gold" / "p2.txt").write_bytes("one two three café".encode("latin-1"))
+    assert read_dataset(dataset).gold_not_utf8() == ["p2"]
+    assert main(["evaluate", str(dataset), "-e", "paras", "--no-progress"]) == 0
+    out, err = capsys.readouterr()
+    assert "1 gold files are not UTF-8 (first: p2)" in err
+    assert "or repeat an earlier line's id" in out

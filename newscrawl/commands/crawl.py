@@ -144,6 +144,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_locked(args: argparse.Namespace) -> int:
+    from newscrawl.crawl.checks import check_crawl_id, check_settings
     from newscrawl.crawl.runner import crawl_settings, latest_unfinished, run_crawl
     from newscrawl.crawl.sites import SiteListError, read_sites
     from newscrawl.crawl.summary import crawl_status, format_summary
@@ -152,6 +153,9 @@ def _run_locked(args: argparse.Namespace) -> int:
     try:
         read_sites(args.sites)
         overrides = _overrides(args)
+        check_settings(overrides)
+        if args.crawl_id:
+            check_crawl_id(args.crawl_id)
     except (SiteListError, ValueError) as err:
         print(f"newscrawl crawl: {err}", file=sys.stderr)
         return 2
@@ -188,4 +192,11 @@ def _run_locked(args: argparse.Namespace) -> int:
             print(f"newscrawl crawl: {detail}", file=sys.stderr)
         else:
             print(f"newscrawl crawl: {status} (failed sites: {failed})", file=sys.stderr)
+        if (summary.get("errors") or {}).get("private_address"):
+            print(
+                "newscrawl crawl: requests to non-public addresses were refused; for servers "
+                "on this machine or network pass --allow-private loopback (or CIDRs), or "
+                "--fast-local",
+                file=sys.stderr,
+            )
     return EXIT_STATUS.get(status, 1)

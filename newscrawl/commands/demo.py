@@ -102,6 +102,7 @@ def _article_rows(root: Path, crawl_id: str) -> list[dict[str, Any]]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from newscrawl.crawl.checks import check_settings
     from newscrawl.crawl.runner import FAST_LOCAL
     from newscrawl.crawl.summary import format_summary
     from newscrawl.demo.server import DemoServer
@@ -117,8 +118,12 @@ def run(args: argparse.Namespace) -> int:
             "NEWSCRAWL_HISTORY": False,
             **option_settings(args),
         }
+        check_settings(overrides)
     except ValueError as err:
         print(f"newscrawl demo: {err}", file=sys.stderr)
+        return 2
+    if args.out.exists() and not args.out.is_dir():
+        print(f"newscrawl demo: {args.out} exists and is not a folder", file=sys.stderr)
         return 2
     args.out.mkdir(parents=True, exist_ok=True)
     web = build_demo_web(args.seed)

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from functools import partial
 from pathlib import Path
@@ -82,7 +83,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-n",
         "--limit",
-        type=int,
+        type=positive_int,
         default=None,
         metavar="N",
         help="score only the first N pages of each dataset (in id order)",
@@ -107,7 +108,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--fail-under",
-        type=float,
+        type=_share,
         default=None,
         metavar="F1",
         help="exit with status 3 when an extractor's pooled shingle F1 (over every page of every "
@@ -127,6 +128,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _share(value: str) -> float:
+    """An argparse type: a number from 0 to 1 (an F1 floor)."""
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+    if not 0.0 <= number <= 1.0:  # NaN fails too
+        raise argparse.ArgumentTypeError(f"must be from 0 to 1, not {value}")
+    return number
+
+
+def _unwritable(path: Path) -> str | None:
+    """Why a report cannot be written to `path` (checked before the run, not after it)."""
+    if path.is_dir():
+        return "is a folder"
+    folder = path.parent
+    if not folder.is_dir():
+        return f"no folder {folder}"
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        return "not writable"
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     from newscrawl.evaluation.dataset import read_dataset
     from newscrawl.evaluation.report import (
@@ -140,6 +164,15 @@ def run(args: argparse.Namespace) -> int:
 
     site_from = getattr(args, "site_from", None)
     jobs = max(1, getattr(args, "jobs", 1) or 1)
+    if args.json is not None and (why := _unwritable(args.json)) is not None:
+        print(f"newscrawl evaluate: cannot write {args.json}: {why}", file=sys.stderr)
+        return 2
+    if args.per_page and args.json is None:
+        print(
+            "newscrawl evaluate: --per-page goes into the --json report; give --json FILE",
+            file=sys.stderr,
+        )
+        return 2
     try:
         names = extractor_names(args.extractor)
         method = getattr(args, "site_method", DEFAULT_SITE_METHOD)
@@ -151,6 +184,14 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, ImportError) as err:  # DatasetError and SiteError are ValueErrors
         print(f"newscrawl evaluate: {err}", file=sys.stderr)
         return 2
+    for dataset in datasets:
+        not_utf8 = dataset.gold_not_utf8()
+        if not_utf8:
+            print(
+                f"WARNING: {dataset.name}: {len(not_utf8)} gold files are not UTF-8 (first: "
+                f"{not_utf8[0]}); their bad bytes read as U+FFFD and lower the scores",
+                file=sys.stderr,
+            )
     empty = [str(d.path) for d in datasets if not len(d)]
     if empty:
         print(

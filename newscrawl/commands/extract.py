@@ -63,7 +63,7 @@ from newscrawl.extractors.saved import (
     site_records,
 )
 from newscrawl.learned.sitetemplate import MAX_TEMPLATE_PAGES, hashes_template, page_hashes
-from newscrawl.pagefiles import STDIN, find_pages
+from newscrawl.pagefiles import STDIN, find_pages, not_found_reason
 from newscrawl.template.sitelevel import (
     RawPage,
     SiteLevelRun,
@@ -393,7 +393,7 @@ def run(args: argparse.Namespace) -> int:
     model_path = getattr(args, "model", None)
     paths, missing = find_pages(args.paths)
     for arg in missing:
-        print(f"newscrawl extract: {arg}: no such file or directory", file=sys.stderr)
+        print(f"newscrawl extract: {arg}: {not_found_reason(arg)}", file=sys.stderr)
     if not paths:
         if not missing:
             print("newscrawl extract: no pages found", file=sys.stderr)

@@ -58,8 +58,9 @@ def _task_argv(args: argparse.Namespace) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     import json
 
+    from newscrawl.crawl.checks import check_crawl_id, check_settings
     from newscrawl.ingest.runner import DEFAULT_RUN, format_result, ingest
-    from newscrawl.warc.reader import archive_files
+    from newscrawl.warc.reader import archive_files, unreadable_archive
 
     missing = [p for p in args.paths if not Path(p).exists()]
     if missing:
@@ -67,8 +68,15 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         overrides = option_settings(args)
+        check_settings(overrides)
+        if args.crawl_id:
+            check_crawl_id(args.crawl_id)
     except ValueError as err:
         print(f"ingest: {err}", file=sys.stderr)
+        return 2
+    odd = [f"{p} ({why})" for p in args.paths if (why := unreadable_archive(Path(p)))]
+    if odd:
+        print(f"ingest: cannot read {', '.join(odd)}", file=sys.stderr)
         return 2
     files = archive_files(args.paths)
     if not files:

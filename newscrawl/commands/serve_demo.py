@@ -52,8 +52,15 @@ def run(args: argparse.Namespace) -> int:
     if args.day < 0:
         print("newscrawl serve-demo: --day must be 0 or more", file=sys.stderr)
         return 2
+    if not 0 <= args.port <= 65535:
+        print("newscrawl serve-demo: --port must be 0 (any free port) to 65535", file=sys.stderr)
+        return 2
     web = build_demo_web(args.seed, day=args.day)
-    server = DemoServer(web, port=args.port, faults=args.faults, slow_seconds=args.slow_seconds)
+    try:
+        server = DemoServer(web, port=args.port, faults=args.faults, slow_seconds=args.slow_seconds)
+    except OSError as err:  # the port is taken, or not ours to bind
+        print(f"newscrawl serve-demo: cannot serve on port {args.port}: {err}", file=sys.stderr)
+        return 1
     with server:
         try:  # Ctrl-C may come while the URLs are still being printed
             _print_urls(server)

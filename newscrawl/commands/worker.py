@@ -93,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
     from scrapy.crawler import CrawlerProcess
     from scrapy.utils.project import get_project_settings
 
+    from newscrawl.crawl.checks import check_settings
     from newscrawl.distributed.queue import check_run_id
     from newscrawl.distributed.spider import RedisSiteSpider, worker_id
 
@@ -103,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
         check_run_id(args.run)
         worker = args.worker_id or worker_id()
         overrides = settings_for(args, worker)
+        check_settings(overrides)
     except ValueError as exc:
         print(f"worker: {exc}", file=sys.stderr)
         return 2

@@ -77,6 +77,8 @@ def _from_csv(text: str, source: str) -> list[SiteSpec]:
             cap = int(cap_text) if cap_text else None
         except ValueError:
             raise SiteListError(f"{where}: max_pages is not a number: {cap_text!r}") from None
+        if cap is not None and cap < 0:
+            raise SiteListError(f"{where}: max_pages must be 0 (no cap) or more, not {cap}")
         specs.append(
             SiteSpec(_safe_name(name, where) if name else SiteScope.of(url).name, url, cap)
         )

@@ -13,13 +13,22 @@ skipped and counted in `Dataset.skipped`, so a report can say how many pages wer
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, NamedTuple
 
-__all__ = ["Dataset", "DatasetError", "Page", "natural_key", "read_dataset", "read_meta"]
+__all__ = [
+    "Dataset",
+    "DatasetError",
+    "Page",
+    "natural_key",
+    "read_dataset",
+    "read_gold",
+    "read_meta",
+]
 
 HTML_SUFFIXES = (".html", ".htm")
 _DIGITS = re.compile(r"(\d+)")
@@ -44,12 +53,14 @@ def natural_key(page_id: str) -> tuple:
 
 
 def read_meta(path: Path) -> tuple[dict[str, dict[str, Any]], int]:
-    """Meta objects by page id, and the number of lines that could not be used."""
+    """Meta objects by page id, and the number of lines that could not be used: not a JSON
+    object with an id, or an id an earlier line already gave (the first line of an id counts).
+    A byte-order mark before the first line is not part of it."""
     by_id: dict[str, dict[str, Any]] = {}
     bad = 0
     if not path.is_file():
         return by_id, bad
-    with path.open(encoding="utf-8", errors="replace") as lines:
+    with path.open(encoding="utf-8-sig", errors="replace") as lines:
         for line in lines:
             if not line.strip():
                 continue
@@ -59,7 +70,8 @@ def read_meta(path: Path) -> tuple[dict[str, dict[str, Any]], int]:
                 bad += 1
                 continue
             if isinstance(record, dict) and record.get("id") is not None:
-                by_id[str(record["id"])] = record
+                bad += str(record["id"]) in by_id
+                by_id.setdefault(str(record["id"]), record)
             else:
                 bad += 1
     return by_id, bad
@@ -123,8 +135,25 @@ class Dataset:
 
     def page(self, page_id: str) -> Page:
         html = self._html[page_id].read_bytes()
-        gold = (self.gold_dir / f"{page_id}.txt").read_text(encoding="utf-8", errors="replace")
+        gold, _ = read_gold(self.gold_dir / f"{page_id}.txt")
         return Page(page_id, html, gold, self.meta.get(page_id, {}))
+
+    def gold_not_utf8(self) -> list[str]:
+        """Ids of the pages whose gold file is not UTF-8 (read with replacement characters,
+        which lowers their scores: worth a warning)."""
+        return [i for i in self.ids if not read_gold(self.gold_dir / f"{i}.txt")[1]]
+
+
+def read_gold(path: Path) -> tuple[str, bool]:
+    """A gold file's text, and whether it was clean UTF-8. A byte-order mark says UTF-8 or
+    UTF-16 and is dropped; other bytes that are not UTF-8 read as U+FFFD."""
+    data = path.read_bytes()
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data.decode("utf-16", errors="replace"), True
+    try:
+        return data.decode("utf-8-sig"), True
+    except UnicodeDecodeError:
+        return data.decode("utf-8-sig", errors="replace"), False
 
 
 def read_dataset(path: str | Path, limit: int | None = None) -> Dataset:

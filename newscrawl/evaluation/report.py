@@ -239,7 +239,7 @@ def error_lines(results: Sequence[DatasetResult]) -> list[str]:
         if result.bad_meta_lines:
             lines.append(
                 f"{result.name}: {result.bad_meta_lines} meta.jsonl lines are not JSON objects "
-                "with an id, ignored"
+                "with an id, or repeat an earlier line's id: ignored"
             )
         if result.parse_errors:
             page, error = next(iter(result.parse_errors.items()))

@@ -30,7 +30,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.defer import maybe_deferred_to_future
 
 from newscrawl.crawl.content import is_html_type
-from newscrawl.crawl.errors import record, record_failure
+from newscrawl.crawl.errors import CrawlRefusal, record, record_failure
 from newscrawl.crawl.feeds import (
     UnsafeXmlError,
     feed_entries,
@@ -570,8 +570,7 @@ class SiteSpider(scrapy.Spider):
         record_failure(self.crawler, failure, request.meta.get("site", ""))
         run = self.sites.get(request.meta.get("site", ""))
         seed = request.meta.get("newscrawl_seed")
-        if run is not None and seed and not failure.check(IgnoreRequest):
-            # the start page failed (not refused: robots.txt, a private address are policy)
+        if run is not None and seed and _start_failed(failure):
             self._site_stat(run, "failed")
         return self._answered(run, ())
 
@@ -588,3 +587,13 @@ class SiteSpider(scrapy.Spider):
             record_failure(self.crawler, failure, request.meta.get("site", ""))
         if run is not None and request.meta.get("newscrawl_kind") == "robots":
             yield from self._sitemap_request(run, urljoin(run.spec.url, "/sitemap.xml"))
+
+
+def _start_failed(failure: Failure) -> bool:
+    """Whether a failed start page fails its site. A refusal by policy does not (robots.txt
+    disallows it: the site asked), but one of a non-public address does: the site cannot be
+    crawled as configured (a server on this machine needs --allow-private)."""
+    refusal = failure.value
+    if isinstance(refusal, CrawlRefusal):
+        return refusal.kind == "private_address"
+    return not failure.check(IgnoreRequest)

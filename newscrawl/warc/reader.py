@@ -45,6 +45,7 @@ __all__ = [
     "archive_files",
     "read_archive",
     "sniff_format",
+    "unreadable_archive",
 ]
 
 ARCHIVE_SUFFIXES = (".warc", ".warc.gz", ".arc", ".arc.gz")
@@ -117,6 +118,14 @@ def archive_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
         else:
             found[path] = None
     return list(found)
+
+
+def unreadable_archive(path: Path) -> str | None:
+    """Why an archive path cannot be read ("not a regular file": a FIFO or device would block
+    the reader), or None."""
+    if path.exists() and not path.is_file() and not path.is_dir():
+        return "not a regular file"
+    return None
 
 
 def sniff_format(path: Path) -> tuple[str, bool] | None:

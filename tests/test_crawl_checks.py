@@ -1,0 +1,97 @@
+"""Crawl settings checked before anything is fetched: a typo stops the command with one line."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from newscrawl.cli import main
+from newscrawl.crawl.checks import check_crawl_id, check_settings
+from newscrawl.crawl.sites import SiteListError, read_sites
+from newscrawl.pagefiles import find_pages, not_found_reason
+
+
+@pytest.mark.parametrize(
+    ("values", "message"),
+    [
+        ({"NEWSCRAWL_EXTRACTORS": ["learned", "cetd_tpc"]}, "unknown extractor 'cetd_tpc'"),
+        ({"NEWSCRAWL_EXTRACTORS": "bogus"}, "unknown extractor 'bogus'"),
+        ({"NEWSCRAWL_PRIMARY_EXTRACTOR": "nce"}, "'nce' is not among the extractors"),
+        ({"NEWSCRAWL_ALLOW_PRIVATE": "nonsense"}, "--allow-private 'nonsense': not a network"),
+        ({"LOG_LEVEL": "LOUD"}, "log level 'LOUD'"),
+        ({"NEWSCRAWL_SITELEVEL": "maybe"}, "NEWSCRAWL_SITELEVEL='maybe': not true or false"),
+        ({"MAX_PAGES_PER_SITE": "abc"}, "MAX_PAGES_PER_SITE='abc': not a whole number"),
+        ({"MAX_PAGES_PER_SITE": -1}, "must be 0 or more"),
+        ({"DOWNLOAD_DELAY": "soon"}, "DOWNLOAD_DELAY='soon': not a number"),
+        ({"NEWSCRAWL_CRAWL_ID": "../up"}, "not a plain name"),
+    ],
+)
+def test_bad_settings_are_named(values: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        check_settings(values)
+
+
+def test_good_settings_pass(tmp_path: Path) -> None:
+    check_settings(
+        {
+            "NEWSCRAWL_EXTRACTORS": ["nce", "mss"],
+            "NEWSCRAWL_PRIMARY_EXTRACTOR": "mss",
+            "NEWSCRAWL_ALLOW_PRIVATE": "loopback,10.0.0.0/8",
+            "LOG_LEVEL": "warning",
+            "NEWSCRAWL_SITELEVEL": "False",
+            "MAX_PAGES_PER_SITE": "0",
+            "NEWSCRAWL_WARC_DIR": str(tmp_path),
+        }
+    )
+    check_settings({"NEWSCRAWL_PRIMARY_EXTRACTOR": "cetd-tpc"})  # in the default list
+
+
+def test_crawl_ids_are_plain_names() -> None:
+    assert check_crawl_id("20261127T015336-6c6457") == "20261127T015336-6c6457"
+    assert check_crawl_id("daily:2026-11-27") == "daily:2026-11-27"
+    for bad in ("", "..", ".hidden", "../../escape", "/tmp/x", "a\\b", "a b", "x" * 129):
+        with pytest.raises(ValueError, match="not a plain name"):
+            check_crawl_id(bad)
+
+
+def test_the_crawl_command_stops_on_a_typo_before_fetching(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out"
+    url = "http://127.0.0.1:9/"  # nothing listens: a crawl that started would fail, not exit 2
+    for option in (
+        ["--extractors", "bogus"],
+        ["--primary", "nce"],
+        ["--crawl-id", "../../escape"],
+        ["--warc", str(Path(__file__))],
+        ["--max-pages", "-1"],
+    ):
+        assert main(["crawl", url, "--out", str(out), *option]) == 2
+        assert "newscrawl crawl: " in capsys.readouterr().err
+    assert not (tmp_path / "escape").exists()
+
+
+def test_a_negative_cap_in_a_site_list_is_an_error(tmp_path: Path) -> None:
+    sites = tmp_path / "sites.csv"
+    sites.write_text("url,max_pages\nhttp://example.org/,-5\n")
+    with pytest.raises(SiteListError, match="max_pages must be 0"):
+        read_sites(str(sites))
+
+
+def test_fifos_are_not_pages(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "a.html").write_text("<html><body><p>A page of text.</p></body></html>")
+    os.mkfifo(tmp_path / "b.html")
+    found, missing = find_pages([str(tmp_path), str(tmp_path / "b.html")])
+    assert found == [str(tmp_path / "a.html")] and missing == [str(tmp_path / "b.html")]
+    assert not_found_reason(str(tmp_path / "b.html")) == "not a regular file or a folder"
+    assert not_found_reason(str(tmp_path / "none.html")) == "no such file or directory"
+    os.mkfifo(tmp_path / "c.warc")
+    assert main(["ingest", str(tmp_path / "c.warc"), "--out", str(tmp_path / "o")]) == 2
+    assert "not a regular file" in capsys.readouterr().err
+
+
+def test_serve_demo_refuses_a_port_out_of_range(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["serve-demo", "--port", "99999"]) == 2
+    assert "--port must be 0" in capsys.readouterr().err
