@@ -196,3 +196,10 @@ def test_retraining_and_comparison_refuse_bad_input_clearly(
     assert "no such model file" in capsys.readouterr().err
     assert main(["serve-demo", "--day", "-1"]) == 2
     assert "--day must be 0 or more" in capsys.readouterr().err
+    pages = tmp_path / "pages"  # html where nodes datasets were expected
+    pages.mkdir()
+    (pages / "a.html").write_text("<html><body><p>Not a nodes dataset.</p></body></html>")
+    assert main(["train", str(pages), "--out", str(tmp_path / "m.json")]) == 2
+    assert "NODES must be `nodes` datasets" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["sitelevel", str(pages), "--min-pages", "-3", "--out", str(tmp_path / "n")])

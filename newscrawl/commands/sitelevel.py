@@ -23,6 +23,8 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from newscrawl.cli_options import positive_int
+
 if TYPE_CHECKING:
     from newscrawl.template.sitelevel import SiteLevelConfig
 
@@ -67,7 +69,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--min-pages",
-        type=int,
+        type=positive_int,
         default=5,
         metavar="N",
         help="skip sites with fewer pages (default: 5)",

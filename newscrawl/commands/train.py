@@ -115,9 +115,20 @@ def run(args: argparse.Namespace) -> int:
         try:
             parts = _training_set(args, Path(folder))
         except (OSError, ValueError) as err:  # not a nodes dataset, no scheduler at the address
-            print(f"newscrawl train: {err}", file=sys.stderr)
+            print(f"newscrawl train: {_short(err)}", file=sys.stderr)
             return 2
         return _fit(args, parts) if parts else 2
+
+
+def _short(err: BaseException) -> str:
+    """pyarrow's message for a folder that holds no Parquet says so at length: one line."""
+    text = str(err)
+    if "Parquet magic bytes not found" in text or "Could not read schema" in text:
+        return (
+            "NODES must be `nodes` datasets written by a crawl or `newscrawl sitelevel` "
+            "(Parquet); found another kind of file in it"
+        )
+    return text
 
 
 def _crawl_selection(nodes: list[str], last: int | None) -> tuple[list[str], list[str]]:
