@@ -213,6 +213,9 @@ def test_blocks_the_markup_hides_until_the_reader_acts() -> None:
         "<div aria-modal='true'><p>A modal box.</p></div>"
         "<section style='color: red; DISPLAY : none'><p>Styled away.</p></section>"
         "<div style='visibility:hidden'><p>Invisible.</p></div>"
+        "<div role='dialog region'><p>First role a dialog.</p></div>"
+        "<div role='region dialog'><p>First role a region.</p></div>"
+        "<div style='--my-display: none'><p>A custom property.</p></div>"
         "<div hidden><p>A tab panel.</p></div></body></html>"
     )
     dom = parse_html(page)
@@ -225,10 +228,34 @@ def test_blocks_the_markup_hides_until_the_reader_acts() -> None:
         "Privacy policy in a modal.",
         "A closed dialog.",
         "A modal box.",
+        "First role a dialog.",
     ]
     assert [t for t, v in hidden.items() if v] == ["Styled away.", "Invisible."]
     # near_*: the block element, its parent or its grandparent (the modal's <p> is two down)
     assert rows[texts.index("Privacy policy in a modal."), FEATURES.index("near_dialog")] == 1.0
+
+
+def test_blocks_against_the_headline() -> None:
+    page = (
+        "<html><head><title>Harbour bridge reopens | Daily</title></head><body>"
+        "<p>Home / News</p><h1>Daily</h1><article><h1>Harbour bridge reopens</h1>"
+        "<p>The bridge opened at dawn.</p><p>Traffic was light.</p></article></body></html>"
+    )
+    dom = parse_html(page)
+    blocks = split_blocks(dom)
+    rows = block_features(dom, blocks)
+    column = {name: rows[:, FEATURES.index(name)].tolist() for name in FEATURES}
+    assert [blocks.text(dom, k) for k in range(len(blocks))][2] == "Harbour bridge reopens"
+    # the <h1> the title names, not the first <h1>
+    assert column["headline_found"] == [1.0] * 5
+    assert column["headline_side"] == [-1.0, -1.0, 0.0, 1.0, 1.0]
+    assert column["headline_offset"] == pytest.approx([-0.4, -0.2, 0.0, 0.2, 0.4])
+    assert column["headline_position"] == pytest.approx([0.4] * 5)
+    untitled = parse_html(page.replace("<title>Harbour bridge reopens | Daily</title>", ""))
+    first = block_features(untitled, split_blocks(untitled))[:, FEATURES.index("headline_found")]
+    assert first.tolist() == [0.5] * 5  # no title: the first <h1>
+    none = parse_html("<html><body><h2>Not a headline</h2><p>Text.</p></body></html>")
+    assert not block_features(none, split_blocks(none))[:, FEATURES.index("headline_side")].any()
 
 
 def test_features_of_an_empty_page() -> None:

@@ -41,6 +41,7 @@ from newscrawl.learned.blocks import Blocks
 from newscrawl.learned.sitetemplate import SITE_FEATURES, TemplateHashes, site_columns
 from newscrawl.learned.textstats import block_texts, lower_words, mark_columns, text_columns
 from newscrawl.tags import SKIPPED_TAGS
+from newscrawl.title import h1_texts
 
 __all__ = ["FEATURES", "block_features", "block_groups"]
 
@@ -81,7 +82,10 @@ _HIDING = ("dialog", "styled_hidden")
 _DIALOG_BIT = 1 << (len(_GROUPS) + len(_TAG_BITS))
 _STYLED_HIDDEN_BIT = _DIALOG_BIT << 1
 _DIALOG_ROLES = frozenset({"dialog", "alertdialog"})
-_HIDING_STYLE = re.compile(r"display\s*:\s*none|visibility\s*:\s*hidden", re.IGNORECASE)
+# A property name starts the declaration: `--my-display: none` is a custom property, not display.
+_HIDING_STYLE = re.compile(
+    r"(?<![\w-])(?:display\s*:\s*none|visibility\s*:\s*hidden)", re.IGNORECASE
+)
 _BIT_NAMES = [*_GROUPS, *(f"tag_{t}" for t in _TAG_BITS), *_HIDING]
 # One-hot tags of the block element.
 _BLOCK_TAGS = (
@@ -115,6 +119,10 @@ _NEIGHBOUR = [
     f"n{o:+d}_{name}" for o in _NEIGHBOURS for name in ("chars_log", "link_density", "stop_share")
 ]
 _TITLE = ["title_ratio", "in_title"]
+# Where the block sits against the page's headline: the <h1> the page's title names (or, when
+# none does, its first <h1>). An article's text follows its headline; breadcrumbs, menus and
+# teasers above it seldom belong to it.
+_HEADLINE = ["headline_found", "headline_side", "headline_offset", "headline_position"]
 # How much of the block the page's own summary (og:description or the meta description)
 # holds: the article's lead, not a teaser of another article.
 _SUMMARY = ["description_share"]
@@ -158,6 +166,7 @@ FEATURES: list[str] = [
     *_NEIGHBOUR,
     *(f"seed_{s}" for s in _SEEDS),
     *_TITLE,
+    *_HEADLINE,
     *_SUMMARY,
     *_PAGE,
     *SITE_FEATURES,
@@ -236,7 +245,7 @@ class _Attributes:
         modal = get("aria-modal")
         if (
             (self.dom.tag[node] == "dialog" and get("open") is None)
-            or (role is not None and role.strip().lower() in _DIALOG_ROLES)
+            or (role is not None and _first_token(role) in _DIALOG_ROLES)
             or (modal is not None and modal.strip().lower() == "true")
         ):
             mask |= _DIALOG_BIT
@@ -256,6 +265,13 @@ class _Attributes:
             mask |= self.own(n)
             self._above[n] = mask
         return mask
+
+
+def _first_token(value: str) -> str:
+    """The first token of a token-list attribute, lower-cased: `role="dialog region"` is a
+    dialog (a browser takes the first role it knows)."""
+    tokens = value.split(None, 1)
+    return tokens[0].lower() if tokens else ""
 
 
 def block_features(
@@ -286,6 +302,7 @@ def block_features(
     columns.append(_neighbour_columns(chars, density, stop_share))
     columns.append(_seed_columns(dom, blocks, seeds))
     columns.append(_title_columns(dom, texts))
+    columns.append(_headline_columns(dom, blocks))
     columns.append(_summary_columns(dom, tokens))
     columns.append(_page_columns(dom, np.hstack(columns), chars))
     columns.append(site_columns(dom, blocks, template))
@@ -455,6 +472,44 @@ def _title_columns(dom: Dom, texts: list[str]) -> np.ndarray:
             out[k, 0] = fuzz.ratio(short, title) / 100.0
             out[k, 1] = short in title
     return out
+
+
+def _headline_columns(dom: Dom, blocks: Blocks) -> np.ndarray:
+    """`_HEADLINE`: whether a headline was found (1: the longest <h1> the title names, 0.5:
+    the first <h1>), the block before it (-1), at it (0) or after it (1), its distance from it
+    in blocks and where the headline sits, both as shares of the page's blocks; zeros without
+    one."""
+    n = len(blocks)
+    out = np.zeros((n, len(_HEADLINE)))
+    found = _headline(dom)
+    if found is None or not n:
+        return out
+    node, kind = found
+    at = int(np.searchsorted(blocks.start, dom.piece_start[node], side="right")) - 1
+    index = np.arange(n)
+    out[:, 0] = kind
+    out[:, 1] = np.sign(index - at)
+    out[:, 2] = (index - at) / n
+    out[:, 3] = at / n
+    return out
+
+
+def _headline(dom: Dom) -> tuple[int, float] | None:
+    """The headline element and how it was found (see `_headline_columns`)."""
+    meta = dom.meta
+    title = " ".join((meta.get("og:title") or meta.get("twitter:title") or dom.title).split())
+    title = title.casefold()
+    headings = [(node, text.casefold()) for node, text in h1_texts(dom)]
+    # a site's name in an <h1> is in the title too: the longest <h1> named is the headline
+    named = [(len(text), -node) for node, text in headings if title and _names(title, text)]
+    if named:
+        return -max(named)[1], 1.0
+    return (headings[0][0], 0.5) if headings else None
+
+
+def _names(title: str, heading: str) -> bool:
+    """Whether a (case-folded) title names a heading: one holds the other."""
+    return heading in title or title in heading
 
 
 def _summary_columns(dom: Dom, tokens: list[list[str]]) -> np.ndarray:
