@@ -22,7 +22,7 @@ from newscrawl.pagefiles import find_pages, not_found_reason
         ({"NEWSCRAWL_ALLOW_PRIVATE": "nonsense"}, "--allow-private 'nonsense': not a network"),
         ({"LOG_LEVEL": "LOUD"}, "log level 'LOUD'"),
         ({"NEWSCRAWL_SITELEVEL": "maybe"}, "NEWSCRAWL_SITELEVEL='maybe': not true or false"),
-        ({"MAX_PAGES_PER_SITE": "abc"}, "MAX_PAGES_PER_SITE='abc': not a whole number"),
+        ({"MAX_PAGES_PER_SITE": "abc"}, "MAX_PAGES_PER_SITE='abc': not a number"),
         ({"MAX_PAGES_PER_SITE": -1}, "must be 0 or more"),
         ({"DOWNLOAD_DELAY": "soon"}, "DOWNLOAD_DELAY='soon': not a number"),
         ({"NEWSCRAWL_CRAWL_ID": "../up"}, "not a plain name"),
@@ -42,6 +42,7 @@ def test_good_settings_pass(tmp_path: Path) -> None:
             "LOG_LEVEL": "warning",
             "NEWSCRAWL_SITELEVEL": "False",
             "MAX_PAGES_PER_SITE": "0",
+            "DOWNLOAD_TIMEOUT": "1.5",  # a whole-number default, read as a float
             "NEWSCRAWL_WARC_DIR": str(tmp_path),
         }
     )

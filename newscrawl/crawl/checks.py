@@ -95,9 +95,11 @@ def _check_typed(settings: Any, values: Mapping[str, Any]) -> None:
 
 # Settings whose text has a reader of its own (checked apart): not only true or false.
 _OWN_READERS = frozenset({"NEWSCRAWL_ALLOW_PRIVATE"})
+# A whole-number default does not make a whole-number setting: Scrapy reads DOWNLOAD_TIMEOUT
+# (180) as a float, so numbers are checked as numbers.
 _READERS = {
     bool: ("true or false (1/0, yes/no)", lambda s, n: s.getbool(n)),
-    int: ("a whole number", lambda s, n: s.getint(n)),
+    int: ("a number", lambda s, n: s.getfloat(n)),
     float: ("a number", lambda s, n: s.getfloat(n)),
 }
 
