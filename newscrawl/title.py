@@ -20,12 +20,9 @@ def _headline_part(title: str) -> str:
 
 def h1_texts(dom: Dom) -> list[tuple[int, str]]:
     """The page's <h1> elements that hold text, with their text (whitespace collapsed)."""
-    found = ((node, " ".join(dom.text(node).split())) for node in _h1_nodes(dom))
+    nodes = (node for node, tag in enumerate(dom.tag) if tag == "h1")
+    found = ((node, " ".join(dom.text(node).split())) for node in nodes)
     return [(node, text) for node, text in found if text]
-
-
-def _h1_nodes(dom: Dom) -> list[int]:
-    return [node for node, tag in enumerate(dom.tag) if tag == "h1"]
 
 
 def page_title(dom: Dom) -> str:
