@@ -203,3 +203,43 @@ def test_retraining_and_comparison_refuse_bad_input_clearly(
     assert "NODES must be `nodes` datasets" in capsys.readouterr().err
     with pytest.raises(SystemExit):
         main(["sitelevel", str(pages), "--min-pages", "-3", "--out", str(tmp_path / "n")])
+
+
+@pytest.mark.slow
+def test_a_run_after_a_stopped_crawl_reads_its_listing_pages_in_full(tmp_path: Path) -> None:
+    """A crawl stopped early (here by Scrapy's page count) followed part of its home page's
+    links; the next scheduled run, without --resume, must not take the stopped crawl's
+    validators (a 304 on the home page would hide the rest of the site for good)."""
+    import pandas as pd
+    from crawl_helpers import FAST_CRAWL
+
+    from newscrawl.crawl.runner import crawl_command
+    from newscrawl.crawl.urls import canonical_url
+    from newscrawl.demo.server import DemoServer
+
+    web = build_demo_web(4)
+    site = web.sites[0]
+    out = tmp_path / "out"
+    with DemoServer(web, port=0) as server:
+        sites = server.write_site_list(tmp_path / "sites.csv", [site.name])
+        gold = {canonical_url(server.url_for(site.name, path)) for path in site.articles}
+        stop = (*FAST_CRAWL, "CLOSESPIDER_PAGECOUNT=8", "CONCURRENT_REQUESTS=1")
+        first = subprocess.run(
+            crawl_command(sites, out, stop), capture_output=True, text=True, timeout=120, cwd=ROOT
+        )
+        states = list(out.glob(".newscrawl/*/state.json"))
+        assert len(states) == 1 and '"paused"' in states[0].read_text(), first.stderr[-2000:]
+        stored = set(pd.read_parquet(out / "articles").final_url)
+        assert 0 < len(stored & gold) < len(gold)  # stopped part way
+        done = subprocess.run(
+            crawl_command(sites, out, FAST_CRAWL),
+            capture_output=True,
+            text=True,
+            timeout=300,
+            cwd=ROOT,
+        )
+    assert done.returncode == 0, done.stderr[-3000:]
+    articles = pd.read_parquet(out / "articles")
+    assert gold <= set(articles.final_url), len(gold - set(articles.final_url))
+    assert not articles.final_url[articles.final_url.isin(gold)].duplicated().any()
+    assert "stopped before its end" in done.stderr

@@ -12,6 +12,11 @@ complete Parquet files of every *other* crawl in DIR (a resumed crawl's own rows
   stored as pages; one file per process, so crawl workers sharing a run do not overwrite each
   other's), the latest file winning.
 
+Only a crawl that finished lends its validators. A crawl stopped before its end (paused by
+Ctrl-C or SIGTERM, or killed while running) read its home pages, sitemaps and feeds but did not
+follow all their links: the 304 its validators would earn next run would hide those links for
+good. Its stored pages still count as stored; its listing pages are fetched in full.
+
 The spider asks `SiteHistory.known` before it requests a page; the articles writer asks
 `SiteHistory.article` and `SiteHistory.by_hash` before it writes a row (`RepeatRouter` in
 ``newscrawl.pipelines.parquet``); the site pass asks `context_pages` for the site's stored
@@ -70,6 +75,9 @@ class StoredFetch:
     fetched_at: datetime | None
     etag: str | None = None
     last_modified: datetime | None = None
+    #: False when the crawl that fetched it stopped before its end: its validators are not
+    #: sent back (see the module docstring).
+    finished: bool = True
 
     def changed_by(self, modified: datetime | None) -> bool:
         """True when a sitemap lastmod or feed date says the page changed after this fetch
@@ -93,7 +101,7 @@ class StoredArticle:
 
 def conditional_headers(fetch: StoredFetch | None) -> dict[str, str]:
     """If-None-Match / If-Modified-Since for a URL fetched before ({} when it has neither)."""
-    if fetch is None:
+    if fetch is None or not fetch.finished:
         return {}
     headers: dict[str, str] = {}
     if fetch.etag:
@@ -166,6 +174,7 @@ class CrawlHistory:
         self.enabled = enabled  # False: a crawl that stands alone (NEWSCRAWL_HISTORY off)
         self._sites: dict[str, SiteHistory] = {}
         self._validators: dict[str, dict[str, str]] | None = None
+        self._stopped: set[str] | None = None
 
     def site(self, name: str) -> SiteHistory:
         history = self._sites.get(name)
@@ -193,9 +202,25 @@ class CrawlHistory:
             for path, _, values in read_columns(root, columns, {"crawl": crawl, "site": site}):
                 yield crawl, path, values
 
+    def stopped_crawls(self) -> set[str]:
+        """The other crawls of DIR that stopped before their end: paused, or killed while
+        running (their ``state.json``; a crawl without one, such as an ingest, counts as
+        finished)."""
+        if self._stopped is None:
+            self._stopped = set()
+            for path in (self.out / _STATE_DIR).glob("*/state.json") if self.enabled else ():
+                try:
+                    status = json.loads(path.read_text()).get("status")
+                except (OSError, ValueError, AttributeError):
+                    continue
+                if status in ("paused", "running") and path.parent.name != self.current:
+                    self._stopped.add(path.parent.name)
+        return self._stopped
+
     def _load(self, site: str) -> SiteHistory:
         history = SiteHistory(site)
         columns = ["url", "final_url", "fetched_at", "headers"]
+        stopped = self.stopped_crawls()
         for crawl, _, rows in self._rows("pages", site, columns):
             history.crawls.add(crawl)
             for url, final, fetched, headers in zip(
@@ -207,6 +232,7 @@ class CrawlHistory:
                     _aware(fetched),
                     found.get("etag"),
                     parse_date(found.get("last-modified")),
+                    finished=crawl not in stopped,
                 )
                 history.add_fetch(final, fetch)
                 history.add_fetch(url, fetch)
@@ -246,10 +272,11 @@ class CrawlHistory:
     def _read_validators(self) -> dict[str, dict[str, str]]:
         if not self.enabled:
             return {}
+        skipped = {self.current, *self.stopped_crawls()}
         files = [
             p
             for p in (self.out / _STATE_DIR).glob(f"*/{VALIDATORS_FILE}-*.json")
-            if p.parent.name != self.current
+            if p.parent.name not in skipped
         ]
         merged: dict[str, dict[str, str]] = {}
         for path in sorted(files, key=lambda p: p.stat().st_mtime):  # the latest crawl wins
@@ -333,4 +360,11 @@ def crawl_history(crawler: Crawler) -> CrawlHistory:
         folder = crawler.settings.get("NEWSCRAWL_HISTORY_DIR") or state.out
         enabled = crawler.settings.getbool("NEWSCRAWL_HISTORY", True)
         history = _HISTORIES[crawler] = CrawlHistory(folder, state.crawl_id, enabled)
+        for crawl in sorted(history.stopped_crawls()):
+            logger.warning(
+                "crawl %s in %s stopped before its end: this run fetches the home pages, "
+                "sitemaps and feeds it read in full (--resume continues a stopped crawl instead)",
+                crawl,
+                folder,
+            )
     return history
