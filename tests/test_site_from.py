@@ -249,6 +249,16 @@ def test_extract_dir_none_and_meta_modes(
         "[site gamma.example page 1]",
         "[no site]",
     ]
+    # dir: a dataset's pages are grouped by the dataset's name, not by "html"
+    other = tmp_path / "other"
+    write(other / "html" / "1.html", page("alpha.example", 1))
+    both = ["extract", "-e", "sitemem", "--site-from", "dir", str(data / "html"), str(other)]
+    code, out, _ = run_cli(capsys, *both)
+    assert code == 0
+    assert markers(out) == [
+        *(f"[site dataset page {n}]" for n in range(1, 5)),
+        "[site other page 1]",
+    ]
     code, out, _ = run_cli(capsys, *argv)  # default: url, which reads the meta url too
     assert markers(out)[:3] == [
         "[site alpha.example page 1]",

@@ -340,6 +340,14 @@ def _read_head(path: str) -> bytes:
         return file.read(HEAD_BYTES)
 
 
+def _site_folder(path: Path) -> str:
+    """The folder name `--site-from dir` groups a page by: its parent's, but a dataset's
+    (NAME/html/ID.html) when the parent is named html, as `evaluate` groups it - two datasets'
+    html/ folders are not one site."""
+    parent = path.parent
+    return parent.parent.name if parent.name == "html" and parent.parent.name else parent.name
+
+
 def page_items(paths: list[str], site_from: str, stdin: bytes | None = None) -> list[Item]:
     """The inputs with their meta url and site under `site_from`.
 
@@ -359,7 +367,7 @@ def page_items(paths: list[str], site_from: str, stdin: bytes | None = None) -> 
         site = site_for(
             site_from,
             meta=meta,
-            folder=path.parent.name,
+            folder=_site_folder(path),
             head=functools.partial(_read_head, label),
         )
         url = url if isinstance(url, str) and url else None
