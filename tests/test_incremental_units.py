@@ -50,7 +50,9 @@ def test_a_second_run_into_a_locked_folder_is_refused_with_a_clear_message(
         done = subprocess.run(
             [*scrapy, "-s", f"NEWSCRAWL_OUT={tmp_path}"], capture_output=True, text=True, cwd=ROOT
         )
-        assert done.returncode != 0 and re.search(busy, done.stderr)  # the spider's own lock
+        # the spider's own lock: one line and the lock-busy status, no traceback
+        assert done.returncode == LOCK_BUSY_EXIT and re.search(busy, done.stderr)
+        assert "Traceback" not in done.stderr and "never retrieved" not in done.stderr
     with DirLock(tmp_path) as lock:  # released at the end of the with block
         assert lock.recovered is None
 

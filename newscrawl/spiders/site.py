@@ -18,8 +18,11 @@ NEWSCRAWL_SITES (when no -a sites= is given); see newscrawl/settings.py.
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urljoin
 
@@ -47,7 +50,7 @@ from newscrawl.crawl.history import (
     write_validators,
 )
 from newscrawl.crawl.items import PageItem
-from newscrawl.crawl.lock import DirLock
+from newscrawl.crawl.lock import LOCK_BUSY_EXIT, DirLock, LockBusyError
 from newscrawl.crawl.parsepool import PageLinks, ParsePool
 from newscrawl.crawl.private import AddressPolicy, literal_address, parse_allow_private
 from newscrawl.crawl.sitecap import page_count, pages_stat
@@ -113,8 +116,7 @@ class SiteSpider(scrapy.Spider):
             cap if cap is not None else settings.getint("MAX_PAGES_PER_SITE", 200)
         )
         self.crawl_info = crawl_state(crawler)
-        # one run at a time into an output folder (LockBusyError: nothing is fetched)
-        self.run_lock = DirLock(self.crawl_info.out).acquire()
+        self.run_lock = _take_run_lock(self.crawl_info.out)
         crawler.signals.connect(self.run_lock.release, signal=signals.spider_closed)
         self.parser = ParsePool.from_crawler(crawler)  # pages parsed off the reactor thread
         self.max_active = settings.getint("NEWSCRAWL_MAX_ACTIVE_SITES", 0)
@@ -597,3 +599,15 @@ def _start_failed(failure: Failure) -> bool:
     if isinstance(refusal, CrawlRefusal):
         return refusal.kind == "private_address"
     return not failure.check(IgnoreRequest)
+
+
+def _take_run_lock(out: Path) -> DirLock:
+    """The output folder's run lock: one run at a time. Under `scrapy crawl site` (which has no
+    wrapper to catch it) a folder another run holds ends the process at once with one line and
+    the lock-busy status, before anything is fetched or written."""
+    try:
+        return DirLock(out).acquire()
+    except LockBusyError as err:
+        print(f"scrapy crawl site: {err}", file=sys.stderr, flush=True)
+        # Scrapy turns any exception here into a traceback and status 1; nothing is open yet
+        os._exit(LOCK_BUSY_EXIT)
