@@ -132,6 +132,11 @@ def test_an_unchanged_rerun_fetches_only_listing_pages_and_writes_nothing(
         assert rows(scenario.out, dataset, crawl_id).empty, dataset
     assert again.summary["articles_written"] == 0
     assert again.summary["status"] == "ok"
+    # every stored article is unchanged, though the 304s kept this run from reaching them
+    stored = rows(scenario.out, "articles", first.summary["crawl_id"])
+    per_site = stored[stored.is_article].groupby("site").size().to_dict()
+    found = {name: s["incremental"]["unchanged"] for name, s in again.summary["sites"].items()}
+    assert found == per_site
 
 
 def test_day_one_fetches_only_new_changed_and_listing_pages(scenario: Scenario) -> None:

@@ -134,6 +134,9 @@ class SiteHistory:
     articles: dict[str, StoredArticle] = field(default_factory=dict)
     hashes: dict[str, StoredArticle] = field(default_factory=dict)
     crawls: set[str] = field(default_factory=set)
+    #: final URLs of the articles in DIR/articles (not versions or duplicates): what a run's
+    #: "unchanged" counts against
+    stored_articles: set[str] = field(default_factory=set)
 
     def known(self, url: str) -> StoredFetch | None:
         """The latest fetch of `url` whose row was written (a page fetched but never written,
@@ -253,6 +256,8 @@ class CrawlHistory:
             ):
                 article = StoredArticle(final, crawl, bool(flag), digest or "", _aware(fetched))
                 history.add_article((final, url), article)
+                if flag and dataset == "articles":
+                    history.stored_articles.add(final)
 
     # -- sitemaps and feeds --------------------------------------------------------------------
 

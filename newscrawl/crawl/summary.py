@@ -75,6 +75,9 @@ INCREMENTAL_COUNTERS = (
 def _incremental(stats: dict[str, Any], site: str) -> dict[str, int]:
     found = {name: _site_stat(stats, site, name) for name in INCREMENTAL_COUNTERS}
     found["unchanged"] += _site_stat(stats, site, "unchanged_fetched")
+    # stored articles not found changed, whether this run reached them or not
+    stored = _site_stat(stats, site, "stored_articles") - found["changed"]
+    found["unchanged"] = max(found["unchanged"], stored)
     # the share of the new pages' template never seen on the stored ones (a redesign: >= 50)
     found["template_unseen_pct"] = _site_stat(stats, site, "template_unseen_pct")
     return {"new": _site_stat(stats, site, "articles"), **found}

@@ -198,6 +198,7 @@ class SiteSpider(scrapy.Spider):
             while self._all_slots_taken():
                 await sleep(0.1)
             run.started = True
+            self._count_stored_articles(run)
             base = run.spec.url
             robots = self._discovery(run, urljoin(base, "/robots.txt"), "robots", priority=10)
             home = self._page_request(run, base, referer_shape=None, run_length=0, priority=10)
@@ -357,6 +358,14 @@ class SiteSpider(scrapy.Spider):
         run.skipped.add(url)
         self._count_skipped(run)
         return True
+
+    def _count_stored_articles(self, run: SiteRun) -> None:
+        """How many articles earlier crawls stored for the site: the summary's "unchanged" is
+        those this run did not find changed, fetched again or not (a home page that answers
+        304 hides them all from the frontier, and they are still unchanged)."""
+        if self.incremental:
+            stored = len(self.history.site(run.spec.name).stored_articles)
+            self.crawler.stats.set_value(f"newscrawl/site/{run.spec.name}/stored_articles", stored)
 
     def _count_skipped(self, run: SiteRun) -> None:
         name = f"newscrawl/site/{run.spec.name}/unchanged"
