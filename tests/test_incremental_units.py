@@ -245,3 +245,23 @@ def test_a_run_after_a_stopped_crawl_reads_its_listing_pages_in_full(tmp_path: P
     assert gold <= set(articles.final_url), len(gold - set(articles.final_url))
     assert not articles.final_url[articles.final_url.isin(gold)].duplicated().any()
     assert "stopped before its end" in done.stderr
+
+
+def test_resume_takes_the_last_stopped_crawl_unless_a_later_one_finished(tmp_path: Path) -> None:
+    import json
+
+    from newscrawl.crawl.runner import latest_unfinished
+
+    def state(crawl: str, status: str, updated: str) -> None:
+        folder = tmp_path / ".newscrawl" / crawl
+        folder.mkdir(parents=True)
+        (folder / "state.json").write_text(json.dumps({"status": status, "updated": updated}))
+
+    assert latest_unfinished(tmp_path) is None
+    state("a", "finished", "2026-11-01T06:15:00+00:00")
+    state("b", "running", "2026-11-02T06:15:40+00:00")  # killed
+    assert latest_unfinished(tmp_path) == "b"
+    state("c", "paused", "2026-11-03T06:16:00+00:00")
+    assert latest_unfinished(tmp_path) == "c"
+    state("d", "finished", "2026-11-04T06:20:00+00:00")  # the next day's run took over
+    assert latest_unfinished(tmp_path) is None

@@ -163,7 +163,11 @@ def _run_locked(args: argparse.Namespace) -> int:
     if args.resume and not crawl_id:
         crawl_id = latest_unfinished(args.out)
         if crawl_id is None:
-            print(f"newscrawl crawl: nothing to resume in {args.out}", file=sys.stderr)
+            print(
+                f"newscrawl crawl: nothing to resume in {args.out} (no crawl stopped after the "
+                "last one that finished); run without --resume",
+                file=sys.stderr,
+            )
             return 2
     settings = crawl_settings(args.out, crawl_id, overrides)
     try:  # before any fetch, not in the first site pass

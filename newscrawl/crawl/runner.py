@@ -47,16 +47,23 @@ def parse_set_options(pairs: list[str] | None) -> dict[str, str]:
 
 
 def latest_unfinished(out: Path) -> str | None:
-    """Id of the most recently updated crawl in `out` that did not finish, if any."""
-    candidates: list[tuple[str, str]] = []
+    """Id of the most recently updated crawl in `out` that did not finish, if any, unless a
+    crawl finished after it: a later run has taken over its sites, and resuming the stopped one
+    would pass its sites again over pages the later run already wrote."""
+    unfinished: list[tuple[str, str]] = []
+    finished = ""
     for state in (out / STATE_DIR).glob("*/state.json"):
         try:
             data = json.loads(state.read_text())
         except (OSError, ValueError):
             continue
-        if data.get("status") != "finished":
-            candidates.append((data.get("updated", ""), state.parent.name))
-    return max(candidates)[1] if candidates else None
+        updated = str(data.get("updated", ""))  # ISO 8601 in UTC: sorts as it reads
+        if data.get("status") == "finished":
+            finished = max(finished, updated)
+        else:
+            unfinished.append((updated, state.parent.name))
+    latest = max(unfinished) if unfinished else None
+    return latest[1] if latest is not None and latest[0] > finished else None
 
 
 def crawl_settings(
