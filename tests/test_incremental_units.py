@@ -225,21 +225,17 @@ def test_a_run_after_a_stopped_crawl_reads_its_listing_pages_in_full(tmp_path: P
     with DemoServer(web, port=0) as server:
         sites = server.write_site_list(tmp_path / "sites.csv", [site.name])
         gold = {canonical_url(server.url_for(site.name, path)) for path in site.articles}
-        stop = (*FAST_CRAWL, "CLOSESPIDER_PAGECOUNT=8", "CONCURRENT_REQUESTS=1")
-        first = subprocess.run(
-            crawl_command(sites, out, stop), capture_output=True, text=True, timeout=120, cwd=ROOT
-        )
+
+        def crawl(*settings: str) -> subprocess.CompletedProcess[str]:
+            command = crawl_command(sites, out, settings)
+            return subprocess.run(command, capture_output=True, text=True, timeout=300, cwd=ROOT)
+
+        first = crawl(*FAST_CRAWL, "CLOSESPIDER_PAGECOUNT=8", "CONCURRENT_REQUESTS=1")
         states = list(out.glob(".newscrawl/*/state.json"))
         assert len(states) == 1 and '"paused"' in states[0].read_text(), first.stderr[-2000:]
         stored = set(pd.read_parquet(out / "articles").final_url)
         assert 0 < len(stored & gold) < len(gold)  # stopped part way
-        done = subprocess.run(
-            crawl_command(sites, out, FAST_CRAWL),
-            capture_output=True,
-            text=True,
-            timeout=300,
-            cwd=ROOT,
-        )
+        done = crawl(*FAST_CRAWL)
     assert done.returncode == 0, done.stderr[-3000:]
     articles = pd.read_parquet(out / "articles")
     assert gold <= set(articles.final_url), len(gold - set(articles.final_url))
