@@ -27,6 +27,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +103,12 @@ class TemplateModel:
         """The filter threshold on smoothed scores the model was shipped with (0.5: the seed's)."""
         return float(self.options.get("threshold", 0.5))
 
+    @property
+    def min_area(self) -> float:
+        """The smallest node area (px²) the model was trained on and classifies: what it was
+        trained with (`options.min_area`), else its first bucket boundary."""
+        return float(self.options.get("min_area", self.boundaries[0]))
+
     def bucket_of(self, area: np.ndarray) -> np.ndarray:
         """Bucket index per node, -1 below the first boundary."""
         return bucket_of(area, self.boundaries)
@@ -160,16 +167,21 @@ class TemplateModel:
             raise ModelError(f"{source}: malformed model ({err})") from None
         if len(buckets) != len(boundaries):
             raise ModelError(f"{source}: {len(buckets)} buckets for {len(boundaries)} boundaries")
+        _check_boundaries(boundaries, source)
+        options = data.get("options") or {}
+        if not isinstance(options, dict):
+            raise ModelError(f"{source}: options must be an object, not {options!r}")
+        _check_options(options, source)
         return cls(
             features=features,
             boundaries=boundaries,
             buckets=buckets,
             training_sites=tuple(data.get("training_sites") or ()),
             kind=str(data.get("kind") or "all"),
-            options=dict(data.get("options") or {}),
+            options=dict(options),
             metrics=dict(data.get("metrics") or {}),
             version=version,
-            geometry=str(data.get("geometry") or LEGACY_GEOMETRY),
+            geometry=_geometry(data.get("geometry"), source),
             provenance=dict(data.get("provenance") or {}),
         )
 
@@ -187,6 +199,58 @@ class TemplateModel:
         except json.JSONDecodeError as err:
             raise ModelError(f"{path}: not a newscrawl template model (bad JSON: {err})") from None
         return cls.from_json(data, str(path))
+
+
+def _check_boundaries(boundaries: tuple[float, ...], source: str) -> None:
+    """Bucket boundaries must be finite, not negative and increasing: `bucket_of` bisects them,
+    so reversed ones would silently put every node in the wrong bucket or none."""
+    shown = list(boundaries)
+    if not shown:
+        raise ModelError(f"{source}: boundaries is empty (one area boundary per bucket needed)")
+    if not all(math.isfinite(b) and b >= 0 for b in boundaries):
+        raise ModelError(f"{source}: boundaries must be finite areas of 0 or more: {shown}")
+    if any(a >= b for a, b in pairwise(boundaries)):
+        raise ModelError(f"{source}: boundaries must increase: {shown}")
+
+
+def _check_options(options: dict[str, Any], source: str) -> None:
+    """The options extraction reads as numbers: a hand-edited value is refused here, naming the
+    file and the field, rather than failing on the first page (or, as NaN or 2.0 would, leaving
+    the filter inert)."""
+    if "threshold" in options:
+        value = _number(options["threshold"], "options.threshold", source)
+        if not 0 < value <= 1:
+            raise ModelError(
+                f"{source}: options.threshold must be in (0, 1] (a template score), not {value}"
+            )
+    if "min_area" in options:
+        value = _number(options["min_area"], "options.min_area", source)
+        if value < 0:
+            raise ModelError(f"{source}: options.min_area must be 0 or more, not {value}")
+
+
+def _number(value: Any, name: str, source: str) -> float:
+    """`value` as a finite float; a ModelError naming the field otherwise (JSON true is not 1)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ModelError(f"{source}: {name} must be a finite number, not {json.dumps(value)}")
+    return float(value)
+
+
+def _geometry(value: Any, source: str) -> str:
+    """The model's geometry provider, one newscrawl knows: an unknown one is refused when the
+    file is loaded instead of on every page extracted with it."""
+    # imported here: the providers pull in their layout code, which only a model's user needs
+    from newscrawl.template.geometry import PROVIDERS
+
+    if value is None or value == "":
+        return LEGACY_GEOMETRY
+    name = value.strip().lower() if isinstance(value, str) else None
+    if name is None or name not in PROVIDERS:
+        raise ModelError(
+            f"{source}: geometry {value!r} is not a geometry provider (known: "
+            f"{', '.join(sorted(PROVIDERS))})"
+        )
+    return name
 
 
 def _bucket(data: Any, width: int) -> BucketModel | None:

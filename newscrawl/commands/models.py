@@ -164,7 +164,8 @@ def _compare(args: argparse.Namespace) -> int:
         if args.last is not None:
             nodes = [str(p) for n in nodes for p in last_crawls(Path(n), args.last)]
         sites = [s.strip() for s in args.sites.split(",") if s.strip()] if args.sites else None
-        held, count, scores = compare_models(new, old, nodes, sites)
+        names = (f"NEW {args.new}", f"OLD {args.old}")  # which model a refusal is about
+        held, count, scores = compare_models(new, old, nodes, sites, names)
     except (OSError, ValueError) as err:  # TrainError is a ValueError; so are bad model files
         print(f"newscrawl models compare: {err}", file=sys.stderr)
         return 2

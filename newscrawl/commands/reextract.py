@@ -81,6 +81,7 @@ def _not_pages(pages: Path, html_column: str) -> str | None:
     import pyarrow as pa
 
     from newscrawl.storage.datasets import open_parquet
+    from newscrawl.template.sources import SourceError, parquet_rows
 
     if not pages.is_dir():
         return f"{pages}: no such folder"
@@ -89,8 +90,13 @@ def _not_pages(pages: Path, html_column: str) -> str | None:
         if (pages / "pages").is_dir()
         else ""
     )
+    # a damaged file is refused by name: skipped, its pages would silently be missing
     try:
-        names = open_parquet(pages, exclude_invalid_files=True).schema.names
+        parquet_rows(pages)
+    except SourceError as exc:
+        return f"{exc}{hint}"
+    try:
+        names = open_parquet(pages).schema.names
     except (pa.ArrowException, OSError) as exc:
         return f"{pages}: not a Parquet dataset: {exc}{hint}"
     lacking = [c for c in ("url", "site", html_column) if c not in names]

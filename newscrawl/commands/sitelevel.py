@@ -175,6 +175,7 @@ def _run_on_dask(args: argparse.Namespace, config: SiteLevelConfig) -> int:
     from tqdm import tqdm
 
     from newscrawl.distributed.dask_stages import SiteLevelStage, dask_client, run_stage, warm_up
+    from newscrawl.template.sources import SourceError, parquet_rows
 
     source = Path(args.pages[0])
     if len(args.pages) != 1 or (source / "html").is_dir() or not source.exists():
@@ -182,6 +183,11 @@ def _run_on_dask(args: argparse.Namespace, config: SiteLevelConfig) -> int:
             "newscrawl sitelevel: --cluster takes one existing pages Parquet dataset",
             file=sys.stderr,
         )
+        return 2
+    try:
+        parquet_rows(source)  # a damaged file is refused by name, as without --cluster
+    except SourceError as err:
+        print(f"newscrawl sitelevel: {err}", file=sys.stderr)
         return 2
     stage = SiteLevelStage(
         p=config.p,

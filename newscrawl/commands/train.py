@@ -97,6 +97,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from newscrawl.template.train import TrainError
+
     if not 0 <= args.holdout < 1 or args.C <= 0:
         print("newscrawl train: --holdout must be in [0, 1) and --C positive", file=sys.stderr)
         return 2
@@ -114,10 +116,13 @@ def run(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix=".newscrawl-train-", dir=beside) as folder:
         try:
             parts = _training_set(args, Path(folder))
+        except TrainError as err:  # says what is wrong with which NODES already
+            print(f"newscrawl train: {err}", file=sys.stderr)
+            return 2
         except (OSError, ValueError) as err:  # not a nodes dataset, no scheduler at the address
             print(f"newscrawl train: {_short(err)}", file=sys.stderr)
             return 2
-        return _fit(args, parts) if parts else 2
+        return _fit(args, parts)
 
 
 def _short(err: BaseException) -> str:
@@ -155,24 +160,32 @@ def _crawl_selection(nodes: list[str], last: int | None) -> tuple[list[str], lis
 
 def _training_set(args: argparse.Namespace, folder: Path) -> list[Path]:
     """Assemble the training set of each NODES dataset with TrainingSet, one task per site (on
-    Dask with --cluster); the folders written, or [] after printing why a site failed."""
+    Dask with --cluster); the folders written. A TrainError says why there is none: a NODES
+    that is empty or holds a damaged file (named), a site that failed, no node to train on."""
     from newscrawl.distributed.dask_stages import TrainingSet, dask_client, run_stage, warm_up
+    from newscrawl.template.buckets import MIN_AREA
+    from newscrawl.template.train import TrainError, check_nodes
 
+    for nodes in args.nodes:  # before starting a cluster: input errors come first
+        check_nodes(Path(nodes))
     stage = TrainingSet(kind=args.kind, max_nodes=args.max_site_nodes, seed=args.seed)
     parts = []
     with dask_client(args.cluster, args.dask_workers) as client:
         if client is not None:
             warm_up(client, stage)
         for index, nodes in enumerate(args.nodes):
-            if not Path(nodes).exists():
-                raise FileNotFoundError(f"{nodes}: no such file or directory")
             report = run_stage(stage, nodes, folder / str(index), client=client)
             if report.failed:
-                print(f"newscrawl train: {nodes}: {report.summary()}", file=sys.stderr)
-                return []
+                raise TrainError(f"{nodes}: {report.summary()}")
             if not args.quiet:
                 print(f"training set of {nodes}: {report.summary()}", file=sys.stderr)
-            parts.append(folder / str(index))
+            if report.rows:  # a dataset without a node of the kind asked for adds nothing
+                parts.append(folder / str(index))
+    if not parts:
+        raise TrainError(
+            f"no nodes of at least {MIN_AREA:g} px² for kind {args.kind!r} in "
+            + ", ".join(args.nodes)
+        )
     return parts
 
 

@@ -19,10 +19,24 @@ from typing import Any
 import numpy as np
 
 from newscrawl.evaluation.metric import class_figures
-from newscrawl.models.template_model import TemplateModel
-from newscrawl.template.train import KINDS, TrainError, read_nodes, training_rows
+from newscrawl.models.template_model import ModelError, TemplateModel, check_features
+from newscrawl.template.features import FEATURES
+from newscrawl.template.train import (
+    KINDS,
+    TrainError,
+    read_nodes,
+    resolve_geometry,
+    training_rows,
+)
 
-__all__ = ["ModelScore", "compare_models", "crawl_folders", "last_crawls", "report_lines"]
+__all__ = [
+    "ModelScore",
+    "check_fits",
+    "compare_models",
+    "crawl_folders",
+    "last_crawls",
+    "report_lines",
+]
 
 
 def crawl_folders(nodes: Path) -> list[Path]:
@@ -64,23 +78,46 @@ def compare_models(
     old: TemplateModel,
     nodes: Sequence[str | Path],
     sites: Sequence[str] | None = None,
+    names: tuple[str, str] = ("new model", "old model"),
 ) -> tuple[list[str], int, list[ModelScore]]:
     """Both models scored on the nodes of `sites` (default: the new model's held-back sites):
-    (sites, nodes scored, [new, old])."""
+    (sites, nodes scored, [new, old]). The nodes are those `newscrawl train` scores its
+    held-out sites on (the new model's kind and minimum area), so the figures agree with its
+    report; a TrainError, naming the model by `names`, when a model is for other features or
+    another geometry provider's boxes than the nodes'."""
     held = sorted(sites or (new.metrics.get("holdout") or {}).get("site_names") or [])
     if not held:
         raise TrainError(
             "the new model names no held-back sites: train it with --hold-back (or give --sites)"
         )
     data = read_nodes(nodes)
+    geometry = resolve_geometry(data, None)  # as training takes it; several: an error
+    for name, model in zip(names, (new, old), strict=True):
+        check_fits(model, geometry, name)
+    kind = new.kind if new.kind in KINDS else "all"
     wanted = np.isin(data.site, held) & training_rows(
-        data.kind, data.area, data.features, new.kind if new.kind in KINDS else "all", 0.0
+        data.kind, data.area, data.features, kind, new.min_area
     )
     data = data.subset(np.flatnonzero(wanted))
     if not len(data):
         raise TrainError(f"no nodes of the held-back sites ({', '.join(held)}) in {list(nodes)}")
     scores = [_score(name, model, data, held) for name, model in (("new", new), ("old", old))]
     return held, len(data), scores
+
+
+def check_fits(model: TemplateModel, geometry: str, name: str) -> None:
+    """A TrainError unless `model` is for the nodes' features and for boxes of their geometry
+    provider: `extract --model` refuses such a model, and its scores here would mean nothing
+    (the area buckets and position features do not carry over to boxes of another kind)."""
+    try:
+        check_features(model, FEATURES)
+    except ModelError as err:
+        raise TrainError(f"{name}: {err}") from None
+    if model.geometry != geometry:
+        raise TrainError(
+            f"{name}: model trained on {model.geometry!r} geometry, but the nodes' boxes came "
+            f"from {geometry!r}: its area buckets and position features do not carry over"
+        )
 
 
 def _score(name: str, model: TemplateModel, data: Any, sites: Sequence[str]) -> ModelScore:

@@ -22,7 +22,7 @@ from newscrawl.crawl.urls import site_of
 from newscrawl.evaluation.dataset import read_meta
 from newscrawl.template.sitelevel import RawPage
 
-__all__ = ["SitePages", "SourceError", "read_sources"]
+__all__ = ["SitePages", "SourceError", "dataset_files", "parquet_rows", "read_sources"]
 
 _HTML_SUFFIXES = (".html", ".htm")
 
@@ -65,6 +65,40 @@ class _Folder:
             yield _Raw(site, url, file.read_bytes())
 
 
+def dataset_files(path: Path) -> list[Path]:
+    """The files pyarrow reads as the Parquet dataset at `path`: the file itself, or every file
+    under the folder but hidden ones (a name starting with "." or "_", as a writer's temporary
+    files do), sorted."""
+    if not path.is_dir():
+        return [path]
+    files = (p for p in path.rglob("*") if p.is_file())
+    return sorted(p for p in files if not _hidden(p.relative_to(path)))
+
+
+def _hidden(relative: Path) -> bool:
+    return any(part.startswith((".", "_")) for part in relative.parts)
+
+
+def parquet_rows(path: Path) -> int:
+    """The rows of the Parquet dataset at `path` (a file or a folder), from each file's footer;
+    a SourceError naming the first file that is not readable Parquet (a truncated file,
+    another kind of file).
+
+    Readers used to open datasets skipping such files, so a site silently lost the pages of a
+    damaged file: a dataset is now read whole or refused, by name."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = 0
+    for file in dataset_files(path):
+        try:
+            rows += pq.read_metadata(file).num_rows
+        except (pa.ArrowException, OSError) as err:
+            reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+            raise SourceError(f"{file}: not a readable Parquet file ({reason})") from None
+    return rows
+
+
 class _Parquet:
     """A crawl's `pages` dataset: only successful HTML responses are read."""
 
@@ -74,8 +108,9 @@ class _Parquet:
 
         from newscrawl.storage.datasets import open_parquet
 
+        parquet_rows(path)  # refuses a damaged file by name
         try:
-            self.dataset = open_parquet(path, ("crawl", "site"), exclude_invalid_files=True)
+            self.dataset = open_parquet(path, ("crawl", "site"))
         except (pa.ArrowInvalid, OSError) as err:
             raise SourceError(f"{path}: not a pages dataset: {err}") from None
         names = set(self.dataset.schema.names)

@@ -24,6 +24,7 @@ from newscrawl.models.template_model import VERSION, BucketModel, TemplateModel
 from newscrawl.template.buckets import MIN_AREA, bucket_of, fit_boundaries
 from newscrawl.template.features import FEATURES, node_features
 from newscrawl.template.records import PageNodes
+from newscrawl.template.sources import SourceError, dataset_files, parquet_rows
 
 __all__ = [
     "KINDS",
@@ -31,6 +32,7 @@ __all__ = [
     "TrainConfig",
     "TrainError",
     "TrainReport",
+    "check_nodes",
     "pages_data",
     "read_nodes",
     "recorded_geometries",
@@ -41,6 +43,9 @@ __all__ = [
 
 # --kind value -> the `kind` column values it keeps (None: all).
 KINDS: dict[str, str | None] = {"all": None, "news": "news", "blogs": "blog"}
+
+
+_NODES_ARE = "NODES must be `nodes` datasets written by a crawl or `newscrawl sitelevel`"
 
 
 class TrainError(ValueError):
@@ -99,24 +104,28 @@ class NodeData:
 class TrainReport:
     """What the training report prints and the model file keeps as `metrics`."""
 
-    sites: int
-    nodes: int
+    sites: int  # of the final fit (without the held-back sites)
+    nodes: int  # of the final fit
     boundaries: tuple[float, ...]
     buckets: list[dict[str, Any]] = field(default_factory=list)
     holdout: dict[str, Any] = field(default_factory=dict)
+    held_back: int = 0  # held-out sites also left out of the final fit (`--hold-back`)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "sites": self.sites,
             "nodes": self.nodes,
+            "held_back": self.held_back,
             "buckets": self.buckets,
             "holdout": self.holdout,
         }
 
     def lines(self) -> list[str]:
+        plural = "s" if self.held_back > 1 else ""
+        held_back = f" ({self.held_back} held-out site{plural} held back)" if self.held_back else ""
         out = [
-            f"trained on {self.nodes:,} nodes of {self.sites} sites; area buckets (px²): "
-            + ", ".join(f"{b:g}" for b in self.boundaries)
+            f"trained on {self.nodes:,} nodes of {self.sites} sites{held_back}; area buckets "
+            "(px²): " + ", ".join(f"{b:g}" for b in self.boundaries)
         ]
         out.append(f"{'bucket':<22}{'nodes':>10}{'template':>10}{'accuracy':>10}")
         for b in self.buckets:
@@ -161,10 +170,9 @@ def read_nodes(paths: Sequence[str | Path]) -> NodeData:
     geometries: set[str] = set()
     for path in paths:
         path = Path(path)
-        if not path.exists():
-            raise TrainError(f"{path}: no such file or directory")
+        check_nodes(path)
         try:
-            dataset = open_parquet(path, NODES_PARTITION_BY, exclude_invalid_files=True)
+            dataset = open_parquet(path, NODES_PARTITION_BY)
             missing = [c for c in columns if c not in dataset.schema.names]
             if missing:
                 raise TrainError(f"{path}: not a nodes dataset (no {', '.join(missing)} column)")
@@ -187,6 +195,21 @@ def read_nodes(paths: Sequence[str | Path]) -> NodeData:
     )
 
 
+def check_nodes(path: Path) -> None:
+    """A TrainError saying what is wrong unless `path` is a nodes dataset to read whole: it
+    exists, holds rows, and every file of it is readable Parquet (a damaged file is refused by
+    name, not skipped: skipped, its sites would silently lose nodes)."""
+    if not path.exists():
+        raise TrainError(f"{path}: no such file or directory")
+    try:
+        rows = parquet_rows(path)
+    except SourceError as err:
+        raise TrainError(f"{err}; {_NODES_ARE}") from None
+    if not rows:
+        what = "its Parquet files have no rows" if dataset_files(path) else "no Parquet files"
+        raise TrainError(f"{path}: holds no nodes rows ({what}); {_NODES_ARE}")
+
+
 def recorded_geometries(paths: Sequence[str | Path]) -> tuple[str, ...]:
     """The geometry providers `nodes` datasets record, sorted (none for datasets written
     before nodes recorded them)."""
@@ -197,8 +220,9 @@ def recorded_geometries(paths: Sequence[str | Path]) -> tuple[str, ...]:
 
     found: set[str] = set()
     for path in paths:
+        check_nodes(Path(path))
         try:
-            dataset = open_parquet(Path(path), NODES_PARTITION_BY, exclude_invalid_files=True)
+            dataset = open_parquet(Path(path), NODES_PARTITION_BY)
             found.update(_dataset_geometries(dataset))
         except (pa.ArrowInvalid, OSError) as err:
             raise TrainError(f"{path}: cannot read nodes dataset: {err}") from None
@@ -368,21 +392,25 @@ def train(
         disable=not progress,
         leave=False,
     )
-    report = TrainReport(sites=len(by_site), nodes=len(data), boundaries=boundaries)
+    holdout: dict[str, Any] = {}
     if held_sites:
         is_train = np.isin(data.site, list(train_sites))
         early = _fit(data.subset(np.flatnonzero(is_train)), boundaries, config, bar.update)
         held = data.subset(np.flatnonzero(~is_train))
         scores = _model(early, boundaries, train_sites, config).scores(held.features, held.area)
-        report.holdout = {
+        holdout = {
             "sites": len(held_sites),
             "nodes": len(held),
             "site_names": sorted(held_sites),
             **class_figures(held.label, np.nan_to_num(scores) >= 0.5),
         }
+    held_back = 0
     if not config.refit_all and held_sites:
         data = data.subset(np.flatnonzero(np.isin(data.site, list(train_sites))))
         by_site = {site: by_site[site] for site in train_sites}
+        held_back = len(held_sites)
+    # the report (and the model's metrics) describe the final fit, which is what the model is
+    report = TrainReport(len(by_site), len(data), boundaries, holdout=holdout, held_back=held_back)
     buckets = _fit(data, boundaries, config, bar.update)
     bar.close()
     model = _model(buckets, boundaries, by_site, config)
