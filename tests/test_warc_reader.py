@@ -201,6 +201,45 @@ def test_declared_length_that_lies_either_way(tmp_path: Path) -> None:
     assert pages(records) == [f"https://news.example/story/{i}.html" for i in (0, 1, 2, 4, 5)]
 
 
+def lie_past_the_end(tmp_path: Path) -> tuple[Path, int]:
+    """A plain WARC of 12 pages (with revisit, image and metadata records) whose 10th response
+    (story 9) declares 200,000 bytes more than it has, past the end of the file; and that
+    record's offset."""
+    captures = [
+        *small_captures(12),
+        Capture("https://news.example/logo.png", b"\x89PNG....", "image/png"),
+    ]
+    path = write_warc(tmp_path / "lie_eof.warc", captures, gzip=False, revisit_every=3)
+    text = path.read_bytes()
+    response = text.index(b"WARC-Type: response", text.index(b"story/9.html") - 200)
+    at = text.rindex(b"WARC/1.0", 0, response)
+    assert text.index(b"story/9.html", at) < text.index(b"WARC/1.0", at + 1)  # story 9's own
+    path.write_bytes(text[:at] + relength(text[at:], +200_000))
+    assert at + 200_000 > len(text)
+    return path, at
+
+
+def test_a_plain_record_whose_length_runs_past_the_end_loses_no_other_record(
+    tmp_path: Path,
+) -> None:
+    # It used to swallow every record after it and end the file as "truncated ... cut short":
+    # 9 of 12 pages were read.
+    path, at = lie_past_the_end(tmp_path)
+    records, problems = read(path)
+    assert [(p.kind, p.offset) for p in problems] == [("bad_length", at)]
+    assert "story/9.html" in problems[0].detail
+    assert pages(records) == [f"https://news.example/story/{i}.html" for i in range(12) if i != 9]
+    kinds = [r.head.type for r in records]
+    assert kinds.count("revisit") == 4 and kinds.count("metadata") == 13
+
+    # cut short by the end of the file with nothing after it, it is still a truncated tail
+    cut = tmp_path / "cut.warc"
+    cut.write_bytes(path.read_bytes()[: at + 300])
+    records, problems = read(cut)
+    assert [(p.kind, p.offset) for p in problems] == [("truncated", at)]
+    assert len(pages(records)) == 9
+
+
 def test_truncated_file_keeps_every_complete_record(tmp_path: Path) -> None:
     path = write_warc(tmp_path / "t.warc.gz", small_captures(6))
     data = path.read_bytes()

@@ -11,6 +11,10 @@ lengths, files that are not WARC) is skipped, counted and shown with examples.
 
 A file ingested once in a run is skipped when the run is repeated. With --cluster, each WARC
 file is one Dask task (the output is the same as without).
+
+One run at a time per OUT: the ingest holds OUT's run lock (the one `newscrawl crawl` takes)
+for its whole run; a second run into the same OUT exits 75 at once, having done nothing. A run
+stopped by SIGTERM or Ctrl-C says so; running it again continues with the files not done.
 """
 
 from __future__ import annotations
@@ -18,8 +22,12 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from newscrawl.cli_options import add_max_pages_argument, add_settings_arguments, option_settings
+
+if TYPE_CHECKING:
+    from newscrawl.ingest.runner import IngestResult
 
 HELP = "read WARC/ARC archives through the crawl's pipelines into a Parquet corpus"
 
@@ -41,6 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", "-q", action="store_true", help="print no summary")
     parser.add_argument("--json", type=Path, default=None, metavar="FILE", help="summary as JSON")
     add_settings_arguments(parser, None, "Scrapy log level (default: WARNING)")
+    # a Dask task of a run that holds OUT's lock (see `newscrawl.ingest.runner.ingest_task`)
+    parser.add_argument("--dask-task", action="store_true", help=argparse.SUPPRESS)
 
 
 def _task_argv(args: argparse.Namespace) -> list[str]:
@@ -56,10 +66,8 @@ def _task_argv(args: argparse.Namespace) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    import json
-
     from newscrawl.crawl.checks import check_crawl_id, check_settings
-    from newscrawl.ingest.runner import DEFAULT_RUN, format_result, ingest
+    from newscrawl.crawl.lock import LOCK_BUSY_EXIT, DirLock, LockBusyError
     from newscrawl.warc.reader import archive_files, unreadable_archive
 
     missing = [p for p in args.paths if not Path(p).exists()]
@@ -82,6 +90,32 @@ def run(args: argparse.Namespace) -> int:
     if not files:
         print("ingest: no WARC or ARC files found", file=sys.stderr)
         return 2
+    if args.dask_task:  # the run that started this task holds the lock
+        return _run_locked(args, files, overrides)
+    try:
+        lock = DirLock(args.out).acquire()
+    except LockBusyError as err:
+        print(f"ingest: {err}", file=sys.stderr)
+        return LOCK_BUSY_EXIT
+    except OSError as err:
+        print(f"ingest: cannot lock {args.out}: {err}", file=sys.stderr)
+        return 1
+    if lock.recovered:
+        print(
+            f"ingest: the last run (pid {lock.recovered.get('pid', '?')}, started "
+            f"{lock.recovered.get('started', '?')}) ended without releasing its lock; taken over",
+            file=sys.stderr,
+        )
+    with lock:
+        return _run_locked(args, files, overrides)
+
+
+def _run_locked(args: argparse.Namespace, files: list[Path], overrides: dict[str, Any]) -> int:
+    """The ingest itself, once OUT is this run's."""
+    import json
+
+    from newscrawl.ingest.runner import DEFAULT_RUN, format_result, ingest
+
     result = ingest(
         files,
         args.out,
@@ -95,4 +129,14 @@ def run(args: argparse.Namespace) -> int:
         args.json.write_text(json.dumps(result.to_json(), indent=1, default=str))
     if not args.quiet:
         print(format_result(result))
+    if result.stopped:  # said even with --quiet: the exit status alone reads as a failure
+        print(f"ingest: {_stopped_line(result)}", file=sys.stderr)
     return 1 if result.failed else 0
+
+
+def _stopped_line(result: IngestResult) -> str:
+    done = len(result.reports)
+    return (
+        f"stopped (SIGTERM or Ctrl-C) with {done} of {done + len(result.failed)} files "
+        "ingested; run the same command again to continue - ingested files are not read again"
+    )

@@ -11,6 +11,7 @@ published) first has any part files of its slug removed, so no row is ever there
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -31,9 +32,11 @@ __all__ = [
     "marker_path",
     "publish",
     "read_marker",
+    "remove_staging_root",
     "staging_dir",
     "sync_folders",
     "write_marker",
+    "write_whole",
 ]
 
 EXAMPLES_PER_KIND = 3
@@ -96,6 +99,12 @@ def staging_dir(out: Path) -> Path:
     return out / _STAGING / f"ingest-{socket.gethostname()}-{os.getpid()}"
 
 
+def remove_staging_root(out: Path) -> None:
+    """Remove OUT's staging folder once no process has its own folder in it."""
+    with contextlib.suppress(OSError):  # another process is staging there, or it is gone
+        (out / _STAGING).rmdir()
+
+
 def marker_path(out: Path, run: str, slug: str) -> Path:
     return out / STATE_DIR / run / "ingested" / f"{slug}.json"
 
@@ -110,12 +119,18 @@ def read_marker(out: Path, run: str, slug: str) -> FileReport | None:
 def write_marker(out: Path, run: str, report: FileReport) -> Path:
     path = marker_path(out, run, report.slug)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(report.to_json(), indent=1, sort_keys=True))
-    fsync_path(tmp)
-    os.replace(tmp, path)
+    write_whole(path, json.dumps(report.to_json(), indent=1, sort_keys=True))
     fsync_path(path.parent)
     return path
+
+
+def write_whole(path: Path, text: str) -> None:
+    """`text` at `path`, whole or not at all. The temporary name is this process's own: the
+    Dask tasks of a run write into the same folders at once."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(text)
+    fsync_path(tmp)
+    os.replace(tmp, path)
 
 
 def _published(out: Path, run: str, slug: str) -> list[Path]:

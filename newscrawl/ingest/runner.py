@@ -23,13 +23,21 @@ from typing import TYPE_CHECKING, Any
 
 from newscrawl.crawl.state import STATE_DIR
 from newscrawl.crawl.summary import kind_lines
-from newscrawl.ingest.outputs import FileReport, file_slug, read_marker, staging_dir
+from newscrawl.ingest.outputs import (
+    FileReport,
+    file_slug,
+    read_marker,
+    remove_staging_root,
+    staging_dir,
+    write_whole,
+)
 
 if TYPE_CHECKING:
     from scrapy.settings import Settings
 
 __all__ = [
     "DEFAULT_RUN",
+    "TASK_OPTION",
     "IngestResult",
     "format_result",
     "ingest",
@@ -38,6 +46,10 @@ __all__ = [
 ]
 
 DEFAULT_RUN = "ingest"
+# How a Dask task's `newscrawl ingest` is told that the run which started it holds OUT's lock.
+TASK_OPTION = "--dask-task"
+# Scrapy's finish reason when a signal (SIGTERM, Ctrl-C) stopped the crawler.
+_STOPPED = "shutdown"
 # Extensions of a crawl that have nothing to do in an ingest (no requests, its own summary).
 _OFF = {
     "newscrawl.crawl.summary.CrawlSummary": None,
@@ -91,6 +103,7 @@ def ingest_in_process(files: Sequence[Path], out: Path, run: str, overrides: dic
     process.crawl(crawler, files=[str(f) for f in files])
     process.start()
     shutil.rmtree(staging, ignore_errors=True)
+    remove_staging_root(out)
     stats = crawler.stats.get_stats() if crawler.stats else {}
     return str(stats.get("finish_reason", ""))
 
@@ -98,7 +111,7 @@ def ingest_in_process(files: Sequence[Path], out: Path, run: str, overrides: dic
 def ingest_task(path: str, out: str, run: str, argv: Sequence[str]) -> tuple[str, str | None]:
     """One Dask task: `newscrawl ingest FILE` in a child process; (file, error or None)."""
     command = [sys.executable, "-m", "newscrawl.cli", "ingest", path, "--out", out]
-    command += ["--crawl-id", run, "--quiet", *argv]
+    command += ["--crawl-id", run, "--quiet", TASK_OPTION, *argv]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if read_marker(Path(out), run, file_slug(path)) is None:
         tail = (done.stderr or done.stdout or "").strip().splitlines()[-3:]
@@ -117,6 +130,7 @@ class IngestResult:
     # ingested by an earlier run at another size (a download that was not finished): read again
     changed_files: list[str] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)
+    stopped: bool = False  # a signal stopped the run before every file was done
     seconds: float = 0.0
     peak_rss_mb: float = 0.0
 
@@ -161,6 +175,7 @@ class IngestResult:
             "skipped_files": self.skipped_files,
             "changed_files": self.changed_files,
             "failed": self.failed,
+            "stopped": self.stopped,
             **self.totals(),
             "per_file": [r.to_json() for r in self.reports],
         }
@@ -199,7 +214,8 @@ def ingest(
             result.changed_files.append(str(path))
         pending.append(path)
     if pending and cluster is None:
-        ingest_in_process(pending, out, run, overrides or {})
+        reason = ingest_in_process(pending, out, run, overrides or {})
+        result.stopped = reason == _STOPPED
     elif pending and cluster is not None:
         _on_dask(pending, out, run, cluster, dask_workers, argv, result, progress)
     for path in pending:
@@ -212,7 +228,7 @@ def ingest(
     result.peak_rss_mb = _peak_rss_mb()
     summary = out / STATE_DIR / run / "summary.json"
     summary.parent.mkdir(parents=True, exist_ok=True)
-    summary.write_text(json.dumps(result.to_json(), indent=1, default=str))
+    write_whole(summary, json.dumps(result.to_json(), indent=1, default=str))
     return result
 
 

@@ -353,9 +353,7 @@ def read_archive(
                 yield from _read_whole_gzip(path, state.records, wants, max_payload, kind)
                 return
             found = _next_boundary(fh, state.resume_after + 1, gzipped, kind)
-            failed = state.failed
-            if failed is not None and found is None:  # no record after it: a truncated tail
-                failed = Problem("truncated", failed.offset, f"file ends: {failed.detail}")
+            failed = _after_stop(state.failed, found)
             if failed is not None:
                 yield failed
             if found is None:
@@ -389,8 +387,15 @@ def _read_from(
     """warcio's pass from the file's position: at most `budget` records (then `paused`)."""
     iterator = _Iterator(fh, arc2warc=arc)
     flagged: int | None = None  # offset of the last record found damaged, if the last one was
+    # A record cut short is held back until it is known whether anything follows it: in a
+    # plain file one whose declared length runs past the end swallowed every record after it,
+    # and the pass must stop there to look for the next record boundary (`read_archive`).
+    held: Problem | None = None
     try:
         for record in iterator:
+            if held is not None:  # records follow it (its gzip member ended early)
+                yield held
+                held = None
             state.records += 1
             if state.records <= skip:
                 continue
@@ -407,14 +412,24 @@ def _read_from(
             problem = _damage(record, head, iterator.err_count > errors)
             if problem is not None:
                 flagged = offset
-                yield problem
+                if _cut_short(record):
+                    held = problem
+                else:
+                    yield problem
             else:
                 flagged = None
                 yield payload_record(head, raw, limit, wanted and big)
+        if held is not None:  # the file ended inside it: truncated, or a length that lies
+            state.stopped = True
+            state.resume_after = max(held.offset, state.resume_after)
+            state.failed = held
+            return
         if size is not None and flagged is None and 0 <= iterator.offset < size:
             tail = size - iterator.offset
             yield Problem("truncated", iterator.offset, f"file ends inside a record ({tail} bytes)")
     except _READ_ERRORS as err:
+        if held is not None:
+            yield held
         if "non-chunked gzip" in str(err):
             state.stopped = state.whole_gzip = True
             return
@@ -430,12 +445,31 @@ def _damage(record: Any, head: RecordHead, ran_on: bool) -> Problem | None:
     """What is wrong with a record read to its end, if anything."""
     if not head.type:  # warcio's stand-in for a header it could not read: the file ends there
         return Problem("truncated", head.offset, "record header cut short")
-    if getattr(record.raw_stream, "limit", 0) > 0:
+    if _cut_short(record):
         return Problem("truncated", head.offset, f"{head.type} {head.url}: cut short")
     if ran_on:
         detail = f"{head.type} {head.url}: does not end at its declared length"
         return Problem("bad_length", head.offset, detail)
     return None
+
+
+def _cut_short(record: Any) -> bool:
+    """Whether the record's block ended before its declared length, read to its end."""
+    return bool(getattr(record.raw_stream, "limit", 0) > 0)
+
+
+def _after_stop(failed: Problem | None, found: int | None) -> Problem | None:
+    """The problem a pass stopped at, judged by whether a record follows it (`found`): a
+    record cut short by the end of the file, with records after it, lied about its length."""
+    if failed is None:
+        return None
+    if found is None and failed.kind != "truncated":  # no record after it: a truncated tail
+        return Problem("truncated", failed.offset, f"file ends: {failed.detail}")
+    if found is not None and failed.kind == "truncated":
+        what = failed.detail.removesuffix(": cut short")
+        detail = f"{what}: declared length runs past the end of the file"
+        return Problem("bad_length", failed.offset, detail)
+    return failed
 
 
 class _WholeGzip(io.RawIOBase):
