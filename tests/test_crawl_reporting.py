@@ -113,4 +113,4 @@ def test_resumed_crawl_counts_pages_and_articles_for_the_whole_crawl(
     new = articles[~articles.final_url.isin(stored.final_url)]
     assert summary["articles_written"] == int(new.is_article.sum())
     assert f"{len(articles)} pages, {summary['articles']} articles" in result.stdout
-    assert f"this run fetched {summary['pages_fetched']} pages" in result.stdout
+    assert f"this run fetched {summary['pages_fetched']} new pages" in result.stdout

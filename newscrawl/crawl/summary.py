@@ -206,8 +206,9 @@ def format_summary(summary: dict[str, Any]) -> str:
     if resumed.get("pages") or summary.get("replayed"):
         lines.append(
             f"resumed: {resumed.get('pages', 0)} pages and {resumed.get('articles', 0)} "
-            f"articles stored before this run; this run fetched {summary.get('pages_fetched', 0)}"
-            f" pages ({rate}) and wrote {summary['articles_written']} articles; "
+            f"articles stored before this run; this run fetched "
+            f"{summary.get('pages_fetched', 0)} new pages ({rate}) and wrote "
+            f"{summary['articles_written']} articles; "
             f"{summary.get('replayed', 0)} stored pages replayed, not fetched again"
         )
     width = max([len(n) for n in summary["sites"]] + [4])
