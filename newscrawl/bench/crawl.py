@@ -58,6 +58,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from newscrawl.bench._args import name_list, positive_int
+
 __all__ = ["HELP", "add_arguments", "run"]
 
 HELP = "crawl pages/s and peak memory on the demo web, with the site pass and without"
@@ -112,31 +114,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-r",
         "--repeat",
-        type=int,
+        type=positive_int,
         default=1,
         metavar="K",
         help="rounds of crawls, each variant once a round; medians reported (default: 1)",
     )
     parser.add_argument(
         "--copies",
-        type=int,
+        type=positive_int,
         default=4,
         metavar="K",
         help="copies of each demo site to serve (default: 4, ~940 pages)",
     )
     parser.add_argument(
         "--variants",
+        type=name_list(VARIANTS),
         default=",".join(DEFAULT_VARIANTS),
         metavar="A,B",
         help=f"variants to run, of {', '.join(VARIANTS)} (default: {','.join(DEFAULT_VARIANTS)})",
     )
     parser.add_argument(
         "--against",
+        type=_checkout,
         metavar="DIR",
         help="a checkout of an earlier newscrawl (e.g. `git worktree add DIR COMMIT`): each "
         "variant is also crawled with that code, in the same rounds, and the ratio printed",
     )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+
+
+def _checkout(value: str) -> str:
+    """An argparse type: a folder holding a newscrawl checkout. Checked before anything runs:
+    without its code on the path the installed newscrawl would crawl instead, unnoticed."""
+    if not (Path(value) / "newscrawl" / "cli.py").is_file():
+        raise argparse.ArgumentTypeError(f"{value}: not a newscrawl checkout")
+    return value
 
 
 def _web(copies: int) -> Any:
@@ -241,15 +253,7 @@ def run(args: argparse.Namespace) -> int:
     from newscrawl.demo.docsite import DOCS_PAGES, DOCS_SITE, docs_site
     from newscrawl.demo.server import DemoServer, serve_pages
 
-    names = [v.strip() for v in args.variants.split(",") if v.strip()]
-    unknown = [n for n in names if n not in VARIANTS]
-    if unknown:
-        print(f"unknown variants: {', '.join(unknown)}", file=sys.stderr)
-        return 2
-    if args.against and not (Path(args.against) / "newscrawl" / "cli.py").is_file():
-        # checked first: without it on the path the installed newscrawl would crawl instead
-        print(f"bench crawl: --against {args.against}: not a newscrawl checkout", file=sys.stderr)
-        return 2
+    names: list[str] = args.variants  # known and at least one: checked by the parser
     web = _web(args.copies)
     hosts = [f"127.0.0.{n}" for n in range(1, len(web.sites) + 3)]
     results: dict[str, dict[str, float]] = {}
@@ -286,7 +290,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(results, indent=1))
         return 0
     print(f"demo web x{args.copies}: {len(web.sites)} sites; median of {args.repeat} crawl(s)")
-    width = max(19, *map(len, results))
+    width = max([19, *map(len, results)])
     print(f"{'variant':<{width}} {'pages':>6} {'seconds':>8} {'pages/s':>8} {'peak MB':>8}", end="")
     print(f" {'worker MB':>9} {'pass MB':>8}", end="")
     print(f" {'other pages/s':>14} {'refused':>8}" if "heavy-page" in results else "")

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from newscrawl.bench._args import positive_int
 from newscrawl.extractors import DEFAULT_EXTRACTOR
 
 if TYPE_CHECKING:
@@ -52,12 +53,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="dataset folder (its html/ pages are used; gold is not needed) or a folder of pages",
     )
     parser.add_argument(
-        "-n", "--limit", type=int, default=None, metavar="N", help="use only the first N pages"
+        "-n",
+        "--limit",
+        type=positive_int,
+        default=None,
+        metavar="N",
+        help="use only the first N pages",
     )
     parser.add_argument(
         "-r",
         "--repeat",
-        type=int,
+        type=positive_int,
         default=3,
         metavar="K",
         help="timed runs per stage; the median is reported (default: 3)",
@@ -206,11 +212,11 @@ def run(args: argparse.Namespace) -> int:
     size = sum(map(len, pages)) / 1e6
     print(
         f"bench extract: {args.dataset} - {len(pages)} pages ({size:.1f} MB), {left_out} "
-        f"unparseable left out; one process; median of {max(args.repeat, 1)} runs after warm-up",
+        f"unparseable left out; one process; median of {args.repeat} runs after warm-up",
         flush=True,
     )
     _warm_up(stages, pages)
-    for _ in range(max(args.repeat, 1)):
+    for _ in range(args.repeat):
         for label, stage in stages.items():
             _time_stage(stage, pages, timings[label])
     for line in _report(list(timings.values()), len(pages), ours, traf_label):

@@ -32,15 +32,27 @@ memory can be seen not to grow with input).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+from newscrawl.bench._args import (
+    make_folder,
+    new_or_folder,
+    nonnegative_int,
+    positive_int,
+    positive_ints,
+)
 
 HELP = "ingest records/s and pages/s beside extraction-only speed; peak memory by input size"
 
@@ -79,28 +91,51 @@ print(json.dumps({"pages": len(pages), "seconds": seconds}))
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--copies", type=int, default=4, help="copies of the demo web's sites (default: 4)"
+        "--copies", type=positive_int, default=4, help="copies of the demo web's sites (default: 4)"
     )
     parser.add_argument(
         "--sizes",
+        type=positive_ints(allow_empty=True),
         default="64,512,2048",
         metavar="MB,...",
-        help="WARC sizes for the memory runs, in MB (default: 64,512,2048)",
+        help="WARC sizes for the memory runs, in MB; '' for none (default: 64,512,2048)",
     )
     parser.add_argument(
         "--repeat",
-        type=int,
+        type=positive_int,
         default=5,
         help="rounds of extraction only and of the like-for-like ingest, alternating; the "
         "median of the rounds' ratios is the figure (default: 5)",
     )
     parser.add_argument(
         "--heavy-pages",
-        type=int,
+        type=nonnegative_int,
         default=300,
         help="pages of realistic size for a second speed comparison (0: none; default: 300)",
     )
-    parser.add_argument("--keep", type=Path, default=None, help="keep the inputs in this folder")
+    parser.add_argument(
+        "--keep", type=new_or_folder, default=None, help="keep the inputs in this folder"
+    )
+
+
+@contextlib.contextmanager
+def _sigterm_unwinds() -> Iterator[None]:
+    """SIGTERM raises SystemExit while inside, as Ctrl-C raises KeyboardInterrupt: the `with`
+    blocks unwind, so the temporary folder (GBs of WARCs) is removed and subprocess.run kills
+    the child it waits for. Without it SIGTERM ends the process where it stands. Only in the
+    main thread, the one place Python lets a handler be set."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _pinned() -> dict[str, Any]:
@@ -166,7 +201,7 @@ def _speed(warc: Path, out: Path, repeat: int) -> tuple[dict, dict, list[float],
     fastest run of each, the rounds' ratios across processes, and the ratios within each ingest
     (its own parse and extraction time over its whole time)."""
     bases, flats = [], []
-    for n in range(max(1, repeat)):
+    for n in range(repeat):
         extract = subprocess.run(
             [sys.executable, "-c", _EXTRACT_ONLY, str(warc)],
             capture_output=True,
@@ -217,13 +252,18 @@ def _heavy_warc(folder: Path, pages: int) -> Path:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.copies < 1:
-        print("bench ingest: --copies must be at least 1", file=sys.stderr)
-        return 2
-    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    with _sigterm_unwinds():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
+    sizes: list[int] = args.sizes  # positive whole numbers: checked by the parser
     with tempfile.TemporaryDirectory(prefix="newscrawl-bench-ingest-") as tmp:
         folder = args.keep or Path(tmp)
-        folder.mkdir(parents=True, exist_ok=True)
+        problem = make_folder(folder)
+        if problem:
+            print(f"bench ingest: --keep: {problem}", file=sys.stderr)
+            return 2
         print(f"writing inputs to {folder} ...", file=sys.stderr)
         speed, memory = _inputs(folder, args.copies, sizes)
         base, flat, rounds, within = _speed(speed, folder, args.repeat)

@@ -23,6 +23,14 @@ import tempfile
 import time
 from pathlib import Path
 
+from newscrawl.bench._args import (
+    make_folder,
+    new_or_folder,
+    nonnegative_int,
+    positive_int,
+    positive_ints,
+)
+
 __all__ = ["HELP", "add_arguments", "run"]
 
 HELP = "crawl and re-extraction throughput with 1 and 2 workers, and the scaling ratio"
@@ -30,28 +38,53 @@ HELP = "crawl and re-extraction throughput with 1 and 2 workers, and the scaling
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--copies", type=int, default=4, metavar="K", help="enqueue each demo site K times (4)"
+        "--copies",
+        type=positive_int,
+        default=4,
+        metavar="K",
+        help="enqueue each demo site K times (4)",
     )
     parser.add_argument(
-        "--max-pages", type=int, default=60, metavar="N", help="page cap per site (60)"
+        "--max-pages",
+        type=nonnegative_int,
+        default=60,
+        metavar="N",
+        help="page cap per site, 0 for no cap (60)",
     )
     parser.add_argument(
-        "--workers", default="1,2", metavar="LIST", help="crawl worker counts to time (1,2)"
+        "--workers",
+        type=positive_ints(),
+        default="1,2",
+        metavar="LIST",
+        help="crawl worker counts to time (1,2)",
     )
     parser.add_argument(
-        "--dask-workers", default="1,2", metavar="LIST", help="Dask worker counts to time (1,2)"
+        "--dask-workers",
+        type=positive_ints(),
+        default="1,2",
+        metavar="LIST",
+        help="Dask worker counts to time (1,2)",
     )
     parser.add_argument(
-        "--extractor", default="nce", help="extractor of the re-extraction stage (nce)"
+        "--extractor",
+        type=_extractor,
+        default="nce",
+        help="extractor of the re-extraction stage (nce)",
     )
-    parser.add_argument("--keep", metavar="DIR", help="keep the crawl output in DIR")
+    parser.add_argument(
+        "--keep", type=new_or_folder, metavar="DIR", help="keep the crawl output in DIR"
+    )
 
 
-def _counts(text: str) -> list[int]:
-    values = [int(part) for part in text.split(",") if part.strip()]
-    if not values or min(values) < 1:
-        raise ValueError(f"worker counts must be positive integers: {text!r}")
-    return values
+def _extractor(value: str) -> str:
+    """An argparse type: a registered extractor, checked before redis and the demo web start
+    (the re-extraction stage, which builds it, comes after the crawls)."""
+    from newscrawl.extractors import EXTRACTORS
+
+    if value not in EXTRACTORS:
+        known = ", ".join(EXTRACTORS)
+        raise argparse.ArgumentTypeError(f"unknown extractor {value!r} (known: {known})")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,17 +93,17 @@ def run(args: argparse.Namespace) -> int:
     if redis_server_binary() is None:
         print("bench scale: redis-server not found (apt-get install redis-server)", file=sys.stderr)
         return 2
-    try:
-        crawl_counts, dask_counts = _counts(args.workers), _counts(args.dask_workers)
-    except ValueError as exc:
-        print(f"bench scale: {exc}", file=sys.stderr)
-        return 2
+    crawl_counts: list[int] = args.workers  # positive whole numbers: checked by the parser
+    dask_counts: list[int] = args.dask_workers
     from newscrawl.demo.server import DemoServer
     from newscrawl.demo.web import build_demo_web
 
     with tempfile.TemporaryDirectory(prefix="newscrawl-scale-") as tmp:
-        root = Path(args.keep) if args.keep else Path(tmp)
-        root.mkdir(parents=True, exist_ok=True)
+        root = args.keep or Path(tmp)
+        problem = make_folder(root)
+        if problem:
+            print(f"bench scale: --keep: {problem}", file=sys.stderr)
+            return 2
         with LocalRedis(Path(tmp) / "redis") as redis, DemoServer(build_demo_web()) as demo:
             sites = _site_list(demo.site_urls, args.copies, root / "sites.csv")
             print(f"demo web: {len(demo.site_urls)} sites x {args.copies} copies = {sites} sites, "
@@ -79,6 +112,9 @@ def run(args: argparse.Namespace) -> int:
         first = min(crawl_counts)
         _report("crawl", crawl, "pages")
         pages = root / f"crawl-{first}" / "pages"
+        if not pages.is_dir():  # a crawl that stored nothing: say so, not FileNotFoundError
+            print(f"bench scale: the {first}-worker crawl stored no pages", file=sys.stderr)
+            return 1
         batch = _batch(pages, root, dask_counts, args.extractor)
         _report("re-extraction", batch, "pages")
     return 0

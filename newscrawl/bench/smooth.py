@@ -23,6 +23,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from newscrawl.bench._args import nonnegative_float, nonnegative_int, positive_int
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -33,17 +35,25 @@ TARGET_MS = 50.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--nodes", type=int, default=5000, metavar="N", help="tree size (5000)")
     parser.add_argument(
-        "-r", "--repeat", type=int, default=15, metavar="R", help="timed runs; median (15)"
+        "--nodes", type=positive_int, default=5000, metavar="N", help="tree size (5000)"
     )
-    parser.add_argument("-c", type=float, default=0.01, help="penalty per value change (0.01)")
     parser.add_argument(
-        "--resolution", type=int, default=None, metavar="K", help="candidate grid size (256)"
+        "-r", "--repeat", type=positive_int, default=15, metavar="R", help="timed runs; median (15)"
+    )
+    parser.add_argument(
+        "-c", type=nonnegative_float, default=0.01, help="penalty per value change (0.01)"
+    )
+    parser.add_argument(
+        "--resolution",
+        type=positive_int,
+        default=None,
+        metavar="K",
+        help="candidate grid size (256)",
     )
     parser.add_argument(
         "--naive-nodes",
-        type=int,
+        type=nonnegative_int,
         default=300,
         metavar="M",
         help="tree size for the naive reference run, 0 to skip (300)",
@@ -54,9 +64,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from newscrawl.template.isotonic import DEFAULT_RESOLUTION, smooth_tree
 
-    if args.nodes < 1 or args.repeat < 1:
-        print("--nodes and --repeat must be at least 1")
-        return 2
     resolution = args.resolution or DEFAULT_RESOLUTION
     rng = random.Random(args.seed)
     parent = dom_like_tree(args.nodes, rng)

@@ -9,10 +9,19 @@ import argparse
 import sys
 from importlib import import_module
 from types import ModuleType
+from typing import NoReturn
 
 __all__ = ["HELP", "add_arguments", "run"]
 
 HELP = "run a benchmark (extract, crawl, ...)"
+
+
+class _OneLineErrors(argparse.ArgumentParser):
+    """A benchmark's parser whose usage errors are one line on stderr (exit status 2), not the
+    usage block: a bad option reads as the one thing to fix."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see --help)\n")
 
 
 def _load(module_name: str) -> ModuleType | str:
@@ -27,7 +36,9 @@ def _load(module_name: str) -> ModuleType | str:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from newscrawl.bench import available
 
-    sub = parser.add_subparsers(dest="bench", metavar="NAME", required=True)
+    sub = parser.add_subparsers(
+        dest="bench", metavar="NAME", required=True, parser_class=_OneLineErrors
+    )
     for name, module_name in available().items():
         module = _load(module_name)
         if isinstance(module, str):

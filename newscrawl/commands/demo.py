@@ -125,7 +125,11 @@ def run(args: argparse.Namespace) -> int:
     if args.out.exists() and not args.out.is_dir():
         print(f"newscrawl demo: {args.out} exists and is not a folder", file=sys.stderr)
         return 2
-    args.out.mkdir(parents=True, exist_ok=True)
+    try:
+        args.out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:  # a file on the way, /proc, no permission: one line, not a traceback
+        print(f"newscrawl demo: cannot create {args.out}: {err.strerror or err}", file=sys.stderr)
+        return 2
     web = build_demo_web(args.seed)
     with DemoServer(web, port=0, faults=args.faults, slow_seconds=5.0) as server:
         summary = _crawl(server, args.out, overrides)
