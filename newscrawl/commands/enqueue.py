@@ -15,6 +15,8 @@ from newscrawl.cli_options import add_redis_arguments
 from newscrawl.distributed.sitelist import read_site_specs, site_payload
 
 HELP = "put sites on a Redis queue for crawl workers"
+# how long a Redis that is down may take to come back before enqueue gives up
+WAIT_SECONDS = 10.0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -24,7 +26,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from newscrawl.crawl.sites import SiteListError
-    from newscrawl.distributed.queue import RedisUnavailable, SiteQueue, retry_redis
+    from newscrawl.distributed.queue import (
+        RedisRefused,
+        RedisUnavailable,
+        SiteQueue,
+        check_redis,
+        retry_redis,
+    )
 
     try:
         specs = read_site_specs(args.sites)
@@ -35,14 +43,19 @@ def run(args: argparse.Namespace) -> int:
         print("enqueue: no sites given", file=sys.stderr)
         return 2
     entries = [(spec.name, site_payload(spec)) for spec in specs]
+    # a site given twice (in a file and as a URL) is one site: the first payload wins
+    sites = len({name for name, _ in entries})
     try:
         queue = SiteQueue.from_url(args.redis, args.run)
-        added = retry_redis(lambda: queue.enqueue(entries), "enqueue sites", give_up_after=10)
-    except ValueError as exc:
+        check_redis(queue.client, args.redis, give_up_after=WAIT_SECONDS)
+        added = retry_redis(
+            lambda: queue.enqueue(entries), "enqueue sites", give_up_after=WAIT_SECONDS
+        )
+    except (ValueError, RedisRefused) as exc:
         print(f"enqueue: {exc}", file=sys.stderr)
         return 2
     except RedisUnavailable as exc:
         print(f"enqueue: {exc}", file=sys.stderr)
         return 1
-    print(f"enqueued {len(added)} new site(s) of {len(entries)} on run {args.run!r}")
+    print(f"enqueued {len(added)} new site(s) of {sites} on run {args.run!r}")
     return 0

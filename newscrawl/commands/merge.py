@@ -27,14 +27,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from newscrawl.distributed.shards import abandoned_partitions, dataset_names, merge
+    from pathlib import Path
 
-    if not dataset_names(args.out):
+    from newscrawl.distributed.shards import (
+        abandoned_partitions,
+        check_merge,
+        dataset_names,
+        merge,
+    )
+
+    found = dataset_names(args.out)
+    if not found:
         print(f"merge: no published datasets under {args.out}", file=sys.stderr)
         return 1
+    names = list(args.dataset) if args.dataset is not None else found
+    # what the command line got wrong exits 2, as everywhere in newscrawl; a failed write 1
     try:
-        counts = merge(args.out, args.into, args.dataset, rows_per_file=args.rows_per_file)
-    except (FileExistsError, FileNotFoundError, OSError, ValueError) as exc:
+        check_merge(Path(args.out), Path(args.into), names, args.rows_per_file)
+    except (FileExistsError, FileNotFoundError, ValueError) as exc:
+        print(f"merge: {exc}", file=sys.stderr)
+        return 2
+    try:
+        counts = merge(args.out, args.into, names, rows_per_file=args.rows_per_file)
+    except (OSError, ValueError) as exc:
         print(f"merge: {exc}", file=sys.stderr)
         return 1
     rows = ", ".join(f"{name} {n} rows" for name, n in counts.items())

@@ -26,14 +26,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from newscrawl.distributed.queue import RedisUnavailable, SiteQueue, retry_redis
+    from newscrawl.distributed.queue import (
+        RedisRefused,
+        RedisUnavailable,
+        SiteQueue,
+        check_redis,
+        retry_redis,
+    )
 
     try:
         queue = SiteQueue.from_url(args.redis, args.run)
+        check_redis(queue.client, args.redis, give_up_after=5)
         status = retry_redis(queue.status, "read the queue status", give_up_after=5)
         known = queue.exists() or bool(status.workers)
         runs = [] if known else queue.runs()
-    except (ValueError, RedisUnavailable) as exc:
+    except (ValueError, RedisRefused) as exc:  # the command line is wrong: waiting cannot help
+        print(f"status: {exc}", file=sys.stderr)
+        return 2
+    except RedisUnavailable as exc:
         print(f"status: {exc}", file=sys.stderr)
         return 1
     if not known:  # a mistyped --run would read as an empty run

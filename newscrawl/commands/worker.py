@@ -13,7 +13,9 @@ worker exits once the run has no site queued or leased (or waits for more with -
 from __future__ import annotations
 
 import argparse
+import logging
 import sys
+import time
 
 from newscrawl.cli_options import (
     add_allow_private_argument,
@@ -25,6 +27,13 @@ from newscrawl.cli_options import (
 )
 
 HELP = "run a Redis-fed crawl worker"
+# A Redis that is down when the worker starts may take this long to come up (as `enqueue`
+# waits); an outage that starts mid-crawl is waited out without limit instead.
+START_WAIT_SECONDS = 10.0
+# A run enqueued by the same script that starts the workers may land a moment after them.
+RUN_GRACE_SECONDS = 2.0
+# The stat the spider sets when the run disappears from Redis mid-crawl.
+RUN_MISSING_STAT = "newscrawl/worker/run_missing"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -86,6 +95,42 @@ def settings_for(args: argparse.Namespace, worker: str) -> dict[str, object]:
     return {**settings, **option_settings(args)}
 
 
+def check_numbers(args: argparse.Namespace) -> None:
+    """ValueError unless --lease and --poll are finite and above 0, --max-attempts at least 1."""
+    from newscrawl.distributed.queue import check_positive
+
+    check_positive("--lease", args.lease)
+    check_positive("--poll", args.poll)
+    if args.max_attempts < 1:
+        raise ValueError(f"--max-attempts must be at least 1, not {args.max_attempts}")
+
+
+def start_log() -> logging.Logger:
+    """Where the start checks warn: stderr, before Scrapy sets up logging."""
+    log = logging.getLogger("newscrawl.worker.start")
+    if not log.handlers:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("worker: %(message)s"))
+        log.addHandler(handler)
+        log.propagate = False
+    return log
+
+
+def check_queue(args: argparse.Namespace, wait: float = START_WAIT_SECONDS) -> None:
+    """Refuse to start against a Redis that cannot serve the run: unreachable for `wait`
+    seconds (RedisUnavailable; `-s NEWSCRAWL_REDIS_START_WAIT=SECONDS`), refusing us
+    (RedisRefused), or without the run (LookupError) - instead of polling it forever."""
+    from newscrawl.distributed.queue import SiteQueue, check_redis, run_missing_message
+
+    queue = SiteQueue.from_url(args.redis, args.run, lease_seconds=args.lease)
+    check_redis(queue.client, args.redis, give_up_after=wait, log=start_log())
+    deadline = time.monotonic() + RUN_GRACE_SECONDS
+    while not queue.exists():
+        if time.monotonic() >= deadline:
+            raise LookupError(run_missing_message(args.run, args.redis))
+        time.sleep(0.2)
+
+
 def run(args: argparse.Namespace) -> int:
     import os
 
@@ -94,18 +139,22 @@ def run(args: argparse.Namespace) -> int:
     from scrapy.utils.project import get_project_settings
 
     from newscrawl.crawl.checks import check_settings
-    from newscrawl.distributed.queue import check_run_id
+    from newscrawl.distributed.queue import (
+        RedisRefused,
+        RedisUnavailable,
+        check_run_id,
+        run_missing_message,
+    )
     from newscrawl.distributed.spider import RedisSiteSpider, worker_id
 
-    if args.lease <= 0 or args.max_attempts < 1:
-        print("worker: --lease must be positive and --max-attempts at least 1", file=sys.stderr)
-        return 2
     try:
+        check_numbers(args)
         check_run_id(args.run)
         worker = args.worker_id or worker_id()
         overrides = settings_for(args, worker)
         check_settings(overrides)
-    except ValueError as exc:
+        check_queue(args, float(overrides.get("NEWSCRAWL_REDIS_START_WAIT", START_WAIT_SECONDS)))
+    except (ValueError, LookupError, RedisRefused, RedisUnavailable) as exc:
         print(f"worker: {exc}", file=sys.stderr)
         return 2
     settings = get_project_settings()
@@ -114,5 +163,9 @@ def run(args: argparse.Namespace) -> int:
     crawler = process.create_crawler(RedisSiteSpider)
     process.crawl(crawler)
     process.start()
-    reason = crawler.stats.get_value("finish_reason") if crawler.stats else None
+    stats = crawler.stats
+    if stats is not None and stats.get_value(RUN_MISSING_STAT):
+        print(f"worker: {run_missing_message(args.run, args.redis)}", file=sys.stderr)
+        return 1
+    reason = stats.get_value("finish_reason") if stats else None
     return 0 if reason == "finished" else 1

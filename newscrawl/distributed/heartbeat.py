@@ -28,11 +28,13 @@ class LeaseKeeper:
         *,
         interval: float | None = None,
         on_lost: Callable[[str], None] | None = None,
+        on_run_gone: Callable[[], None] | None = None,
     ) -> None:
         self.queue = queue
         self.worker = worker
         self.interval = interval if interval is not None else max(queue.lease_seconds / 3, 0.2)
         self.on_lost = on_lost
+        self.on_run_gone = on_run_gone
         self._sites: set[str] = set()
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -84,6 +86,17 @@ class LeaseKeeper:
         if self.redis_down:
             logger.warning("Redis is back: leases renewed for %s", ", ".join(sites) or "no site")
             self.redis_down = False
+        if lost and not self._run_known():
+            # Redis lost the whole run (restarted without persistence): not a lease that lapsed
+            logger.warning(
+                "run %s is no longer in Redis (Redis lost its data?); %s held %s",
+                self.queue.run,
+                self.worker,
+                ", ".join(lost),
+            )
+            if self.on_run_gone is not None:
+                self.on_run_gone()
+                return
         for site in lost:
             logger.warning(
                 "lease of %s is gone (this worker was out of touch longer than the lease, or "
@@ -93,3 +106,10 @@ class LeaseKeeper:
             )
             if self.on_lost is not None:
                 self.on_lost(site)
+
+    def _run_known(self) -> bool:
+        """Whether Redis still has the run; True when it cannot tell (it went away again)."""
+        try:
+            return self.queue.exists()
+        except UNAVAILABLE_ERRORS:
+            return True

@@ -26,10 +26,12 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 import redis
 import redis.exceptions
@@ -40,11 +42,17 @@ __all__ = [
     "DEFAULT_RUN",
     "Lease",
     "QueueStatus",
+    "RedisRefused",
     "RedisUnavailable",
     "SiteQueue",
+    "check_positive",
+    "check_redis",
+    "check_redis_url",
     "check_run_id",
     "connect",
     "retry_redis",
+    "run_missing_message",
+    "safe_url",
 ]
 
 logger = logging.getLogger(__name__)
@@ -195,8 +203,48 @@ def check_run_id(run: str) -> str:
     return run
 
 
+def check_positive(name: str, value: float) -> float:
+    """A duration must be a finite number above 0: NaN slips through `value <= 0`, and an
+    infinite lease could never be reclaimed."""
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be a finite number above 0, not {value}")
+    return value
+
+
 class RedisUnavailable(RuntimeError):
     """Redis could not be reached within the retry budget."""
+
+
+class RedisRefused(RuntimeError):
+    """Redis (or whatever listens there) answered, but will not serve this client as it is set
+    up: a wrong password, a database index out of range, not a Redis server. Waiting cannot
+    help, so nothing retries it."""
+
+
+def safe_url(url: str) -> str:
+    """`url` with its password masked, for messages."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    host = parts.netloc.rsplit("@", 1)[1]
+    user = parts.username or ""
+    return urlunsplit(parts._replace(netloc=f"{user}:***@{host}"))
+
+
+def check_redis_url(url: str) -> str:
+    """Refuse a Redis URL whose database is not a number: redis-py reads `/abc` as db 0."""
+    path = urlsplit(url).path.strip("/")
+    if path and not path.isdigit():
+        where = safe_url(url)
+        raise ValueError(f"{where}: the database after the port must be a number, not {path!r}")
+    return url
+
+
+def run_missing_message(run: str, url: str) -> str:
+    return (
+        f"run {run} is not in Redis at {safe_url(url)}: enqueue it first, or Redis lost its "
+        "data (turn persistence on)"
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,9 +289,10 @@ class QueueStatus:
 
 
 def connect(url: str, *, timeout: float = 5.0) -> redis.Redis:
-    """A client for `url` with short timeouts, so an outage is noticed instead of hanging."""
+    """A client for `url` with short timeouts, so an outage is noticed instead of hanging;
+    ValueError for a URL redis-py would misread."""
     return redis.Redis.from_url(
-        url,
+        check_redis_url(url),
         decode_responses=True,
         socket_timeout=timeout,
         socket_connect_timeout=min(timeout, 3.0),
@@ -272,20 +321,48 @@ def retry_redis(
     while True:
         try:
             result = call()
+        except redis.exceptions.AuthenticationError:
+            raise  # a ConnectionError, but a wrong password does not get right by waiting
         except UNAVAILABLE_ERRORS as exc:
             waited = time.monotonic() - started
             if give_up_after is not None and waited >= give_up_after:
                 raise RedisUnavailable(f"Redis unavailable while trying to {what}: {exc}") from exc
+            # the last wait ends at the budget, so giving up takes give_up_after, not up to twice
+            pause = delay if give_up_after is None else min(delay, give_up_after - waited)
             log.warning(
-                "Redis unavailable (%s) while trying to %s; retrying in %.1fs", exc, what, delay
+                "Redis unavailable (%s) while trying to %s; retrying in %.1fs", exc, what, pause
             )
             warned = True
-            time.sleep(delay)
+            time.sleep(pause)
             delay = min(delay * 2, max_delay)
             continue
         if warned:
             log.warning("Redis is back: %s succeeded", what)
         return result
+
+
+def check_redis(
+    client: redis.Redis,
+    url: str,
+    *,
+    give_up_after: float,
+    log: logging.Logger = logger,
+) -> None:
+    """PING the server behind `client`, retrying while it is unreachable for `give_up_after`
+    seconds (then RedisUnavailable); RedisRefused when it answers but will not serve us.
+
+    The connection's set-up (AUTH, SELECT of the database) runs with the first command, so a
+    wrong password or a database out of range shows here, not in the middle of the work.
+    """
+    where = safe_url(url)
+    try:
+        retry_redis(client.ping, f"reach {where}", give_up_after=give_up_after, log=log)
+    except redis.exceptions.AuthenticationError as exc:
+        raise RedisRefused(f"Redis at {where} refused the login: {exc}") from exc
+    except redis.exceptions.InvalidResponse as exc:
+        raise RedisRefused(f"{where} does not answer like a Redis server ({exc})") from exc
+    except redis.exceptions.ResponseError as exc:
+        raise RedisRefused(f"Redis at {where} refused the connection: {exc}") from exc
 
 
 class SiteQueue:
@@ -300,8 +377,7 @@ class SiteQueue:
         max_attempts: int = DEFAULT_MAX_ATTEMPTS,
     ) -> None:
         check_run_id(run)
-        if lease_seconds <= 0:
-            raise ValueError("lease_seconds must be positive")
+        check_positive("lease_seconds", lease_seconds)
         self.client = client
         self.run = run
         self.lease_seconds = float(lease_seconds)

@@ -32,6 +32,7 @@ __all__ = [
     "DATASETS",
     "STAGING_DIR",
     "abandoned_partitions",
+    "check_merge",
     "dataset_names",
     "discard_attempt",
     "merge",
@@ -112,7 +113,7 @@ def merge(
     from newscrawl.storage.datasets import open_parquet
 
     names = list(datasets if datasets is not None else dataset_names(out))
-    _check_merge(Path(out), Path(into), names, rows_per_file)
+    check_merge(Path(out), Path(into), names, rows_per_file)
     counts: dict[str, int] = {}
     written: list[Path] = []
     try:
@@ -145,7 +146,7 @@ def merge(
     return counts
 
 
-def _check_merge(out: Path, into: Path, names: list[str], rows_per_file: int) -> None:
+def check_merge(out: Path, into: Path, names: list[str], rows_per_file: int) -> None:
     """Refuse a merge that cannot work before anything is written."""
     if rows_per_file < 1:
         raise ValueError(f"--rows-per-file must be at least 1, not {rows_per_file}")

@@ -65,6 +65,7 @@ from newscrawl.distributed.queue import (
     Lease,
     SiteQueue,
     connect,
+    run_missing_message,
 )
 from newscrawl.spiders.site import SiteRun, SiteSpider
 from newscrawl.storage.writer import partition_dir
@@ -170,9 +171,13 @@ class RedisSiteSpider(RedisSpider, SiteSpider):
         self.forever = settings.getbool("NEWSCRAWL_WORKER_FOREVER")
         self.max_backoff = settings.getfloat("NEWSCRAWL_REDIS_MAX_BACKOFF", 30.0)
         self.staging = Path(settings.get("NEWSCRAWL_OUT"))
-        self.keeper = LeaseKeeper(self.queue, self.worker, on_lost=self._lease_lost)
+        self.keeper = LeaseKeeper(
+            self.queue, self.worker, on_lost=self._lease_lost, on_run_gone=self._run_gone
+        )
         self.sites_done = 0
         self._closing = False
+        # the run's keys are gone from Redis (it lost its data): nothing to lease or hand back
+        self._run_missing = False
         self._lost: set[str] = set()  # sites whose lease the keeper found gone
         self._finishing: str | None = None  # the site being published and recorded
         # A worker never resumes: what an earlier process of this id staged belongs to sites
@@ -213,6 +218,12 @@ class RedisSiteSpider(RedisSpider, SiteSpider):
                 await self._abandon_site(lease, run)
             else:
                 await self._finish_site(lease, run)
+        if self._run_missing:
+            self.crawler.stats.set_value("newscrawl/worker/run_missing", 1)
+            logger.error(
+                "worker %s: %s; stopping", self.worker, run_missing_message(self.run_id, self._url)
+            )
+            return
         logger.info(
             "worker %s: run %r drained, %d site(s) crawled here",
             self.worker,
@@ -221,15 +232,32 @@ class RedisSiteSpider(RedisSpider, SiteSpider):
         )
 
     async def _next_lease(self) -> Lease | None:
-        """Lease a site; wait while other workers still hold some; None once the run is over."""
-        while not self._closing:
+        """Lease a site; wait while other workers still hold some; None once the run is over,
+        or gone from Redis."""
+        while not self._closing and not self._run_missing:
             lease = await self._redis(lambda: self.queue.lease(self.worker), "lease a site")
             if lease is not None:
                 return lease
+            # An emptied Redis (restarted without persistence) has no queue and no leases, but
+            # is not a drained run: is_drained() needs the run's sites, so it would poll forever.
+            if not await self._redis(self.queue.exists, "check the run"):
+                self._run_gone()
+                return None
             if not self.forever and await self._redis(self.queue.is_drained, "check the queue"):
                 return None
             await _sleep(self.poll_seconds)
         return None
+
+    @property
+    def _url(self) -> str:
+        return str(self.crawler.settings.get("REDIS_URL"))
+
+    def _run_gone(self) -> None:
+        """The run is no longer in Redis (LeaseKeeper.on_run_gone, or the lease loop): stop the
+        site being crawled as if its lease were lost, and lease nothing more."""
+        self._run_missing = True
+        for site in self.keeper.sites:
+            self._lost.add(site)
 
     def _open_site(self, lease: Lease) -> SiteRun | None:
         try:
@@ -299,10 +327,11 @@ class RedisSiteSpider(RedisSpider, SiteSpider):
         self._lost.discard(lease.site)
         self.crawler.stats.inc_value("newscrawl/worker/lease_lost")
         logger.warning(
-            "worker %s: lease of %s lost; stopped crawling it (%d requests dropped, staged rows"
-            " discarded)",
+            "worker %s: %s; stopped crawling it (%d requests dropped, staged rows discarded)",
             self.worker,
-            name,
+            f"run {self.run_id} is gone from Redis while crawling {name}"
+            if self._run_missing
+            else f"lease of {name} lost",
             dropped,
         )
 
