@@ -12,6 +12,7 @@ __all__ = [
     "add_redis_arguments",
     "add_settings_arguments",
     "add_warc_argument",
+    "nonnegative_int",
     "option_settings",
     "positive_int",
 ]
@@ -19,12 +20,22 @@ __all__ = [
 
 def positive_int(value: str) -> int:
     """An argparse type: a whole number of at least 1 (worker processes, jobs)."""
+    return _whole_number(value, 1)
+
+
+def nonnegative_int(value: str) -> int:
+    """An argparse type: a whole number of at least 0 (0 meaning "none" or "no cap" where the
+    help says so)."""
+    return _whole_number(value, 0)
+
+
+def _whole_number(value: str, minimum: int) -> int:
     try:
         number = int(value)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
-    if number < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, not {number}")
+    if number < minimum:
+        raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {number}")
     return number
 
 

@@ -11,7 +11,7 @@ import math
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from newscrawl.cli_options import positive_int
+from newscrawl.cli_options import nonnegative_int, positive_int
 
 __all__ = [
     "make_folder",
@@ -22,17 +22,6 @@ __all__ = [
     "positive_int",
     "positive_ints",
 ]
-
-
-def nonnegative_int(value: str) -> int:
-    """A whole number of at least 0 (0 meaning "none" or "no cap" where the help says so)."""
-    try:
-        number = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {value!r}") from None
-    if number < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, not {number}")
-    return number
 
 
 def nonnegative_float(value: str) -> float:

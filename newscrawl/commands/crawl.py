@@ -123,22 +123,11 @@ EXIT_STATUS = {"ok": 0, "partial": 3, "failed": 1}
 
 
 def run(args: argparse.Namespace) -> int:
-    from newscrawl.crawl.lock import LOCK_BUSY_EXIT, DirLock, LockBusyError
+    from newscrawl.crawl.lock import take_run_lock
 
-    try:
-        lock = DirLock(args.out).acquire()
-    except LockBusyError as err:
-        print(f"newscrawl crawl: {err}", file=sys.stderr)
-        return LOCK_BUSY_EXIT
-    except OSError as err:
-        print(f"newscrawl crawl: cannot lock {args.out}: {err}", file=sys.stderr)
-        return 1
-    if lock.recovered:
-        print(
-            f"newscrawl crawl: the last run (pid {lock.recovered.get('pid', '?')}, started "
-            f"{lock.recovered.get('started', '?')}) ended without releasing its lock; taken over",
-            file=sys.stderr,
-        )
+    lock = take_run_lock(args.out, "newscrawl crawl")
+    if isinstance(lock, int):
+        return lock
     with lock:
         return _run_locked(args)
 

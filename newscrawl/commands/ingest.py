@@ -67,7 +67,7 @@ def _task_argv(args: argparse.Namespace) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from newscrawl.crawl.checks import check_crawl_id, check_settings
-    from newscrawl.crawl.lock import LOCK_BUSY_EXIT, DirLock, LockBusyError
+    from newscrawl.crawl.lock import take_run_lock
     from newscrawl.warc.reader import archive_files, unreadable_archive
 
     missing = [p for p in args.paths if not Path(p).exists()]
@@ -92,20 +92,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.dask_task:  # the run that started this task holds the lock
         return _run_locked(args, files, overrides)
-    try:
-        lock = DirLock(args.out).acquire()
-    except LockBusyError as err:
-        print(f"ingest: {err}", file=sys.stderr)
-        return LOCK_BUSY_EXIT
-    except OSError as err:
-        print(f"ingest: cannot lock {args.out}: {err}", file=sys.stderr)
-        return 1
-    if lock.recovered:
-        print(
-            f"ingest: the last run (pid {lock.recovered.get('pid', '?')}, started "
-            f"{lock.recovered.get('started', '?')}) ended without releasing its lock; taken over",
-            file=sys.stderr,
-        )
+    lock = take_run_lock(args.out, "ingest")
+    if isinstance(lock, int):
+        return lock
     with lock:
         return _run_locked(args, files, overrides)
 

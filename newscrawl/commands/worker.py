@@ -153,7 +153,9 @@ def run(args: argparse.Namespace) -> int:
         worker = args.worker_id or worker_id()
         overrides = settings_for(args, worker)
         check_settings(overrides)
-        check_queue(args, float(overrides.get("NEWSCRAWL_REDIS_START_WAIT", START_WAIT_SECONDS)))
+        # a --set value comes as text, a default as a number: str() reads both
+        wait = float(str(overrides.get("NEWSCRAWL_REDIS_START_WAIT", START_WAIT_SECONDS)))
+        check_queue(args, wait)
     except (ValueError, LookupError, RedisRefused, RedisUnavailable) as exc:
         print(f"worker: {exc}", file=sys.stderr)
         return 2

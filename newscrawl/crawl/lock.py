@@ -26,7 +26,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, Any
 
-__all__ = ["LOCK_BUSY_EXIT", "DirLock", "LockBusyError"]
+__all__ = ["LOCK_BUSY_EXIT", "DirLock", "LockBusyError", "take_run_lock"]
 
 # Exit status of a run that found DIR locked (EX_TEMPFAIL: "try again later").
 LOCK_BUSY_EXIT = 75
@@ -120,3 +120,24 @@ def _busy_message(path: Path, holder: dict[str, Any]) -> str:
         f"{path.parent.parent} is locked by another run ({who}); two runs into one folder never "
         f"overlap - this run does nothing. The lock ends with that process, however it ends."
     )
+
+
+def take_run_lock(out: str | os.PathLike[str], command: str) -> DirLock | int:
+    """The run lock of `out` for a command's whole run, or the exit status to end with after
+    one line on stderr (prefixed `command`) saying why: LOCK_BUSY_EXIT while another run holds
+    it, 1 when the folder cannot be locked. A lock a dead run left is taken over, and said."""
+    try:
+        lock = DirLock(out).acquire()
+    except LockBusyError as err:
+        print(f"{command}: {err}", file=sys.stderr)
+        return LOCK_BUSY_EXIT
+    except OSError as err:
+        print(f"{command}: cannot lock {out}: {err}", file=sys.stderr)
+        return 1
+    if lock.recovered:
+        print(
+            f"{command}: the last run (pid {lock.recovered.get('pid', '?')}, started "
+            f"{lock.recovered.get('started', '?')}) ended without releasing its lock; taken over",
+            file=sys.stderr,
+        )
+    return lock

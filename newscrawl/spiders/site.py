@@ -50,7 +50,7 @@ from newscrawl.crawl.history import (
     write_validators,
 )
 from newscrawl.crawl.items import PageItem
-from newscrawl.crawl.lock import LOCK_BUSY_EXIT, DirLock, LockBusyError
+from newscrawl.crawl.lock import DirLock, take_run_lock
 from newscrawl.crawl.parsepool import PageLinks, ParsePool
 from newscrawl.crawl.private import AddressPolicy, literal_address, parse_allow_private
 from newscrawl.crawl.sitecap import page_count, pages_stat
@@ -614,9 +614,9 @@ def _take_run_lock(out: Path) -> DirLock:
     """The output folder's run lock: one run at a time. Under `scrapy crawl site` (which has no
     wrapper to catch it) a folder another run holds ends the process at once with one line and
     the lock-busy status, before anything is fetched or written."""
-    try:
-        return DirLock(out).acquire()
-    except LockBusyError as err:
-        print(f"scrapy crawl site: {err}", file=sys.stderr, flush=True)
+    lock = take_run_lock(out, "scrapy crawl site")
+    if isinstance(lock, int):
+        sys.stderr.flush()
         # Scrapy turns any exception here into a traceback and status 1; nothing is open yet
-        os._exit(LOCK_BUSY_EXIT)
+        os._exit(lock)
+    return lock
