@@ -32,8 +32,6 @@ HELP = "run a Redis-fed crawl worker"
 START_WAIT_SECONDS = 10.0
 # A run enqueued by the same script that starts the workers may land a moment after them.
 RUN_GRACE_SECONDS = 2.0
-# The stat the spider sets when the run disappears from Redis mid-crawl.
-RUN_MISSING_STAT = "newscrawl/worker/run_missing"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -145,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
         check_run_id,
         run_missing_message,
     )
-    from newscrawl.distributed.spider import RedisSiteSpider, worker_id
+    from newscrawl.distributed.spider import RUN_MISSING_STAT, RedisSiteSpider, worker_id
 
     try:
         check_numbers(args)

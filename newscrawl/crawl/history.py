@@ -41,7 +41,7 @@ from urllib.parse import unquote
 import pyarrow.parquet as pq
 
 from newscrawl.crawl.feeds import parse_date
-from newscrawl.crawl.state import crawl_state
+from newscrawl.crawl.state import crawl_state, crawl_statuses
 from newscrawl.storage.writer import read_columns
 
 if TYPE_CHECKING:
@@ -210,14 +210,12 @@ class CrawlHistory:
         running (their ``state.json``; a crawl without one, such as an ingest, counts as
         finished)."""
         if self._stopped is None:
-            self._stopped = set()
-            for path in (self.out / _STATE_DIR).glob("*/state.json") if self.enabled else ():
-                try:
-                    status = json.loads(path.read_text()).get("status")
-                except (OSError, ValueError, AttributeError):
-                    continue
-                if status in ("paused", "running") and path.parent.name != self.current:
-                    self._stopped.add(path.parent.name)
+            statuses = crawl_statuses(self.out) if self.enabled else {}
+            self._stopped = {
+                crawl
+                for crawl, data in statuses.items()
+                if data.get("status") in ("paused", "running") and crawl != self.current
+            }
         return self._stopped
 
     def _load(self, site: str) -> SiteHistory:

@@ -4,14 +4,13 @@ benchmark share): project settings plus overrides, one CrawlerProcess, the summa
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from newscrawl.crawl.state import STATE_DIR
+from newscrawl.crawl.state import STATE_DIR, crawl_statuses
 from newscrawl.storage.writer import new_run_id
 
 if TYPE_CHECKING:
@@ -52,16 +51,12 @@ def latest_unfinished(out: Path) -> str | None:
     would pass its sites again over pages the later run already wrote."""
     unfinished: list[tuple[str, str]] = []
     finished = ""
-    for state in (out / STATE_DIR).glob("*/state.json"):
-        try:
-            data = json.loads(state.read_text())
-        except (OSError, ValueError):
-            continue
+    for crawl, data in crawl_statuses(out).items():
         updated = str(data.get("updated", ""))  # ISO 8601 in UTC: sorts as it reads
         if data.get("status") == "finished":
             finished = max(finished, updated)
         else:
-            unfinished.append((updated, state.parent.name))
+            unfinished.append((updated, crawl))
     latest = max(unfinished) if unfinished else None
     return latest[1] if latest is not None and latest[0] > finished else None
 

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
 
-__all__ = ["CrawlState", "CrawlStateExtension", "crawl_state"]
+__all__ = ["CrawlState", "CrawlStateExtension", "crawl_state", "crawl_statuses"]
 
 logger = logging.getLogger(__name__)
 STATE_DIR = ".newscrawl"
@@ -182,6 +182,20 @@ class CrawlState:
         tmp = self.state_dir / ".state.json.tmp"
         tmp.write_text(json.dumps(data, indent=1))
         os.replace(tmp, self.state_dir / "state.json")
+
+
+def crawl_statuses(out: Path) -> dict[str, dict[str, Any]]:
+    """The state file of every crawl in `out` (status, updated, ...), by crawl id; a file that
+    cannot be read is left out."""
+    found: dict[str, dict[str, Any]] = {}
+    for path in (out / STATE_DIR).glob("*/state.json"):
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict):
+            found[path.parent.name] = data
+    return found
 
 
 def _crawl_id(settings: Any, jobdir: Path | None) -> str:

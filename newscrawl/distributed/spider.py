@@ -73,9 +73,11 @@ from newscrawl.storage.writer import partition_dir
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-__all__ = ["RedisSiteSpider", "SiteDupeFilter", "worker_id"]
+__all__ = ["RUN_MISSING_STAT", "RedisSiteSpider", "SiteDupeFilter", "worker_id"]
 
 logger = logging.getLogger(__name__)
+# The stat set when the run disappears from Redis mid-crawl (`newscrawl worker` exits 1).
+RUN_MISSING_STAT = "newscrawl/worker/run_missing"
 T = TypeVar("T")
 # How long a signal handler waits for Redis to take the site back before Scrapy's stop begins
 # (the hand-back goes on in its thread; the spider's close tries again).
@@ -219,7 +221,7 @@ class RedisSiteSpider(RedisSpider, SiteSpider):
             else:
                 await self._finish_site(lease, run)
         if self._run_missing:
-            self.crawler.stats.set_value("newscrawl/worker/run_missing", 1)
+            self.crawler.stats.set_value(RUN_MISSING_STAT, 1)
             logger.error(
                 "worker %s: %s; stopping", self.worker, run_missing_message(self.run_id, self._url)
             )
