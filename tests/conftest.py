@@ -1,9 +1,9 @@
 """Shared pytest set-up. Area-specific fixtures live beside their tests.
 
-The markers (pyproject.toml) do the work: a test marked `redis` or `chromium` is skipped, with
-the install line as the reason, on a machine without Debian's redis-server or chromium - except
-under CI (CI set in the environment), where .ci/setup installs both and a missing one must
-fail, not pass as skipped. `slow` marks the end-to-end runs; ``pytest -m "not slow"`` leaves
+The markers (pyproject.toml) do the work: a test marked `redis`, `chromium` or `compiled` is
+skipped, with the install line as the reason, on a machine without Debian's redis-server or
+chromium or where pip found no C compiler for the tree walk - except under CI (CI set in the
+environment), where .ci/setup installs them and a missing one must fail, not pass as skipped. `slow` marks the end-to-end runs; ``pytest -m "not slow"`` leaves
 them out for a quick run while developing (CI runs everything).
 """
 
@@ -14,6 +14,7 @@ import shutil
 
 import pytest
 
+from newscrawl.learned.model import COMPILED_WALK
 from newscrawl.template.geometry import CHROMIUM_PATH
 
 _NEEDS = {
@@ -24,6 +25,10 @@ _NEEDS = {
     "chromium": (
         lambda: os.path.exists(CHROMIUM_PATH),
         f"Debian's chromium is not installed at {CHROMIUM_PATH} (apt-get install chromium)",
+    ),
+    "compiled": (
+        lambda: COMPILED_WALK,
+        "the compiled tree walk was not built (a C compiler, then pip install -e . again)",
     ),
 }
 

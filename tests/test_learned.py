@@ -131,6 +131,51 @@ def test_tree_export_predicts_exactly_what_sklearn_predicts() -> None:
     assert len(ensemble.predict(rows[:0])) == 0
 
 
+@pytest.mark.compiled
+def test_compiled_tree_walk_scores_exactly_as_the_numpy_walk() -> None:
+    """The C walk and the numpy walk reach the same leaves and sum them alike: identical
+    scores, bit for bit, on the shipped model's two stages and on rows of every size (the C
+    walk takes 16 rows at a time, then the rest one by one)."""
+    from newscrawl.learned import model as model_module
+
+    assert model_module.COMPILED_WALK  # under CI: pip must have built the extension
+    shipped = load_extractor_model(bundled_extractor_model())
+    rng = np.random.default_rng(7)
+    for stage in shipped.stages:
+        width = int(stage.feature.max()) + 1
+        for n in (1, 15, 16, 17, 40, 333):
+            # features at typical scales, with exact ties on thresholds and non-finite values
+            rows = rng.normal(scale=3.0, size=(n, width))
+            rows[:, ::5] = rng.choice(stage.threshold[np.isfinite(stage.threshold)], (n, 1))
+            rows[0, :3] = [np.nan, np.inf, -np.inf]
+            compiled = stage.raw(rows)
+            assert np.array_equal(compiled, stage.raw(rows, compiled=False))
+            single = rows.astype(np.float32)  # stage one's rows come as float32
+            assert np.array_equal(stage.raw(single), stage.raw(single, compiled=False))
+    model, rows = _fitted()
+    ensemble = TreeEnsemble.from_sklearn(model)
+    assert np.array_equal(ensemble.raw(rows), ensemble.raw(rows, compiled=False))
+
+
+@pytest.mark.compiled
+def test_compiled_tree_walk_refuses_arrays_that_do_not_fit() -> None:
+    from newscrawl.learned._treewalk import leaf_values
+
+    model, rows = _fitted()
+    ensemble = TreeEnsemble.from_sklearn(model)
+    children, feature, roots = ensemble._walk
+    out = np.empty((len(rows), len(roots)))
+    args = (children, ensemble.value, ensemble.depth, out)
+    with pytest.raises(ValueError, match="do not fit"):  # a feature past the row's width
+        leaf_values(rows[:, :3].copy(), 3, roots, feature, ensemble.threshold, *args)
+    with pytest.raises(TypeError, match="8-byte"):  # int32 indexes
+        leaf_values(rows, 6, roots.astype(np.int32), feature, ensemble.threshold, *args)
+    bad = children.copy()
+    bad[5] = len(feature) + 10  # a child index out of range: refused, not followed
+    with pytest.raises(ValueError, match="do not fit"):
+        leaf_values(rows, 6, roots, feature, ensemble.threshold, bad, *args[1:])
+
+
 def test_model_file_round_trip_is_byte_stable(tmp_path: Path) -> None:
     model, _ = _fitted()
     ensemble = TreeEnsemble.from_sklearn(model)

@@ -209,10 +209,14 @@ def run(args: argparse.Namespace) -> int:
             "pip install 'newscrawl[bench]'",
             file=sys.stderr,
         )
+    from newscrawl.learned.model import COMPILED_WALK
+
     size = sum(map(len, pages)) / 1e6
+    walk = "compiled" if COMPILED_WALK else "numpy (no C compiler when pip installed newscrawl)"
     print(
         f"bench extract: {args.dataset} - {len(pages)} pages ({size:.1f} MB), {left_out} "
-        f"unparseable left out; one process; median of {args.repeat} runs after warm-up",
+        f"unparseable left out; one process; median of {args.repeat} runs after warm-up; "
+        f"tree walk: {walk}",
         flush=True,
     )
     _warm_up(stages, pages)

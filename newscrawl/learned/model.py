@@ -3,8 +3,9 @@
 The classifier is scikit-learn's `HistGradientBoostingClassifier`, but a shipped model must
 load without scikit-learn's pickles (which break across versions and run code when opened), so
 each fitted ensemble is exported to arrays: per node its feature, threshold, children, and leaf
-value. `TreeEnsemble.predict` walks every tree of a batch of rows at once (one numpy step per
-tree level), which is what makes scoring a page's ~200 blocks cheap.
+value. `TreeEnsemble.predict` walks every tree for a batch of rows: in C (`_treewalk.c`, built
+by pip when a C compiler is there) or, without it, with numpy, every tree at once, one step per
+tree level. Both reach the same leaves and sum them the same way, so scores are identical.
 
 A model holds one or more *stages*: stage 1 scores blocks from their own features; each later
 stage also sees the previous stage's scores of the neighbouring blocks (`stacking.py`), which
@@ -25,7 +26,17 @@ import numpy as np
 
 from newscrawl.models.template_model import bundled_model_path
 
+try:  # the compiled walk (an optional extension: pip builds it where a C compiler is found)
+    from newscrawl.learned._treewalk import leaf_values as _compiled_leaf_values
+except ImportError:  # pragma: no cover - exercised where the extension was not built
+    _compiled_leaf_values = None
+
+#: Whether `TreeEnsemble` walks its trees in compiled code (else in numpy, at about a third of
+#: the speed; `newscrawl bench extract` says which).
+COMPILED_WALK = _compiled_leaf_values is not None
+
 __all__ = [
+    "COMPILED_WALK",
     "FORMAT",
     "VERSION",
     "ExtractorModel",
@@ -72,17 +83,30 @@ class TreeEnsemble:
         walk = (children, self.feature.astype(np.int64), self.roots.astype(np.int64))
         object.__setattr__(self, "_walk", walk)
 
-    def raw(self, rows: np.ndarray) -> np.ndarray:
-        """Log-odds of each row of `rows` (n, features); NaN counts as 0."""
+    def raw(self, rows: np.ndarray, compiled: bool = COMPILED_WALK) -> np.ndarray:
+        """Log-odds of each row of `rows` (n, features); NaN counts as 0. `compiled`: False
+        walks in numpy even where the C walk is built (the tests compare the two)."""
         n, width = rows.shape
         if n == 0:
             return np.zeros(0)
-        values = np.asarray(rows, dtype=np.float64).ravel()
+        values = np.ascontiguousarray(rows, dtype=np.float64)
         if not np.isfinite(values).all():  # nan_to_num copies; feature rows are finite
             values = np.nan_to_num(values)
+        if compiled and _compiled_leaf_values is not None:
+            leaves = np.empty((n, len(self.roots)))
+            children, feature, roots = self._walk
+            _compiled_leaf_values(
+                values, width, roots, feature, self.threshold, children, self.value, self.depth,
+                leaves,
+            )  # fmt: skip
+        else:
+            leaves = self._numpy_leaves(values.ravel(), n, width)
+        return self.baseline + leaves.sum(axis=1)
+
+    def _numpy_leaves(self, values: np.ndarray, n: int, width: int) -> np.ndarray:
+        """The value of the leaf each row reaches in each tree, (n, trees): one flat (row,
+        tree) walk, as np.take on 1-D int64-indexed arrays is far cheaper than 2-D indexing."""
         trees = len(self.roots)
-        # One flat (row, tree) walk: np.take on 1-D int64-indexed arrays is far cheaper than
-        # 2-D indexing.
         children, feature, roots = self._walk
         threshold = self.threshold
         node = np.tile(roots, n)
@@ -90,7 +114,7 @@ class TreeEnsemble:
         for _ in range(self.depth):
             right = values.take(row_start + feature.take(node)) > threshold.take(node)
             node = children.take(2 * node + right)
-        return self.baseline + self.value.take(node).reshape(n, trees).sum(axis=1)
+        return self.value.take(node).reshape(n, trees)
 
     def predict(self, rows: np.ndarray) -> np.ndarray:
         """Probability of the positive class ("main text") of each row."""
