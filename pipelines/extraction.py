@@ -7,7 +7,10 @@ NEWSCRAWL_EXTRACTOR_MAX_NODES ({name: elements}: a page with more elements skips
 extractor, recorded as `extract_budget`; the learned extractor's block features take about
 9 KB a block, so a huge page goes to the next extractor instead).
 Without NEWSCRAWL_KEEP_ALL_TEXTS the extractors after the primary are fallbacks, run only on
-pages where the ones before them found no text.
+pages where the ones before them found no text - or could not run (over their node budget, or
+raised). An extractor whose empty text is an answer (`empty_is_answer`: the learned extractor,
+whose model found no main text on the page) is not second-guessed by the next one, so the
+crawl writes what `newscrawl extract` and `reextract` give for the page.
 
 In a crawl without the site pass (NEWSCRAWL_SITELEVEL off), each page is parsed, extracted and
 flagged in the site pass's worker processes (`newscrawl.pipelines.sitepool`, sized by
@@ -51,6 +54,14 @@ if TYPE_CHECKING:
 __all__ = ["ExtractionPipeline", "ExtractionSettings", "content_hash", "load_extractors"]
 
 logger = logging.getLogger(__name__)
+
+
+def _answered(extractor: Extractor, result: Extraction | None) -> bool:
+    """Whether `result` settles the page: it has text, or the extractor's empty text is an
+    answer (`empty_is_answer`) rather than a failure to find one."""
+    if result is None:
+        return False
+    return bool(result) or bool(getattr(extractor, "empty_is_answer", False))
 
 
 def content_hash(text: str) -> str:
@@ -222,11 +233,16 @@ class ExtractionPipeline:
         started = time.perf_counter()
         results, errors = self._extract(dom, context)
         self.extract_seconds += time.perf_counter() - started
-        chosen = next((results[n] for n in self.order if results.get(n)), None)
-        item.title = (chosen.title if chosen and chosen.title else "") or page_title(dom)
-        item.text = chosen.text if chosen else ""
-        item.extractor = chosen.extractor if chosen else ""
-        item.node_ids = chosen.node_ids if chosen else ()
+        # the first in order with text, or whose empty text is its answer (`_answered`)
+        chosen = next(
+            (results[n] for n in self.order if _answered(self.extractors[n], results.get(n))), None
+        )
+        if chosen is None:  # no extractor could run, or none found text
+            chosen = Extraction.empty("")
+        item.title = chosen.title or page_title(dom)
+        item.text = chosen.text
+        item.extractor = chosen.extractor
+        item.node_ids = chosen.node_ids
         if self.keep_all:
             item.texts = {name: result.text for name, result in results.items()}
         item.content_hash = content_hash(item.text)
@@ -249,8 +265,8 @@ class ExtractionPipeline:
             except Exception as err:  # one extractor's bug must not cost the page
                 errors.append(f"{name}: {type(err).__name__}: {err}")
                 self._record("extract_error", dom.url or "", errors[-1])
-            if results.get(name) and not self.keep_all:
-                break  # the later extractors are fallbacks: not needed once one has text
+            if _answered(self.extractors[name], results.get(name)) and not self.keep_all:
+                break  # the later extractors are fallbacks: not needed once one answered
         return results, errors
 
     def _record(self, kind: str, url: str, detail: str) -> None:

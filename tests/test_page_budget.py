@@ -55,34 +55,58 @@ def test_an_inline_parse_pool_refuses_with_the_page_error() -> None:
     assert isinstance(getattr(results[0], "value", None), PageTooLargeError)
 
 
-def test_a_page_over_an_extractors_budget_goes_to_the_next_extractor() -> None:
-    from datetime import UTC, datetime
-
+def _pipeline(**settings: object):  # type: ignore[no-untyped-def]
     from newscrawl.pipelines.extraction import ExtractionPipeline
     from scrapy.utils.test import get_crawler
 
+    crawler = get_crawler(settings_dict={"NEWSCRAWL_EXTRACTORS": ["learned", "cetd-tpc"], **settings})
+    crawler.stats.open_spider()
+    return ExtractionPipeline.from_crawler(crawler), crawler
+
+
+def _item(html: str):  # type: ignore[no-untyped-def]
+    from datetime import UTC, datetime
+
     from newscrawl.crawl.items import PageItem
 
-    settings = {
-        "NEWSCRAWL_EXTRACTORS": ["learned", "cetd-tpc"],
-        "NEWSCRAWL_EXTRACTOR_MAX_NODES": {"learned": 50},
-    }
-    crawler = get_crawler(settings_dict=settings)
-    crawler.stats.open_spider()
-    pipeline = ExtractionPipeline.from_crawler(crawler)
-    body = "".join(f"<p>Paragraph {i} of a long page, with words enough.</p>" for i in range(80))
-    item = PageItem(
+    return PageItem(
         url="http://example.org/a",
         final_url="http://example.org/a",
         site="example.org",
         crawl="t",
         fetched_at=datetime.now(UTC),
         status=200,
-        html=f"<html><body><article>{body}</article></body></html>".encode(),
+        html=html.encode(),
     )
+
+
+def test_a_page_over_an_extractors_budget_goes_to_the_next_extractor() -> None:
+    pipeline, crawler = _pipeline(NEWSCRAWL_EXTRACTOR_MAX_NODES={"learned": 50})
+    body = "".join(f"<p>Paragraph {i} of a long page, with words enough.</p>" for i in range(80))
+    item = _item(f"<html><body><article>{body}</article></body></html>")
     pipeline.fill(item)
     assert item.extractor == "cetd-tpc" and "Paragraph 79" in item.text
     assert crawler.stats.get_value("newscrawl/errors/extract_budget") == 1
+
+
+@pytest.mark.parametrize("keep_all", [False, True])
+def test_the_learned_extractors_empty_text_is_its_answer(keep_all: bool) -> None:
+    """A page whose blocks the model scores as no main text (a grid of links) stays empty in
+    the crawl, as `newscrawl extract` leaves it: CETD-TPC, which has text for it, is not
+    asked (or, keeping every text, not chosen)."""
+    from newscrawl.dom import parse_html
+    from newscrawl.extractors import get_extractor
+
+    links = "".join(f'<li><a href="/p/{i}">Section {i}</a></li>' for i in range(60))
+    html = f"<html><head><title>Index</title></head><body><ul>{links}</ul></body></html>"
+    dom = parse_html(html.encode())
+    assert not get_extractor("learned").extract(dom).text  # the model's answer: nothing
+    assert get_extractor("cetd-tpc").extract(dom).text  # what the old fallback wrote
+    pipeline, _ = _pipeline(NEWSCRAWL_KEEP_ALL_TEXTS=keep_all)
+    item = _item(html)
+    pipeline.fill(item)
+    assert item.text == "" and item.extractor == "learned"
+    assert bool(item.texts.get("cetd-tpc")) == keep_all  # run only when every text is kept
 
 
 @pytest.mark.parametrize(

@@ -198,13 +198,13 @@ def test_crawl_articles_equal_an_offline_site_pass_of_the_stored_pages(
     demo: DemoServer, tmp_path: Path
 ) -> None:
     out = tmp_path / "out"
-    # one extractor, as `extract` runs: by default the crawl falls back to CETD-TPC on a page
-    # where the learned extractor keeps no text (a listing whose blocks are all template)
+    # the crawl's default extractor list (learned, then CETD-TPC where learned cannot run):
+    # an empty text is the learned extractor's answer, offline as in the crawl (a listing page
+    # whose blocks are all template once got CETD-TPC's text in the crawl and none offline)
     articles = crawl(
         demo.write_site_list(tmp_path / "sites.csv"),
         out,
         "NEWSCRAWL_KEEP_ALL_TEXTS=1",
-        "NEWSCRAWL_EXTRACTORS=learned",
     )
     assert set(articles.stage) == {SITE_STAGE}
     export_pages(out, tmp_path / "saved")

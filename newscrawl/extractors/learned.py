@@ -62,6 +62,10 @@ class Learned:
     name = "learned"
     Config = LearnedConfig
     fallback = FALLBACK  # what produced the text when `Extraction.extractor` says so
+    # An empty text is the model's answer (no block scored as main text: a video or listing
+    # page), not a failure: the crawl's fallback extractors do not replace it. Filling such
+    # pages with the best seed's text was measured and lost (README's quality section).
+    empty_is_answer = True
 
     def __init__(self, config: LearnedConfig | None = None) -> None:
         self.config = config or LearnedConfig()
