@@ -3,8 +3,9 @@
 The markers (pyproject.toml) do the work: a test marked `redis`, `chromium` or `compiled` is
 skipped, with the install line as the reason, on a machine without Debian's redis-server or
 chromium or where pip found no C compiler for the tree walk - except under CI (CI set in the
-environment), where .ci/setup installs them and a missing one must fail, not pass as skipped. `slow` marks the end-to-end runs; ``pytest -m "not slow"`` leaves
-them out for a quick run while developing (CI runs everything).
+environment), where .ci/setup installs them and a missing one must fail, not pass as skipped.
+`slow` marks the end-to-end runs; ``pytest -m "not slow"`` leaves them out for a quick run
+while developing (CI runs everything).
 """
 
 from __future__ import annotations

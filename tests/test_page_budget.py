@@ -59,7 +59,8 @@ def _pipeline(**settings: object):  # type: ignore[no-untyped-def]
     from newscrawl.pipelines.extraction import ExtractionPipeline
     from scrapy.utils.test import get_crawler
 
-    crawler = get_crawler(settings_dict={"NEWSCRAWL_EXTRACTORS": ["learned", "cetd-tpc"], **settings})
+    chain = {"NEWSCRAWL_EXTRACTORS": ["learned", "cetd-tpc"]}
+    crawler = get_crawler(settings_dict={**chain, **settings})
     crawler.stats.open_spider()
     return ExtractionPipeline.from_crawler(crawler), crawler
 
