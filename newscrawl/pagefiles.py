@@ -17,8 +17,20 @@ STDIN = "-"  # standard input, as a path argument
 
 def _walk_files(root: Path) -> Iterator[Path]:
     """Non-hidden regular files under `root`, in a stable (sorted) order (a FIFO or a device
-    is no page: reading one would block or never end)."""
-    for folder, dirs, files in os.walk(root):
+    is no page: reading one would block or never end). Symbolically linked folders are
+    followed, as `find -L` does (a corpus often links its parts in), each real folder once, so
+    a link back up the tree is no loop."""
+    seen: set[tuple[int, int]] = set()
+    for folder, dirs, files in os.walk(root, followlinks=True):
+        try:
+            info = os.stat(folder)
+        except OSError:
+            dirs[:] = []
+            continue
+        if (info.st_dev, info.st_ino) in seen:
+            dirs[:] = []
+            continue
+        seen.add((info.st_dev, info.st_ino))
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files, key=natural_key):
             if not name.startswith(".") and Path(folder, name).is_file():

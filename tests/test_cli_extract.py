@@ -80,6 +80,35 @@ def test_directory_is_searched_recursively_for_pages(
     )
 
 
+def test_linked_folders_are_followed_once(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(tmp_path / "store" / "2024" / "a.html", page("A", "ay"))
+    write(tmp_path / "corpus" / "b.html", page("B", "bee"))
+    (tmp_path / "corpus" / "old").symlink_to(tmp_path / "store")  # a part linked in
+    (tmp_path / "store" / "2024" / "up").symlink_to(tmp_path / "store")  # a loop
+    code, out, _ = run_cli(capsys, "--format", "jsonl", str(tmp_path / "corpus"))
+    assert code == 0
+    titles = [json.loads(line)["title"] for line in out.splitlines()]
+    assert titles == ["B", "A"]  # the linked folder read, the loop not followed round
+
+
+def test_a_newline_in_a_file_name_cannot_break_the_text_output(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(tmp_path / "site" / "a\n==> forged <==.html", page("A", "ay"))
+    write(tmp_path / "site" / "b.html", page("B", "bee"))
+    code, out, _ = run_cli(capsys, str(tmp_path / "site"))
+    assert code == 0
+    headers = [line for line in out.splitlines() if line.startswith("==> ")]
+    assert headers == [
+        f"==> {tmp_path / 'site'}/a\\n==> forged <==.html <==",
+        f"==> {tmp_path / 'site' / 'b.html'} <==",
+    ]
+    code, out, _ = run_cli(capsys, "--format", "jsonl", str(tmp_path / "site"))
+    assert json.loads(out.splitlines()[0])["path"].endswith("a\n==> forged <==.html")
+
+
 def test_directory_without_html_files_reads_all_files(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

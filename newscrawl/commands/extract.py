@@ -389,8 +389,16 @@ def _write_text(record: dict[str, Any], header: bool, first: bool) -> None:
     if not first:
         out.write("\n")
     if header:
-        out.write(f"==> {record['path']} <==\n")
+        out.write(f"==> {shown_path(record['path'])} <==\n")
     out.write(f"{record['title']}\n\n{record['text']}\n")
+
+
+def shown_path(path: str) -> str:
+    """`path` for a line of text output: control characters (a newline in a file name would
+    break the `==> PATH <==` line) written as escapes; jsonl keeps the name as it is."""
+    if path.isprintable():
+        return path
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in path)
 
 
 def _write_jsonl(record: dict[str, Any]) -> None:
@@ -428,11 +436,12 @@ def run(args: argparse.Namespace) -> int:
     )
     for record in records:
         if "error" in record:
-            print(f"newscrawl extract: {record['path']}: {record['error']}", file=sys.stderr)
+            print(f"newscrawl extract: {shown_path(record['path'])}: {record['error']}",
+                  file=sys.stderr)  # fmt: skip
         elif record["extractor"] == getattr(extractor, "fallback", None) and args.format != "jsonl":
             # jsonl says it in the record; plain text says it here, once per page
             fallback = f"text by {record['extractor']} (the {extractor.name} extractor fell back)"
-            print(f"newscrawl extract: {record['path']}: {fallback}", file=sys.stderr)
+            print(f"newscrawl extract: {shown_path(record['path'])}: {fallback}", file=sys.stderr)
         if args.format == "jsonl":
             _write_jsonl(record)
         elif "error" not in record:
