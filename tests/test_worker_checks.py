@@ -310,3 +310,72 @@ def test_idle_worker_stops_when_redis_loses_the_run(
     text = log.read_text(errors="replace")
     assert code == 1, text[-3000:]
     assert "worker: run idle is not in Redis at" in text.splitlines()[-1], text[-3000:]
+
+
+@pytest.mark.slow
+def test_worker_stops_when_redis_refuses_its_login_mid_run(demo: object, tmp_path: Path) -> None:
+    """The Redis password changes while a site is crawled: the worker's next connection is
+    refused. Waiting cannot fix that, so the worker says so in its last line and exits 2,
+    instead of retrying "Redis unavailable" forever."""
+    from newscrawl.distributed.sitelist import read_site_specs, site_payload
+
+    server = LocalRedis(tmp_path / "redis").start()
+    log = tmp_path / "worker.log"
+    try:
+        queue = SiteQueue.from_url(server.url, "auth")
+        urls = list(demo.site_urls.values())  # type: ignore[attr-defined]
+        queue.enqueue([(spec.name, site_payload(spec)) for spec in read_site_specs(urls)])
+        slow = ("-s", "DOWNLOAD_DELAY=0.2", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1")
+        command = worker_command(server.url, "auth", tmp_path / "out", "--max-pages", "8", *slow)
+        with log.open("wb") as handle:
+            process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)
+        try:
+            wait_for(process, log, ": crawling ", 15)
+            admin = redis.Redis.from_url(server.url)
+            admin.config_set("requirepass", "changed")
+            admin.client_kill_filter(_type="normal")  # every connection logs in again
+            code = process.wait(40)
+        finally:
+            if process.poll() is None:
+                process.kill()
+                process.wait(10)
+    finally:
+        server.stop()
+    text = log.read_text(errors="replace")
+    assert code == 2, text[-3000:]
+    last = text.splitlines()[-1]
+    assert last.startswith("worker: Redis at") and "refused the login" in last, text[-3000:]
+
+
+@pytest.mark.slow
+def test_a_forever_worker_waits_for_its_run_to_be_enqueued(demo: object, tmp_path: Path) -> None:
+    """A worker service started before anything is enqueued: with --forever it waits for the
+    run (saying so once) and crawls it once it comes; without, it refuses (tested above)."""
+    from newscrawl.distributed.sitelist import read_site_specs, site_payload
+
+    server = LocalRedis(tmp_path / "redis").start()
+    log = tmp_path / "worker.log"
+    try:
+        out = tmp_path / "out"
+        command = worker_command(
+            server.url, "later", out, "--forever", "--poll", "0.2", "--max-pages", "5"
+        )
+        with log.open("wb") as handle:
+            process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)
+        try:
+            wait_for(process, log, "waiting for `newscrawl enqueue`", 15)
+            time.sleep(1.0)
+            assert process.poll() is None  # still waiting, not refused
+            url = next(iter(demo.site_urls.values()))  # type: ignore[attr-defined]
+            queue = SiteQueue.from_url(server.url, "later")
+            queue.enqueue([(spec.name, site_payload(spec)) for spec in read_site_specs([url])])
+            wait_for(process, log, " done (", 40)
+        finally:
+            process.terminate()
+            process.wait(20)
+    finally:
+        server.stop()
+    text = log.read_text(errors="replace")
+    assert text.count("waiting for `newscrawl enqueue`") == 1, text[-3000:]
+    assert "run later enqueued: starting" in text
+    assert list((out / "pages" / "crawl=later").glob("site=*/*.parquet")), text[-3000:]

@@ -7,7 +7,9 @@ and records it as done. A worker renews its lease while it crawls; a worker that
 lease after --lease seconds and the site goes to another worker. SIGTERM (docker stop) or
 Ctrl-C hands the site back to the queue at once, then the worker stops; a worker that finds its
 lease gone (it was out of touch longer than --lease) drops that site and takes the next. The
-worker exits once the run has no site queued or leased (or waits for more with --forever).
+worker exits once the run has no site queued or leased (or waits for more with --forever,
+which also waits for a run not enqueued yet). A Redis that refuses the worker's login, at start
+or mid-run (a password changed), stops it with status 2: waiting cannot fix that.
 """
 
 from __future__ import annotations
@@ -117,16 +119,34 @@ def start_log() -> logging.Logger:
 def check_queue(args: argparse.Namespace, wait: float = START_WAIT_SECONDS) -> None:
     """Refuse to start against a Redis that cannot serve the run: unreachable for `wait`
     seconds (RedisUnavailable; `-s NEWSCRAWL_REDIS_START_WAIT=SECONDS`), refusing us
-    (RedisRefused), or without the run (LookupError) - instead of polling it forever."""
-    from newscrawl.distributed.queue import SiteQueue, check_redis, run_missing_message
+    (RedisRefused), or without the run (LookupError) - instead of polling it forever. A
+    --forever worker (a service started before anything is enqueued) waits for the run."""
+    from newscrawl.distributed.queue import (
+        SiteQueue,
+        check_redis,
+        retry_redis,
+        run_missing_message,
+        safe_url,
+    )
 
     queue = SiteQueue.from_url(args.redis, args.run, lease_seconds=args.lease)
-    check_redis(queue.client, args.redis, give_up_after=wait, log=start_log())
+    log = start_log()
+    check_redis(queue.client, args.redis, give_up_after=wait, log=log)
     deadline = time.monotonic() + RUN_GRACE_SECONDS
-    while not queue.exists():
+    told = False
+    while not retry_redis(queue.exists, "check the run", log=log):
+        if args.forever:
+            if not told:
+                log.warning("run %s is not in Redis at %s yet: waiting for `newscrawl "
+                            "enqueue` (--forever)", args.run, safe_url(args.redis))  # fmt: skip
+                told = True
+            time.sleep(args.poll)
+            continue
         if time.monotonic() >= deadline:
             raise LookupError(run_missing_message(args.run, args.redis))
         time.sleep(0.2)
+    if told:
+        log.warning("run %s enqueued: starting", args.run)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -143,7 +163,12 @@ def run(args: argparse.Namespace) -> int:
         check_run_id,
         run_missing_message,
     )
-    from newscrawl.distributed.spider import RUN_MISSING_STAT, RedisSiteSpider, worker_id
+    from newscrawl.distributed.spider import (
+        REDIS_REFUSED_STAT,
+        RUN_MISSING_STAT,
+        RedisSiteSpider,
+        worker_id,
+    )
 
     try:
         check_numbers(args)
@@ -164,6 +189,10 @@ def run(args: argparse.Namespace) -> int:
     process.crawl(crawler)
     process.start()
     stats = crawler.stats
+    refused = stats.get_value(REDIS_REFUSED_STAT) if stats is not None else None
+    if refused:  # waiting cannot help, as at start
+        print(f"worker: {refused}", file=sys.stderr)
+        return 2
     if stats is not None and stats.get_value(RUN_MISSING_STAT):
         print(f"worker: {run_missing_message(args.run, args.redis)}", file=sys.stderr)
         return 1

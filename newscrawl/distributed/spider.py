@@ -24,7 +24,10 @@ link following, the PageItems the pipelines turn into Parquet rows). What change
   Scrapy's graceful stop (which waits for downloads in flight and the pipelines), so another
   worker can take it at once instead of after the lease runs out.
 - Redis outages: every Redis call is retried with backoff and a clear warning, off the reactor
-  thread; the crawl itself goes on, and pages already written stay on disk.
+  thread; the crawl itself goes on, and pages already written stay on disk. A Redis that
+  answers but refuses the login (its password changed mid-run) is no outage: waiting cannot
+  fix it, so the worker stops taking sites, says so, and exits 2 (`REDIS_REFUSED_STAT`); the
+  site it held goes back to the queue when its lease runs out.
 
 Output: the worker's pipelines write under ``NEWSCRAWL_OUT`` = ``OUT/_staging/WORKER`` (the usual
 ``DATASET/crawl=RUN/site=NAME/`` layout); a finished site's partition folders are moved with one
@@ -48,6 +51,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+import redis
 from scrapy import signals
 from scrapy.dupefilters import BaseDupeFilter
 from scrapy_redis.spiders import RedisSpider
@@ -66,6 +70,7 @@ from newscrawl.distributed.queue import (
     SiteQueue,
     connect,
     run_missing_message,
+    safe_url,
 )
 from newscrawl.spiders.site import SiteRun, SiteSpider
 from newscrawl.storage.writer import partition_dir
@@ -73,11 +78,25 @@ from newscrawl.storage.writer import partition_dir
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-__all__ = ["RUN_MISSING_STAT", "RedisSiteSpider", "SiteDupeFilter", "worker_id"]
+__all__ = [
+    "REDIS_REFUSED_STAT",
+    "RUN_MISSING_STAT",
+    "RedisSiteSpider",
+    "SiteDupeFilter",
+    "worker_id",
+]
 
 logger = logging.getLogger(__name__)
 # The stat set when the run disappears from Redis mid-crawl (`newscrawl worker` exits 1).
 RUN_MISSING_STAT = "newscrawl/worker/run_missing"
+# Set (to the refusal) when Redis refused this worker's login mid-run.
+REDIS_REFUSED_STAT = "newscrawl/worker/redis_refused"
+
+
+class _Refused(Exception):
+    """Redis refused the login mid-run: the site loop stops (`RedisSiteSpider._redis`)."""
+
+
 T = TypeVar("T")
 # How long a signal handler waits for Redis to take the site back before Scrapy's stop begins
 # (the hand-back goes on in its thread; the spider's close tries again).
@@ -204,6 +223,28 @@ class RedisSiteSpider(RedisSpider, SiteSpider):
         self.keeper.start()
         self._install_signal_hand_back()
         logger.info("worker %s on run %r, writing to %s", self.worker, self.run_id, self.out_root)
+        try:
+            async for request in self._site_loop():
+                yield request
+        except _Refused as refused:
+            self.crawler.stats.set_value(REDIS_REFUSED_STAT, str(refused))
+            logger.error("worker %s: %s; stopping", self.worker, refused)
+            return
+        if self._run_missing:
+            self.crawler.stats.set_value(RUN_MISSING_STAT, 1)
+            logger.error(
+                "worker %s: %s; stopping", self.worker, run_missing_message(self.run_id, self._url)
+            )
+            return
+        logger.info(
+            "worker %s: run %r drained, %d site(s) crawled here",
+            self.worker,
+            self.run_id,
+            self.sites_done,
+        )
+
+    async def _site_loop(self) -> AsyncIterator[Any]:
+        """Lease a site, crawl it, publish and record it; again until the run is over."""
         while not self._closing:
             lease = await self._next_lease()
             if lease is None:
@@ -220,18 +261,6 @@ class RedisSiteSpider(RedisSpider, SiteSpider):
                 await self._abandon_site(lease, run)
             else:
                 await self._finish_site(lease, run)
-        if self._run_missing:
-            self.crawler.stats.set_value(RUN_MISSING_STAT, 1)
-            logger.error(
-                "worker %s: %s; stopping", self.worker, run_missing_message(self.run_id, self._url)
-            )
-            return
-        logger.info(
-            "worker %s: run %r drained, %d site(s) crawled here",
-            self.worker,
-            self.run_id,
-            self.sites_done,
-        )
 
     async def _next_lease(self) -> Lease | None:
         """Lease a site; wait while other workers still hold some; None once the run is over,
@@ -437,6 +466,14 @@ class RedisSiteSpider(RedisSpider, SiteSpider):
         while True:
             try:
                 result = await maybe_deferred_to_future(threads.deferToThread(call))
+            except redis.exceptions.AuthenticationError as exc:  # a ConnectionError, not away
+                self._closing = True
+                where = safe_url(self._url)
+                raise _Refused(
+                    f"Redis at {where} refused the login while trying to {what} ({exc}): its "
+                    "password changed mid-run? Start the worker again with the new one; the "
+                    "site held here goes back to the queue when its lease runs out"
+                ) from exc
             except UNAVAILABLE_ERRORS as exc:
                 if down_since is None:
                     down_since = time.monotonic()
