@@ -28,7 +28,13 @@ from newscrawl.encoding import Decoded, NotHtmlError, decode_page
 from newscrawl.nesting import flatten_nesting
 from newscrawl.tags import BLOCK_TAGS, SKIPPED_TAGS, VOID_TAGS
 
+try:  # the compiled walk (an optional extension: pip builds it where a C compiler is found)
+    from newscrawl._domwalk import walk as _compiled_walk
+except ImportError:  # pragma: no cover - exercised where the extension was not built
+    _compiled_walk = None
+
 __all__ = [
+    "COMPILED_WALK",
     "MAX_PAGE_NODES",
     "Dom",
     "PageError",
@@ -111,8 +117,38 @@ class Dom:
     # -- construction -------------------------------------------------------------------------
 
     def _walk(self, root: lxml.html.HtmlElement) -> None:
-        """One preorder walk (lxml's `iterwalk`, which keeps the stack in C): node arrays,
-        pieces, and piece ranges per node."""
+        """One preorder walk: node arrays, pieces, and piece ranges per node. Compiled
+        (`_domwalk.c`) where it was built and checked, else in Python (`_walk_python`)."""
+        if _compiled_walk is None:
+            self._walk_python(root)
+        else:
+            self._walk_compiled(root)
+        # end[i]: ids are preorder, so the subtree ends where the next node outside it starts.
+        children = self.children
+        end = [0] * len(self.tag)
+        for node in range(len(end) - 1, -1, -1):
+            kids = children[node]
+            end[node] = end[kids[-1]] if kids else node + 1
+        self.end = end
+
+    def _walk_compiled(self, root: lxml.html.HtmlElement) -> None:
+        assert _compiled_walk is not None
+        titles: list[int] = []
+        metas: list[int] = []
+        _compiled_walk(
+            root, self.tag, self.parent, self.depth, self.children, self.elements,
+            self.piece_start, self.piece_end, self.piece_owner, self.piece_block,
+            self.piece_text, self.piece_line, self.piece_glued, self.piece_in_link, self.href,
+            titles, metas, self.shown_noscripts, SKIPPED_TAGS, BLOCK_TAGS,
+        )  # fmt: skip
+        for node in titles:  # the first <title> with text, as the Python walk takes it
+            if not self.title:
+                self.title = " ".join("".join(self.elements[node].itertext()).split())
+        for node in metas:
+            self._read_meta(self.elements[node])
+
+    def _walk_python(self, root: lxml.html.HtmlElement) -> None:
+        """The walk in Python (lxml's `iterwalk`, which keeps the stack in C)."""
         # The lists and sets are bound to locals: this loop runs twice per element of the page.
         tags, parents, depths, children = self.tag, self.parent, self.depth, self.children
         elements, piece_start, piece_end = self.elements, self.piece_start, self.piece_end
@@ -177,12 +213,6 @@ class Dom:
             push((node, top, (parent, node, ctx[2], ctx[3]) if tag == "br" else ctx))
             if el.text:
                 last_raw = add_piece(el.text, (node, own_block, in_head, in_link), last_raw)
-        # end[i]: ids are preorder, so the subtree ends where the next node outside it starts.
-        end = [0] * len(tags)
-        for node in range(len(tags) - 1, -1, -1):
-            kids = children[node]
-            end[node] = end[kids[-1]] if kids else node + 1
-        self.end = end
 
     def _add_piece(self, raw: str, ctx: tuple[int, int, bool, bool], last_raw: str) -> str:
         """Record one text run; returns the raw text that now precedes the next run."""
@@ -682,3 +712,44 @@ def _expand_noframes(root: lxml.html.HtmlElement) -> None:
         for child in list(container):
             el.append(child)
             pending.extend(child.iter("noframes"))
+
+
+# A page with one of each case the walk handles: head, titles, metas, links, skipped and shown
+# elements, a <br>, blocks, blank and glued runs, comments, non-ASCII whitespace.
+_CHECK_PAGE = (
+    "<html><head><title> </title><title>A  title</title><meta name=d content=' x '>"
+    "<META NAME=D content=y><style>s</style></head><body> lead <B>glued</B>run<br>after"
+    "<!--c-->tail<script>x</script>kept<a href=' /u '>link</a><a>bare</a><P>\u00a0p\u2003q "
+    "<noscript>no</noscript>r<div><h2>x</h2>y <i>z</i></div></P>\u3000end</body></html>"
+)
+_DOM_FIELDS = (
+    "tag", "parent", "depth", "end", "children", "piece_start", "piece_end", "piece_owner",
+    "piece_block", "piece_text", "piece_line", "piece_glued", "piece_in_link", "href", "title",
+    "meta",
+)  # fmt: skip
+
+
+def compiled_walk_agrees(page: str = _CHECK_PAGE) -> bool:
+    """Whether the compiled walk gives `page` the Dom the Python walk gives it (False where it
+    was not built). Checked once at import: the compiled walk reads lxml's and libxml2's
+    structures as it declares them, and any disagreement keeps the Python walk."""
+    global _compiled_walk
+    compiled = _compiled_walk
+    if compiled is None:
+        return False
+    try:
+        fast = Dom(_build_tree(page))
+        _compiled_walk = None
+        slow = Dom(_build_tree(page))
+    except Exception:  # a broken extension: never the page's fault
+        return False
+    finally:
+        _compiled_walk = compiled
+    same = [e.tag for e in fast.elements] == [e.tag for e in slow.elements]
+    return same and all(getattr(fast, f) == getattr(slow, f) for f in _DOM_FIELDS)
+
+
+#: Whether `Dom` walks pages in compiled code (else in Python, about twice as slow).
+COMPILED_WALK = compiled_walk_agrees()
+if not COMPILED_WALK:
+    _compiled_walk = None

@@ -1,0 +1,88 @@
+"""The compiled Dom walk (`newscrawl/_domwalk.c`) gives every page the Dom the Python walk
+gives it: the same nodes, pieces, links, title and metadata, on generated markup of every
+shape (tags in any case, skipped and shown elements, comments, odd whitespace, deep nesting)
+and on the project's own fixture pages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from newscrawl import dom as dom_module
+from newscrawl.dom import Dom, page_text, page_tree
+
+pytestmark = pytest.mark.compiled
+
+FIXTURES = Path(__file__).parent / "fixtures" / "pages" / "html"
+_TAGS = ["p", "div", "a", "b", "br", "span", "LI", "Title", "script", "noscript", "head",
+         "meta name=k content=v", "a href=' /x '", "h2", "table", "td", "style", "img"]  # fmt: skip
+_TEXTS = ["", " ", "word", "  two  words ", "\u00a0nb\u00a0", "\u3000wide", "\t\n", "é", "<!--c-->",
+          "&amp;", "x y"]  # fmt: skip
+
+
+def _doms(html: str) -> tuple[Dom, Dom]:
+    """The page's Dom by the compiled walk (as built, whatever the import check found), then
+    by the Python walk."""
+    from newscrawl._domwalk import walk
+
+    text = page_text(html.encode()).text
+    in_use = dom_module._compiled_walk
+    try:
+        dom_module._compiled_walk = walk
+        fast = Dom(page_tree(text))
+        dom_module._compiled_walk = None
+        slow = Dom(page_tree(text))
+    finally:
+        dom_module._compiled_walk = in_use
+    return fast, slow
+
+
+def _same(fast: Dom, slow: Dom) -> None:
+    for field in dom_module._DOM_FIELDS:
+        assert getattr(fast, field) == getattr(slow, field), field
+    assert [e.tag for e in fast.elements] == [e.tag for e in slow.elements]
+
+
+def test_the_compiled_walk_is_built_and_in_use() -> None:
+    assert dom_module.COMPILED_WALK and dom_module._compiled_walk is not None
+    assert dom_module.compiled_walk_agrees()
+
+
+@st.composite
+def _markup(draw: st.DrawFn, depth: int = 0) -> str:
+    parts = []
+    for _ in range(draw(st.integers(0, 4))):
+        if depth < 6 and draw(st.booleans()):
+            tag = draw(st.sampled_from(_TAGS))
+            inner = draw(_markup(depth + 1))
+            closed = draw(st.booleans())
+            parts.append(f"<{tag}>{inner}" + (f"</{tag.split()[0]}>" if closed else ""))
+        else:
+            parts.append(draw(st.sampled_from(_TEXTS)))
+    return "".join(parts)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(head=_markup(), body=_markup())
+def test_the_two_walks_agree_on_generated_markup(head: str, body: str) -> None:
+    html = f"<html><head>{head}</head><body>{body}</body></html>"
+    try:
+        fast, slow = _doms(html)
+    except dom_module.PageError:
+        return  # nothing to walk (a page of only blanks)
+    _same(fast, slow)
+
+
+@pytest.mark.parametrize("page", sorted(FIXTURES.glob("*.html")), ids=lambda p: p.stem)
+def test_the_two_walks_agree_on_the_fixture_pages(page: Path) -> None:
+    _same(*_doms(page.read_bytes().decode("utf-8", "replace")))
+
+
+def test_deep_nesting_is_walked_alike() -> None:
+    html = "<html><body>" + "<div>x " * 1500 + "</div>" * 1500 + "</body></html>"
+    fast, slow = _doms(html)
+    _same(fast, slow)
+    assert max(fast.depth) > 1000
