@@ -20,7 +20,16 @@ from newscrawl.dom import Dom
 from newscrawl.learned.blocks import Blocks
 from newscrawl.learned.stopwords import CJK, STOPWORDS, guess_language, stopword_share
 
-__all__ = ["block_texts", "lower_words", "mark_columns", "text_columns"]
+__all__ = ["COMPILED_COUNTS", "block_texts", "lower_words", "mark_columns", "text_columns"]
+
+try:  # the compiled counts (an optional extension: pip builds it where a C compiler is found)
+    from newscrawl.learned._textstats import counts as _compiled_counts
+    from newscrawl.learned._textstats import stop_shares as _compiled_shares
+except ImportError:  # pragma: no cover - exercised where the extension was not built
+    _compiled_counts = _compiled_shares = None
+
+#: Whether the text statistics are counted in compiled code (else numpy and regexes).
+COMPILED_COUNTS = _compiled_counts is not None
 
 _WORD = re.compile(r"\w+")
 _SENTENCE_END = re.compile(r"[.!?。！？](?:\s|$)|[。！？]")
@@ -133,8 +142,10 @@ def lower_words(text: str) -> list[str]:
 def text_columns(texts: list[str]) -> tuple[np.ndarray, np.ndarray, list[list[str]]]:
     """The `_TEXT` columns of `features` up to the stop-word share (13 columns), the digit
     and bullet counts of each text (columns), and each text's `\\w+` tokens, lower-cased."""
-    page = _Chars(texts)
-    counts = _class_counts(page)
+    if _compiled_counts is not None and texts:
+        counts, words, sentences, tokens, found, token_chars = _compiled_statistics(texts)
+    else:
+        counts, words, sentences, tokens, found, token_chars = _statistics(texts)
     chars = np.maximum(counts[:, 0], 1)
     out = np.zeros((len(texts), 13))
     out[:, 0] = np.log1p(counts[:, 0])
@@ -142,9 +153,6 @@ def text_columns(texts: list[str]) -> tuple[np.ndarray, np.ndarray, list[list[st
     out[:, 6] = counts[:, 3] / chars
     out[:, 7] = counts[:, 4] / np.maximum(counts[:, 5], 1)
     out[:, 12] = counts[:, 6] / chars
-    words, sentences = _words_and_sentences(page)
-    tokens = list(map(lower_words, texts))
-    found, token_chars, stop = _token_columns(tokens, texts)
     out[:, 1] = np.log1p(words)
     out[:, 2] = np.log1p(found)
     out[:, 3] = np.minimum(sentences, 50)
@@ -152,24 +160,50 @@ def text_columns(texts: list[str]) -> tuple[np.ndarray, np.ndarray, list[list[st
     out[:, 8] = token_chars / np.maximum(found, 1)
     out[:, 9] = [bool(s) and s[-1] in _SENTENCE_CHARS for s in map(str.rstrip, texts)]
     out[:, 10] = [bool(text) and text[0].isupper() for text in texts]
-    out[:, 11] = stop
+    out[:, 11] = _stop_share(tokens, texts)
     return out, counts[:, [3, 7]], tokens
 
 
-def _token_columns(
-    tokens: list[list[str]], texts: list[str]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per text (`tokens`: its `\\w+` tokens, lower-cased): how many, their characters, the
-    share of them that are function words of the page's language."""
-    lang = guess_language(itertools.chain.from_iterable(tokens))
+# Per text: class counts (8 columns), words, sentence ends, tokens, their count and characters.
+_Statistics = tuple[np.ndarray, np.ndarray, np.ndarray, list[list[str]], np.ndarray, np.ndarray]
+
+
+def _statistics(texts: list[str]) -> _Statistics:
+    """The counts in numpy and regular expressions (where the compiled counts are not built)."""
+    page = _Chars(texts)
+    counts = _class_counts(page)
+    words, sentences = _words_and_sentences(page)
+    tokens = list(map(lower_words, texts))
     found = np.fromiter(map(len, tokens), dtype=np.float64, count=len(texts))
-    chars = np.array([sum(map(len, t)) for t in tokens], dtype=np.float64)
+    token_chars = np.array([sum(map(len, t)) for t in tokens], dtype=np.float64)
+    return counts, words, sentences, tokens, found, token_chars
+
+
+def _compiled_statistics(texts: list[str]) -> _Statistics:
+    """The same counts in one compiled pass over each text (`_textstats.c`)."""
+    global _CLASSES
+    if _CLASSES is None:
+        _CLASSES = _char_classes()
+    assert _compiled_counts is not None
+    table = np.ascontiguousarray(_CLASSES)
+    out = np.empty((len(texts), 12))
+    tokens = _compiled_counts(texts if type(texts) is list else list(texts), table, out)
+    return out[:, :8], out[:, 8], out[:, 9], tokens, out[:, 10], out[:, 11]
+
+
+def _stop_share(tokens: list[list[str]], texts: list[str]) -> np.ndarray:
+    """Per text, the share of its tokens that are function words of the page's language."""
+    lang = guess_language(itertools.chain.from_iterable(tokens))
     stop = STOPWORDS.get(lang)
     if lang == "zh" or not stop:  # zh: counted over CJK characters, not tokens
-        share = [stopword_share(t, text, lang) for t, text in zip(tokens, texts, strict=True)]
-    else:  # `stopword_share` without its per-call lookups: int / int, the same float
-        share = [sum(map(stop.__contains__, t)) / len(t) if t else 0.0 for t in tokens]
-    return found, chars, np.array(share, dtype=np.float64)
+        pairs = zip(tokens, texts, strict=True)
+        return np.array([stopword_share(t, text, lang) for t, text in pairs], dtype=np.float64)
+    if _compiled_shares is not None:
+        share = np.empty(len(tokens))
+        _compiled_shares(tokens, stop, share)
+        return share
+    # `stopword_share` without its per-call lookups: int / int, the same float
+    return np.array([sum(map(stop.__contains__, t)) / len(t) if t else 0.0 for t in tokens])
 
 
 def mark_columns(texts: list[str], counts: np.ndarray) -> np.ndarray:

@@ -1,0 +1,221 @@
+/* The learned extractor's text statistics (newscrawl/learned/textstats.py), compiled.
+
+   `counts` goes once over each block's characters and gives what `text_columns` counts with
+   numpy and regular expressions: characters of each class (read from the same table of class
+   bits), words as `str.split` finds them, sentence ends, and the lower-cased `\w+` tokens with
+   their count and characters. `stop_shares` gives each block's share of function words.
+   `textstats.py` uses them when this extension was built, else its numpy and regex code; the
+   tests compare the two, column by column, on generated and real texts. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <string.h>
+
+/* The columns of `counts`, per text. */
+enum {
+    CHARS, SPACES, ALNUM, DIGITS, UPPER, ALPHA, CJK, BULLETS, /* as textstats._class_counts */
+    WORDS, SENTENCES, TOKENS, TOKEN_CHARS, COLUMNS
+};
+enum { SPACE_BIT = 1 };
+#define ASTRAL_BITS (2 | 16) /* astral characters count as letters, as in textstats.py */
+
+static int
+writable_doubles(PyObject *obj, Py_buffer *view, Py_ssize_t count)
+{
+    if (PyObject_GetBuffer(obj, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | PyBUF_WRITABLE) < 0)
+        return -1;
+    if (view->itemsize != 8 || view->format == NULL || strcmp(view->format, "d") != 0
+        || view->len != count * 8) {
+        PyErr_SetString(PyExc_ValueError, "out must be a contiguous float64 buffer of the size");
+        PyBuffer_Release(view);
+        return -1;
+    }
+    return 0;
+}
+
+static int
+is_sentence_end(Py_UCS4 c)
+{
+    return c == '.' || c == '!' || c == '?';
+}
+
+static int
+is_wide_end(Py_UCS4 c)
+{
+    return c == 0x3002 || c == 0xFF01 || c == 0xFF1F; /* 。 ！ ？ */
+}
+
+/* Class, word and sentence counts of one text into `row`. */
+static void
+char_counts(PyObject *text, const unsigned char *table, double *row)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    long bits_count[7] = {0};
+    long words = 0, sentences = 0;
+    int previous_space = 1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_UCS4 c = PyUnicode_READ(kind, data, i);
+        unsigned bits = c < 0x10000 ? table[c] : ASTRAL_BITS;
+        for (int b = 0; b < 7; b++)
+            bits_count[b] += (bits >> b) & 1;
+        int space = bits & SPACE_BIT;
+        words += !space && previous_space;
+        if (is_wide_end(c)) {
+            sentences++;
+        } else if (is_sentence_end(c)) {
+            Py_UCS4 next = i + 1 < n ? PyUnicode_READ(kind, data, i + 1) : 0;
+            int next_space = i + 1 >= n || ((next < 0x10000 ? table[next] : ASTRAL_BITS) & SPACE_BIT);
+            sentences += next_space;
+        }
+        previous_space = space;
+    }
+    row[CHARS] = (double)n;
+    for (int b = 0; b < 7; b++)
+        row[SPACES + b] = (double)bits_count[b];
+    row[WORDS] = (double)words;
+    row[SENTENCES] = (double)sentences;
+}
+
+static int
+is_word(Py_UCS4 c)
+{
+    return Py_UNICODE_ISALNUM(c) || c == '_';
+}
+
+/* The `\w+` tokens of `text.lower()`, appended to a new list; their count and characters. */
+static PyObject *
+tokens_of(PyObject *text, double *row)
+{
+    PyObject *lowered = PyObject_CallMethod(text, "lower", NULL);
+    if (lowered == NULL)
+        return NULL;
+    PyObject *tokens = PyList_New(0);
+    if (tokens == NULL) {
+        Py_DECREF(lowered);
+        return NULL;
+    }
+    Py_ssize_t n = PyUnicode_GET_LENGTH(lowered), chars = 0;
+    int kind = PyUnicode_KIND(lowered);
+    const void *data = PyUnicode_DATA(lowered);
+    Py_ssize_t i = 0;
+    while (i < n) {
+        if (!is_word(PyUnicode_READ(kind, data, i))) {
+            i++;
+            continue;
+        }
+        Py_ssize_t start = i;
+        while (i < n && is_word(PyUnicode_READ(kind, data, i)))
+            i++;
+        PyObject *token = PyUnicode_Substring(lowered, start, i);
+        if (token == NULL || PyList_Append(tokens, token) < 0) {
+            Py_XDECREF(token);
+            Py_DECREF(tokens);
+            Py_DECREF(lowered);
+            return NULL;
+        }
+        Py_DECREF(token);
+        chars += i - start;
+    }
+    Py_DECREF(lowered);
+    row[TOKENS] = (double)PyList_GET_SIZE(tokens);
+    row[TOKEN_CHARS] = (double)chars;
+    return tokens;
+}
+
+static PyObject *
+counts(PyObject *self, PyObject *args)
+{
+    PyObject *texts, *table_obj, *out_obj;
+    if (!PyArg_ParseTuple(args, "O!OO", &PyList_Type, &texts, &table_obj, &out_obj))
+        return NULL;
+    Py_buffer table, out;
+    if (PyObject_GetBuffer(table_obj, &table, PyBUF_C_CONTIGUOUS) < 0)
+        return NULL;
+    if (table.len != 0x10000) {
+        PyBuffer_Release(&table);
+        PyErr_SetString(PyExc_ValueError, "the class table must have 65536 bytes");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(texts);
+    if (writable_doubles(out_obj, &out, n * COLUMNS) < 0) {
+        PyBuffer_Release(&table);
+        return NULL;
+    }
+    PyObject *all = PyList_New(n);
+    for (Py_ssize_t k = 0; all != NULL && k < n; k++) {
+        PyObject *text = PyList_GET_ITEM(texts, k);
+        if (!PyUnicode_Check(text)) {
+            PyErr_SetString(PyExc_TypeError, "texts must be str");
+            Py_CLEAR(all);
+            break;
+        }
+        double *row = (double *)out.buf + k * COLUMNS;
+        char_counts(text, table.buf, row);
+        PyObject *tokens = tokens_of(text, row);
+        if (tokens == NULL) {
+            Py_CLEAR(all);
+            break;
+        }
+        PyList_SET_ITEM(all, k, tokens);
+    }
+    PyBuffer_Release(&table);
+    PyBuffer_Release(&out);
+    return all;
+}
+
+static PyObject *
+stop_shares(PyObject *self, PyObject *args)
+{
+    PyObject *tokens, *stop, *out_obj;
+    if (!PyArg_ParseTuple(args, "O!OO", &PyList_Type, &tokens, &stop, &out_obj))
+        return NULL;
+    if (!PyAnySet_Check(stop)) {
+        PyErr_SetString(PyExc_TypeError, "stop must be a set or frozenset");
+        return NULL;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(tokens);
+    Py_buffer out;
+    if (writable_doubles(out_obj, &out, n) < 0)
+        return NULL;
+    double *share = out.buf;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *words = PyList_GET_ITEM(tokens, k);
+        if (!PyList_Check(words)) {
+            PyErr_SetString(PyExc_TypeError, "tokens must be lists");
+            PyBuffer_Release(&out);
+            return NULL;
+        }
+        Py_ssize_t count = PyList_GET_SIZE(words), hits = 0;
+        for (Py_ssize_t i = 0; i < count; i++) {
+            int found = PySet_Contains(stop, PyList_GET_ITEM(words, i));
+            if (found < 0) {
+                PyBuffer_Release(&out);
+                return NULL;
+            }
+            hits += found;
+        }
+        /* whole numbers divided as Python divides them: the same float */
+        share[k] = count ? (double)hits / (double)count : 0.0;
+    }
+    PyBuffer_Release(&out);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef methods[] = {
+    {"counts", counts, METH_VARARGS,
+     "counts(texts, class_table, out) -> tokens: per text, out[k] = characters, the seven class"
+     " counts, words, sentence ends, tokens, token characters (float64 (n, 12)); tokens[k] = the"
+     " lower-cased \\w+ tokens of texts[k]"},
+    {"stop_shares", stop_shares, METH_VARARGS,
+     "stop_shares(tokens, stopwords, out): out[k] = share of tokens[k] in stopwords (0 if none)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_textstats", NULL, -1, methods};
+
+PyMODINIT_FUNC
+PyInit__textstats(void)
+{
+    return PyModule_Create(&module);
+}

@@ -1,0 +1,65 @@
+"""The compiled text statistics (`newscrawl/learned/_textstats.c`) give the learned
+extractor's text columns exactly the numbers the numpy and regex code gives: character
+classes, words, sentence ends, tokens and function-word shares, on generated texts in many
+scripts and on the fixture pages' blocks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from newscrawl.dom import parse_html
+from newscrawl.learned import textstats
+from newscrawl.learned.blocks import split_blocks
+
+pytestmark = pytest.mark.compiled
+
+FIXTURES = Path(__file__).parent / "fixtures" / "pages" / "html"
+# Runs of text as blocks hold them: words of several scripts, digits, sentence ends of both
+# widths, bullets, odd spaces, an astral character, underscores, characters lower() lengthens.
+_PIECES = ["The", "cat", "and", "of", "Ünïcödé", "ΟΔΟΣ", "İstanbul", "der", "и", "的", "中文",
+           "12:30", "2024", "x_y", ".", "!", "?", "。", "！", " ", "  ", "\u00a0", "\u3000", "\n",
+           "•", "»", "©", "(c)", "𝐀𝐁", "😀", "ǅ", "'", "\u2019"]  # fmt: skip
+
+
+def _both(texts: list[str]) -> tuple[tuple, tuple]:
+    compiled = textstats._compiled_counts
+    fast = textstats.text_columns(texts)
+    textstats._compiled_counts = None
+    shares = textstats._compiled_shares
+    textstats._compiled_shares = None
+    try:
+        slow = textstats.text_columns(texts)
+    finally:
+        textstats._compiled_counts = compiled
+        textstats._compiled_shares = shares
+    return fast, slow
+
+
+def _same(fast: tuple, slow: tuple) -> None:
+    assert np.array_equal(fast[0], slow[0])  # every column, bit for bit
+    assert np.array_equal(fast[1], slow[1])
+    assert fast[2] == slow[2]
+
+
+def test_the_compiled_counts_are_built_and_in_use() -> None:
+    assert textstats.COMPILED_COUNTS and textstats._compiled_shares is not None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_PIECES), max_size=30).map("".join), max_size=12))
+def test_compiled_and_numpy_statistics_agree_on_generated_texts(texts: list[str]) -> None:
+    _same(*_both(texts))
+
+
+@pytest.mark.parametrize("page", sorted(FIXTURES.glob("*.html")), ids=lambda p: p.stem)
+def test_compiled_and_numpy_statistics_agree_on_the_fixture_pages(page: Path) -> None:
+    dom = parse_html(page.read_bytes())
+    texts = textstats.block_texts(dom, split_blocks(dom))
+    fast, slow = _both(texts)
+    _same(fast, slow)
+    assert fast[0][:, 1].max() > 0  # the pages have words: the columns are not all zero
