@@ -40,6 +40,9 @@ struct _xmlNode {
 };
 
 enum { ELEMENT_NODE = 1, ENTITY_REF_NODE = 5, PI_NODE = 7, COMMENT_NODE = 8 };
+/* The walk recurses, one C frame per level: deeper than this (twice the parser's depth limit,
+   which `dom.py` re-roots markup under) it raises RecursionError and dom.py walks in Python. */
+enum { MAX_DEPTH = 4096 };
 
 /* lxml's element proxy (etree.h: struct LxmlElement). */
 typedef struct {
@@ -224,6 +227,10 @@ static int
 visit(Walk *w, xmlNode *c_node, Top top)
 {
     Where where = {top.node, top.block, top.in_head, top.in_link}; /* where its tail lives */
+    if (top.depth >= MAX_DEPTH) {
+        PyErr_SetString(PyExc_RecursionError, "element nesting too deep for the compiled walk");
+        return -1;
+    }
     PyObject *tag = tag_of(c_node);
     if (tag == NULL)
         return -1;

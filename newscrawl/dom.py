@@ -5,7 +5,8 @@ by node id (the preorder number, which the seed algorithms rely on). Because ids
 subtree of node ``i`` is the contiguous id range ``[i, end[i])``, and the visible text of that
 subtree is the contiguous range ``[piece_start[i], piece_end[i])`` of text pieces. Every subtree
 aggregate (chars, chars in links, words, tags, link tags) is then a difference of two prefix sums:
-no second walk and no recursion, so a page nested 100,000 levels deep costs what a flat one does.
+no second walk, and no reader recurses (the compiled walk recurses to 4,096 levels, twice the
+parser's limit, and hands anything deeper to the Python walk, which keeps its stack in a list).
 
 Nodes are elements. Text lives in *pieces*: each non-blank ``text`` or ``tail`` string of lxml,
 whitespace-collapsed, owned by the element it sits directly inside. A piece is what the seeds call
@@ -86,6 +87,21 @@ class Dom:
         #: --site-from`): an opaque key that groups a site's pages. None: not told, readers work
         #: it out from the URL (`newscrawl.template.extractor.page_site`); "": no site.
         self.site = site
+        self._reset_lists()
+        self.title = ""
+        self.meta: dict[str, str] = {}
+        self.lang = (root.get("lang") or "").strip() if isinstance(root.tag, str) else ""
+        #: The charset the page's bytes were decoded with ("" when it came as text) and what
+        #: decided it: bom, declared, detected, default or text (`newscrawl.encoding`).
+        self.encoding = ""
+        self.encoding_source = "text"
+        #: The <noscript> elements read as visible text (see `shown_noscripts`).
+        self.shown_noscripts = shown_noscripts(root)
+        self._walk(root)
+        self._aggregate()
+
+    def _reset_lists(self) -> None:
+        """The node and piece lists, empty (the walk fills them)."""
         self.tag: list[str] = []
         self.parent: list[int] = []
         self.depth: list[int] = []
@@ -102,17 +118,6 @@ class Dom:
         self.piece_glued: list[bool] = []  # no whitespace between it and the piece before
         self.piece_in_link: list[bool] = []
         self.href: dict[int, str] = {}
-        self.title = ""
-        self.meta: dict[str, str] = {}
-        self.lang = (root.get("lang") or "").strip() if isinstance(root.tag, str) else ""
-        #: The charset the page's bytes were decoded with ("" when it came as text) and what
-        #: decided it: bom, declared, detected, default or text (`newscrawl.encoding`).
-        self.encoding = ""
-        self.encoding_source = "text"
-        #: The <noscript> elements read as visible text (see `shown_noscripts`).
-        self.shown_noscripts = shown_noscripts(root)
-        self._walk(root)
-        self._aggregate()
 
     # -- construction -------------------------------------------------------------------------
 
@@ -122,7 +127,11 @@ class Dom:
         if _compiled_walk is None:
             self._walk_python(root)
         else:
-            self._walk_compiled(root)
+            try:
+                self._walk_compiled(root)
+            except RecursionError:  # nested deeper than the C walk recurses: start again
+                self._reset_lists()
+                self._walk_python(root)
         # end[i]: ids are preorder, so the subtree ends where the next node outside it starts.
         children = self.children
         end = [0] * len(self.tag)

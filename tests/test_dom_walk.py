@@ -86,3 +86,26 @@ def test_deep_nesting_is_walked_alike() -> None:
     fast, slow = _doms(html)
     _same(fast, slow)
     assert max(fast.depth) > 1000
+
+
+def test_a_tree_deeper_than_the_compiled_walk_recurses_is_walked_in_python() -> None:
+    """No parsed page nests past the parser's limit (2,048), but a tree built by hand can: past
+    4,096 levels the compiled walk gives way to the Python walk, which keeps its stack in a
+    list, and the Dom is the same."""
+    import lxml.etree
+
+    root = lxml.etree.Element("html")
+    body = lxml.etree.SubElement(root, "body")
+    node = body
+    for i in range(5000):
+        node = lxml.etree.SubElement(node, "div")
+        node.text = f"level {i}"
+    fast = Dom(root)
+    compiled = dom_module._compiled_walk
+    dom_module._compiled_walk = None
+    try:
+        slow = Dom(root)
+    finally:
+        dom_module._compiled_walk = compiled
+    _same(fast, slow)
+    assert len(fast.tag) == 5002 and fast.piece_text[-1] == "level 4999"
