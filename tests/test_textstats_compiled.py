@@ -27,16 +27,17 @@ _PIECES = ["The", "cat", "and", "of", "Ünïcödé", "ΟΔΟΣ", "İstanbul", "d
 
 
 def _both(texts: list[str]) -> tuple[tuple, tuple]:
-    compiled = textstats._compiled_counts
+    """`text_columns` with the compiled code, then with numpy and regexes alone."""
+    names = ("_compiled_counts", "_compiled_shares", "_compiled_languages")
+    compiled = {name: getattr(textstats, name) for name in names}
     fast = textstats.text_columns(texts)
-    textstats._compiled_counts = None
-    shares = textstats._compiled_shares
-    textstats._compiled_shares = None
     try:
+        for name in names:
+            setattr(textstats, name, None)
         slow = textstats.text_columns(texts)
     finally:
-        textstats._compiled_counts = compiled
-        textstats._compiled_shares = shares
+        for name, function in compiled.items():
+            setattr(textstats, name, function)
     return fast, slow
 
 
@@ -54,6 +55,24 @@ def test_the_compiled_counts_are_built_and_in_use() -> None:
 @given(st.lists(st.lists(st.sampled_from(_PIECES), max_size=30).map("".join), max_size=12))
 def test_compiled_and_numpy_statistics_agree_on_generated_texts(texts: list[str]) -> None:
     _same(*_both(texts))
+
+
+_WORDS = ["the", "and", "der", "die", "de", "la", "и", "в", "的", "中文", "日本", "x", "yang",
+          "𠀀", "und", "het", "että"]  # fmt: skip
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(_WORDS), max_size=400), max_size=12))
+def test_compiled_and_python_language_guesses_agree(tokens: list[list[str]]) -> None:
+    """The page's language from its tokens, compiled or not: ties, pages of ideographs, pages
+    past the 3,000 words read (400 x 12)."""
+    import itertools
+
+    from newscrawl.learned.stopwords import guess_language
+
+    textstats.text_columns(["warm the class table"])
+    expected = guess_language(itertools.chain.from_iterable(tokens))
+    assert textstats._language(tokens) == expected
 
 
 @pytest.mark.parametrize("page", sorted(FIXTURES.glob("*.html")), ids=lambda p: p.stem)

@@ -202,11 +202,74 @@ stop_shares(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* `stopwords.guess_language`'s counts over the first `limit` tokens of all texts: each
+   language's function words (added to `counts`, lang -> int), the tokens whose first character
+   is an ideograph or kana (class bit 32 of the table; never a function word of a list), and
+   the tokens read. Returns (cjk, total). */
+static PyObject *
+language_counts(PyObject *self, PyObject *args)
+{
+    PyObject *tokens, *languages_of, *table_obj, *counts;
+    Py_ssize_t limit;
+    if (!PyArg_ParseTuple(args, "O!O!OnO!", &PyList_Type, &tokens, &PyDict_Type, &languages_of,
+                          &table_obj, &limit, &PyDict_Type, &counts))
+        return NULL;
+    Py_buffer table;
+    if (PyObject_GetBuffer(table_obj, &table, PyBUF_C_CONTIGUOUS) < 0)
+        return NULL;
+    const unsigned char *bits = table.buf;
+    int ok = table.len == 0x10000;
+    if (!ok)
+        PyErr_SetString(PyExc_ValueError, "the class table must have 65536 bytes");
+    Py_ssize_t total = 0, cjk = 0;
+    for (Py_ssize_t k = 0; ok && k < PyList_GET_SIZE(tokens) && total < limit; k++) {
+        PyObject *words = PyList_GET_ITEM(tokens, k);
+        if (!PyList_Check(words)) {
+            PyErr_SetString(PyExc_TypeError, "tokens must be lists");
+            ok = 0;
+            break;
+        }
+        for (Py_ssize_t i = 0; ok && i < PyList_GET_SIZE(words) && total < limit; i++) {
+            PyObject *word = PyList_GET_ITEM(words, i);
+            total++;
+            if (!PyUnicode_Check(word) || PyUnicode_GET_LENGTH(word) == 0) {
+                PyErr_SetString(PyExc_TypeError, "tokens must be non-empty str");
+                ok = 0;
+                break;
+            }
+            Py_UCS4 first = PyUnicode_READ_CHAR(word, 0);
+            if (first < 0x10000 && (bits[first] & 32)) {
+                cjk++;
+                continue;
+            }
+            PyObject *langs = PyDict_GetItemWithError(languages_of, word);
+            if (langs == NULL) {
+                ok = !PyErr_Occurred();
+                continue;
+            }
+            for (Py_ssize_t j = 0; ok && j < PyTuple_GET_SIZE(langs); j++) {
+                PyObject *lang = PyTuple_GET_ITEM(langs, j);
+                PyObject *now = PyDict_GetItemWithError(counts, lang);
+                long before = now != NULL ? PyLong_AsLong(now) : 0;
+                PyObject *after = PyErr_Occurred() ? NULL : PyLong_FromLong(before + 1);
+                ok = after != NULL && PyDict_SetItem(counts, lang, after) == 0;
+                Py_XDECREF(after);
+            }
+        }
+    }
+    PyBuffer_Release(&table);
+    if (!ok)
+        return NULL;
+    return Py_BuildValue("(nn)", cjk, total);
+}
+
 static PyMethodDef methods[] = {
     {"counts", counts, METH_VARARGS,
      "counts(texts, class_table, out) -> tokens: per text, out[k] = characters, the seven class"
      " counts, words, sentence ends, tokens, token characters (float64 (n, 12)); tokens[k] = the"
      " lower-cased \\w+ tokens of texts[k]"},
+    {"language_counts", language_counts, METH_VARARGS,
+     "language_counts(tokens, languages_of, class_table, limit, counts) -> (cjk, total)"},
     {"stop_shares", stop_shares, METH_VARARGS,
      "stop_shares(tokens, stopwords, out): out[k] = share of tokens[k] in stopwords (0 if none)"},
     {NULL, NULL, 0, NULL},

@@ -16,7 +16,16 @@ from collections.abc import Iterable
 
 from newscrawl.scripts import IDEOGRAPHS_AND_KANA
 
-__all__ = ["CJK", "CJK_STOP_CHARS", "STOPWORDS", "guess_language", "stopword_share"]
+__all__ = [
+    "CJK",
+    "CJK_STOP_CHARS",
+    "GUESS_WORDS",
+    "LANGUAGES_OF",
+    "STOPWORDS",
+    "guess_language",
+    "language_of_counts",
+    "stopword_share",
+]
 
 _LISTS = {
     "en": "the of and to a in is that for it on was with as be by at this are from or have an "
@@ -69,11 +78,11 @@ CJK = re.compile(f"[{IDEOGRAPHS_AND_KANA}]")
 
 
 # word -> languages that list it, so a page's words are looked up once each
-_LANGUAGES_OF: dict[str, tuple[str, ...]] = {}
+LANGUAGES_OF: dict[str, tuple[str, ...]] = {}
 for _lang, _words in STOPWORDS.items():
     for _word in _words:
-        _LANGUAGES_OF[_word] = (*_LANGUAGES_OF.get(_word, ()), _lang)
-_GUESS_WORDS = 3000  # enough words to tell languages apart; a long page costs no more
+        LANGUAGES_OF[_word] = (*LANGUAGES_OF.get(_word, ()), _lang)
+GUESS_WORDS = 3000  # enough words to tell languages apart; a long page costs no more
 
 
 def guess_language(words: Iterable[str]) -> str:
@@ -82,16 +91,23 @@ def guess_language(words: Iterable[str]) -> str:
     Returns "zh" when most words are Chinese or Japanese. Reads at most 3,000 words.
     """
     counts = dict.fromkeys(STOPWORDS, 0)
-    seen = Counter(itertools.islice(words, _GUESS_WORDS))
+    seen = Counter(itertools.islice(words, GUESS_WORDS))
     total = sum(seen.values())
     # A word can be CJK only if it sorts at or after U+3040 (its first character does), and
     # only the words of some list count: two filters instead of a look at every distinct word.
     ideographic = {word for word in seen if word >= "\u3040" and CJK.match(word)}
     cjk = sum(seen[word] for word in ideographic)
-    for word in (seen.keys() & _LANGUAGES_OF.keys()) - ideographic:
+    for word in (seen.keys() & LANGUAGES_OF.keys()) - ideographic:
         times = seen[word]
-        for lang in _LANGUAGES_OF[word]:
+        for lang in LANGUAGES_OF[word]:
             counts[lang] += times
+    return language_of_counts(counts, cjk, total)
+
+
+def language_of_counts(counts: dict[str, int], cjk: int, total: int) -> str:
+    """`guess_language`'s answer from its counts: function words of each language (`counts`,
+    in `STOPWORDS` order: a tie goes to the first), words that start with an ideograph or
+    kana, and words read."""
     if total and cjk * 2 > total:
         return "zh"
     best = max(counts, key=counts.__getitem__)

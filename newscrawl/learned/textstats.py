@@ -18,15 +18,24 @@ import numpy as np
 
 from newscrawl.dom import Dom
 from newscrawl.learned.blocks import Blocks
-from newscrawl.learned.stopwords import CJK, STOPWORDS, guess_language, stopword_share
+from newscrawl.learned.stopwords import (
+    CJK,
+    GUESS_WORDS,
+    LANGUAGES_OF,
+    STOPWORDS,
+    guess_language,
+    language_of_counts,
+    stopword_share,
+)
 
 __all__ = ["COMPILED_COUNTS", "block_texts", "lower_words", "mark_columns", "text_columns"]
 
 try:  # the compiled counts (an optional extension: pip builds it where a C compiler is found)
     from newscrawl.learned._textstats import counts as _compiled_counts
+    from newscrawl.learned._textstats import language_counts as _compiled_languages
     from newscrawl.learned._textstats import stop_shares as _compiled_shares
 except ImportError:  # pragma: no cover - exercised where the extension was not built
-    _compiled_counts = _compiled_shares = None
+    _compiled_counts = _compiled_shares = _compiled_languages = None
 
 #: Whether the text statistics are counted in compiled code (else numpy and regexes).
 COMPILED_COUNTS = _compiled_counts is not None
@@ -164,6 +173,15 @@ def text_columns(texts: list[str]) -> tuple[np.ndarray, np.ndarray, list[list[st
     return out, counts[:, [3, 7]], tokens
 
 
+def _language(tokens: list[list[str]]) -> str:
+    """The page's language from its blocks' tokens (`stopwords.guess_language`)."""
+    if _compiled_languages is None or _CLASSES is None:
+        return guess_language(itertools.chain.from_iterable(tokens))
+    counts = dict.fromkeys(STOPWORDS, 0)
+    cjk, total = _compiled_languages(tokens, LANGUAGES_OF, _CLASSES, GUESS_WORDS, counts)
+    return language_of_counts(counts, cjk, total)
+
+
 # Per text: class counts (8 columns), words, sentence ends, tokens, their count and characters.
 _Statistics = tuple[np.ndarray, np.ndarray, np.ndarray, list[list[str]], np.ndarray, np.ndarray]
 
@@ -193,7 +211,7 @@ def _compiled_statistics(texts: list[str]) -> _Statistics:
 
 def _stop_share(tokens: list[list[str]], texts: list[str]) -> np.ndarray:
     """Per text, the share of its tokens that are function words of the page's language."""
-    lang = guess_language(itertools.chain.from_iterable(tokens))
+    lang = _language(tokens)
     stop = STOPWORDS.get(lang)
     if lang == "zh" or not stop:  # zh: counted over CJK characters, not tokens
         pairs = zip(tokens, texts, strict=True)
