@@ -152,6 +152,11 @@ class TemplateModel:
 
     @classmethod
     def from_json(cls, data: Any, source: str = "model") -> TemplateModel:
+        if isinstance(data, dict) and data.get("format") == "newscrawl-extractor-model":
+            raise ModelError(
+                f"{source}: an extractor model (newscrawl models build), not a template model: "
+                "give it to the learned extractor with --extractor-model"
+            )
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             raise ModelError(f"{source}: not a newscrawl template model")
         version = data.get("version")

@@ -8,10 +8,12 @@ from pathlib import Path
 
 __all__ = [
     "add_allow_private_argument",
+    "add_extractor_model_argument",
     "add_max_pages_argument",
     "add_redis_arguments",
     "add_settings_arguments",
     "add_warc_argument",
+    "extractor_model_error",
     "nonnegative_int",
     "option_settings",
     "positive_int",
@@ -37,6 +39,31 @@ def _whole_number(value: str, minimum: int) -> int:
     if number < minimum:
         raise argparse.ArgumentTypeError(f"must be at least {minimum}, not {number}")
     return number
+
+
+def add_extractor_model_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--extractor-model",
+        default=None,
+        metavar="FILE",
+        help="the learned extractor's model (from `newscrawl models build --out DIR`) instead "
+        "of the shipped one; also NEWSCRAWL_EXTRACTOR_MODEL=FILE",
+    )
+
+
+def extractor_model_error(args: argparse.Namespace) -> str | None:
+    """Apply --extractor-model (see `newscrawl.extractors.learned.use_extractor_model`); why
+    it cannot be used, or None."""
+    path = getattr(args, "extractor_model", None)
+    if path is None:
+        return None
+    from newscrawl.extractors.learned import use_extractor_model
+
+    try:
+        args.extractor_model = use_extractor_model(path)
+    except ValueError as err:
+        return str(err)
+    return None
 
 
 def add_max_pages_argument(parser: argparse.ArgumentParser) -> None:

@@ -376,7 +376,33 @@ def test_crossval_by_dataset_prints_and_records_the_unseen_dataset_figures(
     assert set(report["by"]["f1"]) == {"article", "forum"}
     assert 0 <= report["by"]["f1"]["forum"]["learned"] <= 1
     assert main(["models", "crossval", str(one), "--hold-out", "dataset", "-q"]) == 2
-    assert "at least two datasets" in capsys.readouterr().err
+    assert "--hold-out dataset with 2 stage(s) needs at least 3 datasets" in capsys.readouterr().err
+
+
+def test_models_refuse_what_cannot_be_cross_validated_in_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Too few sites to fold, an option out of range (said before any page is parsed), a
+    folder without the template model's datasets: one line naming what is wrong, status 2,
+    and no model file written or replaced."""
+    two_sites = synthetic_dataset(tmp_path / "data" / "gen", sites=2, pages=3)
+    assert main(["models", "crossval", str(two_sites), "-q", "--iterations", "5"]) == 2
+    err = capsys.readouterr().err
+    assert "needs pages of at least 3 sites; these 6 pages have 2 (--stages 1 needs two)" in err
+    for option, value in (("--folds", "1"), ("--iterations", "0"), ("--min-samples-leaf", "0")):
+        with pytest.raises(SystemExit) as stop:
+            main(["models", "crossval", str(two_sites), option, value])
+        assert stop.value.code == 2
+        lines = capsys.readouterr().err.strip().splitlines()
+        assert lines == [f"error: {option} must be {'2' if option == '--folds' else '1'} or more, "
+                         f"not {value}"]  # fmt: skip
+    out = tmp_path / "out"
+    argv = ["models", "build", str(tmp_path / "data"), "--out", str(out), "-q"]
+    assert main(argv) == 2  # the template model's six datasets are not there
+    assert "--only extractor builds the extractor model" in capsys.readouterr().err
+    assert main([*argv, "--only", "extractor", "--iterations", "5"]) == 2  # two sites
+    assert "nothing written" in capsys.readouterr().err
+    assert not out.exists()
 
 
 SMALL = TrainParams(iterations=15, max_leaf_nodes=7, max_depth=4, min_samples_leaf=5, folds=3)
@@ -553,3 +579,48 @@ def test_group_columns_count_and_average_each_blocks_group() -> None:
             assert got[k, 0] == pytest.approx(mean)
             assert got[k, 1] == score[same].max()
             assert got[k, 2] == pytest.approx(np.log1p(same.sum()))
+
+
+def test_a_rebuilt_extractor_model_is_used_with_extractor_model(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--extractor-model FILE` (extract, evaluate, reextract) makes a rebuilt model the learned
+    extractor's, in worker processes too; either kind of model given as the other is refused
+    in one line that says which option takes it."""
+    from newscrawl.extractors.learned import MODEL_ENV
+
+    monkeypatch.setenv(MODEL_ENV, "")  # restored (unset) after the test, whatever main() set
+    page = tmp_path / "page.html"
+    page.write_text(ARTICLE, encoding="utf-8")
+    data = json.loads(bundled_extractor_model().read_text(encoding="utf-8"))
+    data["threshold"] = 0.9999  # a model that keeps (almost) nothing: its use shows
+    strict = tmp_path / "strict.json"
+    strict.write_text(json.dumps(data), encoding="utf-8")
+    assert main(["extract", "-j", "1", "-f", "jsonl", str(page)]) == 0
+    shipped = json.loads(capsys.readouterr().out)["text"]
+    assert "first buses crossed it" in shipped
+    for jobs in ("1", "2"):
+        monkeypatch.setenv(MODEL_ENV, "")
+        argv = ["extract", "-j", jobs, "-f", "jsonl", "--extractor-model", str(strict)]
+        assert main([*argv, str(page), str(page)]) == 0
+        texts = [json.loads(line)["text"] for line in capsys.readouterr().out.splitlines()]
+        assert texts == ["", ""], jobs
+    assert main(["extract", "--model", str(strict), str(page)]) == 2
+    assert "give it to the learned extractor with --extractor-model" in capsys.readouterr().err
+    template = Path(__file__).parent.parent / "models" / "default_template_model.json"
+    assert main(["extract", "--extractor-model", str(template), str(page)]) == 2
+    assert "extractor model" in capsys.readouterr().err
+
+
+def test_crossval_warns_when_pages_cannot_be_grouped_by_site(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from newscrawl.commands.models import _warn_without_sites
+
+    bare = synthetic_dataset(tmp_path / "bare", sites=2, pages=2)
+    (bare / "meta.jsonl").unlink()
+    kept = synthetic_dataset(tmp_path / "kept", sites=2, pages=2)
+    _warn_without_sites([bare, kept])
+    err = capsys.readouterr().err
+    assert f"no meta.jsonl in {bare}:" in err and str(kept) not in err
+    assert "each page is a site of its own" in err

@@ -31,7 +31,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from newscrawl.cli_options import positive_int
+from newscrawl.cli_options import add_extractor_model_argument, extractor_model_error, positive_int
 from newscrawl.evaluation.sites import SITE_FROM
 from newscrawl.extractors import build_extractors, extractor_names
 from newscrawl.template.sitemethods import DEFAULT_SITE_METHOD, SITE_METHODS
@@ -63,6 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="template model file (from `newscrawl train`): each extractor runs on what the "
         "template filter keeps; the name template is the filter alone",
     )
+    add_extractor_model_argument(parser)
     parser.add_argument(
         "--site-method",
         default=DEFAULT_SITE_METHOD,
@@ -164,6 +165,9 @@ def run(args: argparse.Namespace) -> int:
 
     site_from = getattr(args, "site_from", None)
     jobs = max(1, getattr(args, "jobs", 1) or 1)
+    if (problem := extractor_model_error(args)) is not None:
+        print(f"newscrawl evaluate: {problem}", file=sys.stderr)
+        return 2
     if args.json is not None and (why := _unwritable(args.json)) is not None:
         print(f"newscrawl evaluate: cannot write {args.json}: {why}", file=sys.stderr)
         return 2

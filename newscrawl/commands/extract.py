@@ -32,7 +32,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from newscrawl.cli_options import positive_int
+from newscrawl.cli_options import add_extractor_model_argument, extractor_model_error, positive_int
 from newscrawl.dom import PageError
 from newscrawl.evaluation.dataset import read_meta
 from newscrawl.evaluation.sites import (
@@ -118,6 +118,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="template model file (from `newscrawl train`): cut the site template out of each "
         "page, then run the extractor on what is left",
     )
+    add_extractor_model_argument(parser)
     parser.add_argument(
         "-f",
         "--format",
@@ -415,6 +416,8 @@ def run(args: argparse.Namespace) -> int:
             print("newscrawl extract: no pages found", file=sys.stderr)
         return 1
     try:
+        if (problem := extractor_model_error(args)) is not None:
+            raise ValueError(problem)
         site_method = getattr(args, "site_method", "sitelevel")
         extractor = build_extractor(args.extractor, model_path, site_method)
     except (ValueError, ImportError) as err:

@@ -201,13 +201,19 @@ def _crossval(args: argparse.Namespace) -> int:
     if missing:
         print(f"error: not a dataset folder (no html/): {', '.join(missing)}", file=sys.stderr)
         return 2
+    params = _params(args)  # before minutes of parsing
+    if args.hold_out == "dataset" and len(args.datasets) < (3 if params.stages > 1 else 2):
+        print(f"error: --hold-out dataset with {params.stages} stage(s) needs at least "
+              f"{3 if params.stages > 1 else 2} datasets", file=sys.stderr)  # fmt: skip
+        return 2
+    _warn_without_sites(args.datasets)
     say = _progress(args)
     say("parsing pages, running the seed extractors and trafilatura")
     data = build_training_set(args.datasets, args.limit, args.jobs, trafilatura=_has_trafilatura())
     say(f"{len(data.page_ids)} pages, {data.sites} sites, {len(data.page)} blocks")
     try:
-        scores, _ = crossval_scores(data, _params(args), say, hold_out=args.hold_out)
-    except ValueError as err:  # one dataset cannot be held out against itself
+        scores, _ = crossval_scores(data, params, say, hold_out=args.hold_out)
+    except ValueError as err:  # too few sites or datasets to fold
         print(f"error: {err}", file=sys.stderr)
         return 2
     result = score_thresholds(data, scores, hold_out=args.hold_out)
@@ -220,21 +226,43 @@ def _crossval(args: argparse.Namespace) -> int:
 
 
 def _params(args: argparse.Namespace) -> Any:
+    """The training parameters of the options; SystemExit(2), after a line naming the option
+    that is out of range."""
     from newscrawl.learned.train import TrainParams
 
-    if args.folds < 2 or not 1 <= args.stages <= 2 or not 0 < args.learning_rate <= 1:
-        raise SystemExit(
-            "error: --folds must be 2 or more, --stages 1 or 2, --learning-rate in (0, 1]"
-        )
-    counts = (args.iterations, args.max_depth, args.min_samples_leaf)
-    if min(counts) < 1 or args.max_leaf_nodes < 2:
-        raise SystemExit("error: the tree sizes must be at least 1 (--max-leaf-nodes 2)")
-    if not 0 <= args.dataset_power <= 1:
-        raise SystemExit("error: --dataset-power must be in [0, 1]")
-    if args.l2_regularization < 0:
-        raise SystemExit("error: --l2-regularization must be 0 or more")
+    a = args
+    checks = [
+        (a.folds >= 2, f"--folds must be 2 or more, not {a.folds}"),
+        (1 <= a.stages <= 2, f"--stages must be 1 or 2, not {a.stages}"),
+        (0 < a.learning_rate <= 1, f"--learning-rate must be in (0, 1], not {a.learning_rate}"),
+        (0 <= a.dataset_power <= 1, f"--dataset-power must be in [0, 1], not {a.dataset_power}"),
+        (a.l2_regularization >= 0, "--l2-regularization must be 0 or more"),
+        (a.max_leaf_nodes >= 2, f"--max-leaf-nodes must be 2 or more, not {a.max_leaf_nodes}"),
+    ] + [
+        (getattr(args, name) >= 1, f"--{name.replace('_', '-')} must be 1 or more, "
+         f"not {getattr(args, name)}")
+        for name in ("iterations", "max_depth", "min_samples_leaf")
+    ]  # fmt: skip
+    for ok, message in checks:
+        if not ok:
+            print(f"error: {message}", file=sys.stderr)
+            raise SystemExit(2)
     tree = {name: getattr(args, name) for name, _, _ in _TREE_OPTIONS}
     return TrainParams(folds=args.folds, **tree)
+
+
+def _warn_without_sites(folders: list[Path]) -> None:
+    """Say so when a dataset has no meta.jsonl: its pages cannot be grouped by site, so each
+    page is a site of its own and pages of one site can fall on both sides of a fold (the
+    figures flatter the model)."""
+    bare = [str(folder) for folder in folders if not (folder / "meta.jsonl").is_file()]
+    if bare:
+        print(
+            f"warning: no meta.jsonl in {', '.join(bare)}: without a url or site per page, "
+            "each page is a site of its own and a site's pages may be in training and test "
+            "folds alike",
+            file=sys.stderr,
+        )
 
 
 def _has_trafilatura() -> bool:
@@ -299,19 +327,46 @@ def _build(args: argparse.Namespace) -> int:
     if not datasets:
         print(f"error: no dataset folders (html/ and gold/) in {args.data}", file=sys.stderr)
         return 2
+    params = _params(args) if args.only in (None, "extractor") else None
+    if args.only in (None, "template") and (problem := _template_datasets_missing(args.data)):
+        print(f"error: {problem}", file=sys.stderr)
+        return 2
+    _warn_without_sites(datasets)
     out = args.out or bundled_model_path().parent
-    out.mkdir(parents=True, exist_ok=True)
     command = _command(args)
-    if args.only in (None, "extractor"):
-        path = _build_extractor(datasets, out, args, command)
-        print(f"wrote {path}")
-    if args.only in (None, "template"):
-        from newscrawl.template.default_model import build_default_template_model
+    built: list[tuple[Path, Any]] = []  # written once every model is built: none half-way
+    try:
+        if params is not None:
+            built.append(
+                (out / "extractor_model.json", _build_extractor(datasets, args, params, command))
+            )
+        if args.only in (None, "template"):
+            from newscrawl.template.default_model import default_template_model
 
-        path = out / "default_template_model.json"
-        build_default_template_model(args.data, path)
+            built.append((out / "default_template_model.json", default_template_model(args.data)))
+    except ValueError as err:  # too few sites to fold, no pages to train on
+        print(f"error: {err}; nothing written", file=sys.stderr)
+        return 2
+    out.mkdir(parents=True, exist_ok=True)
+    for path, model in built:
+        model.save(path)
         print(f"wrote {path}")
     return 0
+
+
+def _template_datasets_missing(data: Path) -> str | None:
+    """Why the template model cannot be built from `data` (it trains on the six datasets it
+    names in its provenance), or None."""
+    from newscrawl.template.default_model import DATASETS
+
+    missing = [name for name in DATASETS if not (data / name / "html").is_dir()]
+    if not missing:
+        return None
+    return (
+        f"the default template model trains on {', '.join(DATASETS)}; {data} has no "
+        f"{', '.join(missing)} (--only extractor builds the extractor model from the datasets "
+        "there)"
+    )
 
 
 def _command(args: argparse.Namespace) -> str:
@@ -333,8 +388,8 @@ def _command(args: argparse.Namespace) -> str:
 
 
 def _build_extractor(
-    datasets: list[Path], out: Path, args: argparse.Namespace, command: str
-) -> Path:
+    datasets: list[Path], args: argparse.Namespace, params: Any, command: str
+) -> Any:
     from newscrawl.learned.crossval import format_table, score_thresholds
     from newscrawl.learned.train import crossval_scores, fit_model
     from newscrawl.learned.trainset import build_training_set
@@ -343,7 +398,6 @@ def _build_extractor(
     say("parsing pages, running the seed extractors (and trafilatura, for the table)")
     data = build_training_set(datasets, args.limit, args.jobs, trafilatura=_has_trafilatura())
     say(f"{len(data.page_ids)} pages, {data.sites} sites, {len(data.page)} blocks")
-    params = _params(args)
     scores, stage1_oof = crossval_scores(data, params, say)
     result = score_thresholds(data, scores)
     threshold = result.best_threshold
@@ -358,10 +412,7 @@ def _build_extractor(
         "libraries": _versions(),
         "command": command,
     }
-    model = fit_model(data, params, threshold, provenance, say, stage1_oof)
-    path = out / "extractor_model.json"
-    model.save(path)
-    return path
+    return fit_model(data, params, threshold, provenance, say, stage1_oof)
 
 
 def _dataset_counts(data: Any) -> dict[str, dict[str, int]]:

@@ -18,6 +18,7 @@ HELP = "extract stored pages again with another extractor or model (optionally o
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from newscrawl.cli_options import add_extractor_model_argument
     from newscrawl.distributed.dask_stages import add_cluster_arguments
     from newscrawl.extractors import DEFAULT_EXTRACTOR
 
@@ -42,6 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="extract page by page (default: each site's pages go through the crawl's site "
         "pass, so the default extractor gives the articles the crawl wrote)",
     )
+    add_extractor_model_argument(parser)
     add_cluster_arguments(parser)
 
 
@@ -53,7 +55,18 @@ def run(args: argparse.Namespace) -> int:
         print(f"reextract: {out} already holds Parquet files; choose an empty folder",
               file=sys.stderr)  # fmt: skip
         return 2
-    stage = ReExtract(args.extractor, model=args.model, site_pass=args.site_pass)
+    from newscrawl.cli_options import extractor_model_error
+
+    if (problem := extractor_model_error(args)) is not None:
+        print(f"reextract: {problem}", file=sys.stderr)
+        return 2
+    # the learned extractor's model goes with the stage too: a remote Dask worker does not
+    # share this process's environment
+    options = (("model", args.extractor_model),) if args.extractor_model else ()
+    if options and args.extractor != "learned":
+        print("reextract: --extractor-model is the learned extractor's", file=sys.stderr)
+        return 2
+    stage = ReExtract(args.extractor, options, model=args.model, site_pass=args.site_pass)
     problem = _not_pages(Path(args.pages), stage.html_column)
     if problem is not None:
         print(f"reextract: {problem}", file=sys.stderr)

@@ -14,6 +14,7 @@ extractor produced it.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,10 +35,14 @@ from newscrawl.learned.stacking import CONTEXT_FEATURES
 from newscrawl.learned.trainset import seed_extractions, seed_extractors, seed_selections
 from newscrawl.title import page_title
 
-__all__ = ["FALLBACK", "Learned", "LearnedConfig"]
+__all__ = ["FALLBACK", "MODEL_ENV", "Learned", "LearnedConfig", "use_extractor_model"]
 
 # The seed extractor with the best cross-validated F1 (README's quality table).
 FALLBACK = "cetd-tpc"
+# A model file to use instead of the shipped one when the config names none: what
+# `--extractor-model` sets, so worker processes (extract -j, evaluate -j, a local Dask
+# cluster, a crawl's site pass workers) read the same model.
+MODEL_ENV = "NEWSCRAWL_EXTRACTOR_MODEL"
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +74,8 @@ class Learned:
 
     def __init__(self, config: LearnedConfig | None = None) -> None:
         self.config = config or LearnedConfig()
-        self.model = _model(str(Path(self.config.model or bundled_extractor_model())))
+        path = self.config.model or os.environ.get(MODEL_ENV) or bundled_extractor_model()
+        self.model = _model(str(Path(path)))
         self.threshold = (
             self.model.threshold if self.config.threshold is None else self.config.threshold
         )
@@ -101,6 +107,16 @@ class Learned:
             return Extraction.empty(self.name, title)
         nodes = tuple(sorted({blocks.node[k] for k in kept}))
         return Extraction(title=title, text=text, node_ids=nodes, extractor=self.name)
+
+
+def use_extractor_model(path: str) -> str:
+    """Make the model file at `path` the learned extractor's, in this process and the worker
+    processes it starts (`MODEL_ENV`); returns its absolute path. Raises ModelFileError (a
+    ValueError) for a file that is no extractor model of this code's features."""
+    absolute = str(Path(path).resolve())
+    _model(absolute)  # refused now, not in every worker
+    os.environ[MODEL_ENV] = absolute
+    return absolute
 
 
 def _fallback(seeds: list[Extraction], title: str) -> Extraction:

@@ -34,6 +34,7 @@ from newscrawl.learned.trainset import TrainingSet
 __all__ = [
     "TrainParams",
     "assign_folds",
+    "check_folds",
     "crossval_scores",
     "dataset_weights",
     "fit_model",
@@ -89,6 +90,22 @@ def hold_out_folds(data: TrainingSet, folds: int, hold_out: str) -> tuple[np.nda
         raise ValueError(f"hold_out must be 'site' or 'dataset', not {hold_out!r}")
     page_folds = assign_folds(data.page_site, folds)
     return page_folds, int(page_folds.max()) + 1 if len(page_folds) else folds
+
+
+def check_folds(data: TrainingSet, params: TrainParams, hold_out: str = "site") -> None:
+    """Raise ValueError, saying what is missing, unless the pages split into enough folds: two
+    at least, three for two stages (the second stage learns from first-stage scores made
+    without the held-out fold and without the fold scored)."""
+    need = 3 if params.stages > 1 else 2
+    what = "datasets" if hold_out == "dataset" else "sites"
+    groups = len(set(data.page_dataset if hold_out == "dataset" else data.page_site))
+    if groups < need:
+        stages = f"{params.stages} stage{'s' if params.stages > 1 else ''}"
+        raise ValueError(
+            f"cross-validation with {stages} needs pages of at least {need} {what}; these "
+            f"{len(data.page_ids)} pages have {groups}"
+            + (" (--stages 1 needs two)" if params.stages > 1 and groups == 2 else "")
+        )
 
 
 def _labels_weights(data: TrainingSet, params: TrainParams) -> tuple[np.ndarray, np.ndarray]:
@@ -204,6 +221,7 @@ def crossval_scores(
     a fold of its own, so every page is scored by models that never saw its dataset - the
     nearest figure to a new dataset's, with gold conventions the training never met.
     """
+    check_folds(data, params, hold_out)
     say = progress or (lambda _: None)
     stages = _Stages(data)
     page_folds, n = hold_out_folds(data, params.folds, hold_out)

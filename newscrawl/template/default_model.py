@@ -60,6 +60,7 @@ __all__ = [
     "PageRecord",
     "build_default_template_model",
     "collect",
+    "default_template_model",
     "fit_model",
     "main",
     "node_data",
@@ -251,14 +252,17 @@ def provenance(counts: dict[str, dict[str, int]]) -> dict[str, Any]:
 def build_default_template_model(data_dir: Path, out: Path) -> None:
     """Train the default template model on the six datasets under `data_dir` and write it to
     `out` (deterministic: the same data and library versions give the same bytes)."""
+    default_template_model(data_dir).save(out)
+
+
+def default_template_model(data_dir: Path) -> TemplateModel:
+    """The default template model trained on the six datasets under `data_dir`."""
     records, counts = collect(Path(data_dir))
     if not records:
         raise ValueError(f"{data_dir}: no pages to train on")
-    model = fit_model(records)
     from dataclasses import replace
 
-    model = replace(model, provenance=provenance(counts))
-    model.save(out)
+    return replace(fit_model(records), provenance=provenance(counts))
 
 
 def main(argv: list[str] | None = None) -> int:
