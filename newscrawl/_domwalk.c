@@ -63,7 +63,7 @@ static PyObject *element_type; /* lxml.etree._Element */
 
 /* What one walk fills (the lists of `Dom`) and reads. */
 typedef struct {
-    PyObject *tag, *parent, *depth, *children, *elements, *piece_start, *piece_end;
+    PyObject *tag, *parent, *depth, *children, *elements, *attributes, *piece_start, *piece_end;
     PyObject *piece_owner, *piece_block, *piece_text, *piece_line, *piece_glued, *piece_in_link;
     PyObject *href, *titles, *metas; /* dict node -> href; title and meta node ids */
     PyObject *shown, *skipped, *blocks; /* set of proxies; frozensets of tag names */
@@ -202,7 +202,7 @@ visit_children(Walk *w, xmlNode *c_node, Top top)
 
 /* A node's new id: its row in every node list. */
 static Py_ssize_t
-add_node(Walk *w, PyObject *tag, PyObject *proxy, Top top)
+add_node(Walk *w, PyObject *tag, PyObject *proxy, xmlNode *c_node, Top top)
 {
     Py_ssize_t node = PyList_GET_SIZE(w->tag);
     PyObject *kids = PyList_New(0);
@@ -211,6 +211,7 @@ add_node(Walk *w, PyObject *tag, PyObject *proxy, Top top)
     int rc = PyList_Append(w->tag, tag) < 0 || append_long(w->parent, top.node) < 0
         || append_long(w->depth, top.depth + 1) < 0 || PyList_Append(w->children, kids) < 0
         || PyList_Append(w->elements, proxy) < 0
+        || PyList_Append(w->attributes, c_node->properties != NULL ? Py_True : Py_False) < 0
         || append_long(w->piece_start, PyList_GET_SIZE(w->piece_text)) < 0
         || append_long(w->piece_end, 0) < 0;
     Py_DECREF(kids);
@@ -251,7 +252,7 @@ visit(Walk *w, xmlNode *c_node, Top top)
         rc = add_text(w, tail_of, c_node, where);
         goto done;
     }
-    Py_ssize_t node = add_node(w, tag, proxy, top);
+    Py_ssize_t node = add_node(w, tag, proxy, c_node, top);
     if (node < 0)
         goto done;
     int in_head = top.in_head, in_link = top.in_link;
@@ -309,9 +310,10 @@ walk(PyObject *self, PyObject *args)
 {
     Walk w = {0};
     PyObject *root;
-    if (!PyArg_ParseTuple(args, "OO!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!", &root,
+    if (!PyArg_ParseTuple(args, "OO!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!", &root,
                           &PyList_Type, &w.tag, &PyList_Type, &w.parent, &PyList_Type, &w.depth,
                           &PyList_Type, &w.children, &PyList_Type, &w.elements,
+                          &PyList_Type, &w.attributes,
                           &PyList_Type, &w.piece_start, &PyList_Type, &w.piece_end,
                           &PyList_Type, &w.piece_owner, &PyList_Type, &w.piece_block,
                           &PyList_Type, &w.piece_text, &PyList_Type, &w.piece_line,
@@ -353,7 +355,8 @@ walk(PyObject *self, PyObject *args)
 
 static PyMethodDef methods[] = {
     {"walk", walk, METH_VARARGS,
-     "walk(root, tag, parent, depth, children, elements, piece_start, piece_end, piece_owner,"
+     "walk(root, tag, parent, depth, children, elements, attributes, piece_start, piece_end,"
+     " piece_owner,"
      " piece_block, piece_text, piece_line, piece_glued, piece_in_link, href, titles, metas,"
      " shown, skipped_tags, block_tags): fill the lists as Dom._walk does; the ids of <title>"
      " and <meta> elements go to titles and metas"},

@@ -108,6 +108,8 @@ class Dom:
         self.end: list[int] = []
         self.children: list[list[int]] = []
         self.elements: list[lxml.html.HtmlElement] = []
+        #: Whether the element has any attribute (readers of class, id, style... skip it if not).
+        self.has_attributes: list[bool] = []
         self.piece_start: list[int] = []
         self.piece_end: list[int] = []
         # Text pieces, as parallel arrays.
@@ -146,9 +148,10 @@ class Dom:
         metas: list[int] = []
         _compiled_walk(
             root, self.tag, self.parent, self.depth, self.children, self.elements,
-            self.piece_start, self.piece_end, self.piece_owner, self.piece_block,
-            self.piece_text, self.piece_line, self.piece_glued, self.piece_in_link, self.href,
-            titles, metas, self.shown_noscripts, SKIPPED_TAGS, BLOCK_TAGS,
+            self.has_attributes, self.piece_start, self.piece_end, self.piece_owner,
+            self.piece_block, self.piece_text, self.piece_line, self.piece_glued,
+            self.piece_in_link, self.href, titles, metas, self.shown_noscripts, SKIPPED_TAGS,
+            BLOCK_TAGS,
         )  # fmt: skip
         for node in titles:  # the first <title> with text, as the Python walk takes it
             if not self.title:
@@ -161,6 +164,7 @@ class Dom:
         # The lists and sets are bound to locals: this loop runs twice per element of the page.
         tags, parents, depths, children = self.tag, self.parent, self.depth, self.children
         elements, piece_start, piece_end = self.elements, self.piece_start, self.piece_end
+        has_attributes = self.has_attributes
         pieces, shown, add_piece = self.piece_text, self.shown_noscripts, self._add_piece
         href = self.href
         # Per open element: its node id (-1: skipped, it keeps only its tail), the context its
@@ -200,6 +204,7 @@ class Dom:
             depths.append(depth + 1)
             children.append([])
             elements.append(el)
+            has_attributes.append(bool(el.keys()))
             piece_start.append(len(pieces))
             piece_end.append(0)
             if parent >= 0:
@@ -732,7 +737,8 @@ _CHECK_PAGE = (
     "<noscript>no</noscript>r<div><h2>x</h2>y <i>z</i></div></P>\u3000end</body></html>"
 )
 _DOM_FIELDS = (
-    "tag", "parent", "depth", "end", "children", "piece_start", "piece_end", "piece_owner",
+    "tag", "parent", "depth", "end", "children", "has_attributes", "piece_start", "piece_end",
+    "piece_owner",
     "piece_block", "piece_text", "piece_line", "piece_glued", "piece_in_link", "href", "title",
     "meta",
 )  # fmt: skip

@@ -207,7 +207,9 @@ class _Attributes:
     def words(self, node: int) -> str:
         """The node's class, id, role and itemprop values, lower-cased, in one string."""
         found = self._words.get(node)
-        if found is None:
+        if found is None and not self.dom.has_attributes[node]:
+            found = self._words[node] = ""
+        elif found is None:
             get = self.dom.elements[node].get
             # class, id, role, itemprop joined by spaces (spelt out: this runs for every
             # element the blocks reach)
@@ -239,6 +241,8 @@ class _Attributes:
 
     def _hiding(self, node: int) -> int:
         """The `_HIDING` bits of the node's own markup."""
+        if not self.dom.has_attributes[node] and self.dom.tag[node] != "dialog":
+            return 0
         get = self.dom.elements[node].get
         mask = 0
         role = get("role")
