@@ -200,6 +200,9 @@ def test_evaluate_reports_bad_arguments(
     (empty / "gold").mkdir()
     assert main(["evaluate", str(empty)]) == 2
     assert "no pages with gold" in capsys.readouterr().err
+    again = f"{dataset}/../{dataset.name}"  # the same folder by another path
+    assert main(["evaluate", str(dataset), again, "-e", "paras"]) == 2
+    assert f"dataset given twice: {again}" in capsys.readouterr().err
 
 
 def _trafilatura_works() -> bool:

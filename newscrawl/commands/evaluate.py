@@ -152,6 +152,17 @@ def _unwritable(path: Path) -> str | None:
     return None
 
 
+def _given_twice(paths: list[str]) -> str | None:
+    """The first dataset folder named twice (by any path to it), or None."""
+    seen: set[str] = set()
+    for path in paths:
+        real = os.path.realpath(path)
+        if real in seen:
+            return path
+        seen.add(real)
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     from newscrawl.evaluation.dataset import read_dataset
     from newscrawl.evaluation.report import (
@@ -182,6 +193,9 @@ def run(args: argparse.Namespace) -> int:
         method = getattr(args, "site_method", DEFAULT_SITE_METHOD)
         factory = partial(build_extractors, names, getattr(args, "model", None), method)
         factory()  # a bad name or model fails here, before any page is read
+        twice = _given_twice(args.datasets)
+        if twice:  # its pages would count twice in the pooled figures
+            raise ValueError(f"dataset given twice: {twice}")
         datasets = [read_dataset(path, args.limit) for path in args.datasets]
         for dataset in datasets:
             site_mode(site_from, dataset)
