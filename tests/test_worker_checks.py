@@ -10,7 +10,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -239,6 +239,22 @@ def demo() -> Iterator[object]:
         yield server
 
 
+def enqueue_demo(url: str, run: str, demo: object, sites: int | None = None) -> SiteQueue:
+    """Enqueue the demo web's sites (the first `sites` of them) as run `run`."""
+    from newscrawl.distributed.sitelist import read_site_specs, site_payload
+
+    queue = SiteQueue.from_url(url, run)
+    urls = list(demo.site_urls.values())[:sites]  # type: ignore[attr-defined]
+    queue.enqueue([(spec.name, site_payload(spec)) for spec in read_site_specs(urls)])
+    return queue
+
+
+def start_logged(command: list[str], log: Path) -> subprocess.Popen[bytes]:
+    """The command started with its stdout and stderr into `log`."""
+    with log.open("wb") as handle:
+        return subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)
+
+
 def wait_for(process: subprocess.Popen[bytes], log: Path, text: str, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while text not in log.read_text(errors="replace"):
@@ -247,34 +263,46 @@ def wait_for(process: subprocess.Popen[bytes], log: Path, text: str, timeout: fl
         time.sleep(0.1)
 
 
-@pytest.mark.slow
-def test_worker_stops_when_redis_loses_the_run_mid_crawl(demo: object, tmp_path: Path) -> None:
-    """Redis restarted without persistence while a site is crawled: the worker says the run
-    is gone and exits non-zero, instead of "lease is gone" and polling forever."""
-    from newscrawl.distributed.sitelist import read_site_specs, site_payload
-
+def interrupt_a_crawl(
+    demo: object,
+    tmp_path: Path,
+    run: str,
+    extra: tuple[str, ...],
+    action: Callable[[LocalRedis], None],
+) -> tuple[int, str]:
+    """Start a worker on the demo web against a Redis of its own, do `action` to that Redis
+    once a site is being crawled, and return the worker's exit status and log."""
     server = LocalRedis(tmp_path / "redis").start()
     log = tmp_path / "worker.log"
     try:
-        queue = SiteQueue.from_url(server.url, "lost")
-        urls = list(demo.site_urls.values())  # type: ignore[attr-defined]
-        queue.enqueue([(spec.name, site_payload(spec)) for spec in read_site_specs(urls)])
-        slow = ("-s", "DOWNLOAD_DELAY=0.3", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1")
-        command = worker_command(server.url, "lost", tmp_path / "out", "--lease", "1.5", *slow)
-        with log.open("wb") as handle:
-            process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)
+        enqueue_demo(server.url, run, demo)
+        slow = ("-s", "DOWNLOAD_DELAY=0.2", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1")
+        process = start_logged(
+            worker_command(server.url, run, tmp_path / "out", *extra, *slow), log
+        )
         try:
             wait_for(process, log, ": crawling ", 15)
-            server.kill()
-            server.start()  # same port, nothing kept
-            code = process.wait(15)
+            action(server)
+            code = process.wait(40)
         finally:
             if process.poll() is None:
                 process.kill()
                 process.wait(10)
     finally:
         server.stop()
-    text = log.read_text(errors="replace")
+    return code, log.read_text(errors="replace")
+
+
+@pytest.mark.slow
+def test_worker_stops_when_redis_loses_the_run_mid_crawl(demo: object, tmp_path: Path) -> None:
+    """Redis restarted without persistence while a site is crawled: the worker says the run
+    is gone and exits non-zero, instead of "lease is gone" and polling forever."""
+
+    def restart_empty(server: LocalRedis) -> None:
+        server.kill()
+        server.start()  # same port, nothing kept
+
+    code, text = interrupt_a_crawl(demo, tmp_path, "lost", ("--lease", "1.5"), restart_empty)
     assert code == 1, text[-3000:]
     assert text.splitlines()[-1].startswith("worker: run lost is not in Redis at"), text[-3000:]
     assert "gone from Redis while crawling" in text
@@ -296,8 +324,7 @@ def test_idle_worker_stops_when_redis_loses_the_run(
     command = worker_command(
         redis_server.url, "idle", tmp_path / "out", "--forever", "--poll", "0.2"
     )
-    with log.open("wb") as handle:
-        process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)
+    process = start_logged(command, log)
     try:
         wait_for(process, log, "on run 'idle'", 15)
         time.sleep(0.5)
@@ -317,31 +344,13 @@ def test_worker_stops_when_redis_refuses_its_login_mid_run(demo: object, tmp_pat
     """The Redis password changes while a site is crawled: the worker's next connection is
     refused. Waiting cannot fix that, so the worker says so in its last line and exits 2,
     instead of retrying "Redis unavailable" forever."""
-    from newscrawl.distributed.sitelist import read_site_specs, site_payload
 
-    server = LocalRedis(tmp_path / "redis").start()
-    log = tmp_path / "worker.log"
-    try:
-        queue = SiteQueue.from_url(server.url, "auth")
-        urls = list(demo.site_urls.values())  # type: ignore[attr-defined]
-        queue.enqueue([(spec.name, site_payload(spec)) for spec in read_site_specs(urls)])
-        slow = ("-s", "DOWNLOAD_DELAY=0.2", "-s", "CONCURRENT_REQUESTS_PER_DOMAIN=1")
-        command = worker_command(server.url, "auth", tmp_path / "out", "--max-pages", "8", *slow)
-        with log.open("wb") as handle:
-            process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)
-        try:
-            wait_for(process, log, ": crawling ", 15)
-            admin = redis.Redis.from_url(server.url)
-            admin.config_set("requirepass", "changed")
-            admin.client_kill_filter(_type="normal")  # every connection logs in again
-            code = process.wait(40)
-        finally:
-            if process.poll() is None:
-                process.kill()
-                process.wait(10)
-    finally:
-        server.stop()
-    text = log.read_text(errors="replace")
+    def change_password(server: LocalRedis) -> None:
+        admin = redis.Redis.from_url(server.url)
+        admin.config_set("requirepass", "changed")
+        admin.client_kill_filter(_type="normal")  # every connection logs in again
+
+    code, text = interrupt_a_crawl(demo, tmp_path, "auth", ("--max-pages", "8"), change_password)
     assert code == 2, text[-3000:]
     last = text.splitlines()[-1]
     assert last.startswith("worker: Redis at") and "refused the login" in last, text[-3000:]
@@ -351,8 +360,6 @@ def test_worker_stops_when_redis_refuses_its_login_mid_run(demo: object, tmp_pat
 def test_a_forever_worker_waits_for_its_run_to_be_enqueued(demo: object, tmp_path: Path) -> None:
     """A worker service started before anything is enqueued: with --forever it waits for the
     run (saying so once) and crawls it once it comes; without, it refuses (tested above)."""
-    from newscrawl.distributed.sitelist import read_site_specs, site_payload
-
     server = LocalRedis(tmp_path / "redis").start()
     log = tmp_path / "worker.log"
     try:
@@ -360,15 +367,12 @@ def test_a_forever_worker_waits_for_its_run_to_be_enqueued(demo: object, tmp_pat
         command = worker_command(
             server.url, "later", out, "--forever", "--poll", "0.2", "--max-pages", "5"
         )
-        with log.open("wb") as handle:
-            process = subprocess.Popen(command, stdout=handle, stderr=subprocess.STDOUT)
+        process = start_logged(command, log)
         try:
             wait_for(process, log, "waiting for `newscrawl enqueue`", 15)
             time.sleep(1.0)
             assert process.poll() is None  # still waiting, not refused
-            url = next(iter(demo.site_urls.values()))  # type: ignore[attr-defined]
-            queue = SiteQueue.from_url(server.url, "later")
-            queue.enqueue([(spec.name, site_payload(spec)) for spec in read_site_specs([url])])
+            enqueue_demo(server.url, "later", demo, sites=1)
             wait_for(process, log, " done (", 40)
         finally:
             process.terminate()
