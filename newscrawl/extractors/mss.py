@@ -167,19 +167,23 @@ def _token_counts(texts: list[str], per_word: int) -> list[int] | None:
     if per_word <= 0 or (len(codes) and int(codes.max()) >= 0x10000):
         return None
     lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
-    bits = _char_table()[codes]
+    bits = _char_table().take(codes)  # take: far cheaper than indexing with uint32 codes
     ideograph = (bits & _IDEOGRAPH) > 0
     word = ((bits & _WORD) > 0) & ~ideograph
     symbol = ((bits & (_WORD | _SPACE)) == 0) & ~ideograph
+    stops = np.cumsum(lengths)
     first = np.zeros(len(codes), dtype=bool)  # the first character of its text
-    first[(np.cumsum(lengths) - lengths)[lengths > 0]] = True
+    first[(stops - lengths)[lengths > 0]] = True
     word_start = word & ~(np.concatenate([[False], word[:-1]]) & ~first)
-    run_start = ideograph & ~(np.concatenate([[False], ideograph[:-1]]) & ~first)
-    index = np.arange(len(codes))
-    offset = index - np.maximum.accumulate(np.where(run_start, index, 0))
-    tokens = word_start | symbol | (ideograph & (offset % per_word == 0))
-    owner = np.repeat(np.arange(len(texts)), lengths)
-    return np.bincount(owner, weights=tokens, minlength=len(texts)).astype(np.int64).tolist()
+    tokens = word_start | symbol
+    if ideograph.any():  # runs of ideographs: one token per `per_word` of them
+        run_start = ideograph & ~(np.concatenate([[False], ideograph[:-1]]) & ~first)
+        index = np.arange(len(codes))
+        offset = index - np.maximum.accumulate(np.where(run_start, index, 0))
+        tokens |= ideograph & (offset % per_word == 0)
+    # tokens per text: differences of the running count at the texts' ends
+    running = np.concatenate([[0], np.cumsum(tokens, dtype=np.int64)])
+    return (running[stops] - running[stops - lengths]).tolist()
 
 
 def covered_nodes(dom: Dom, low: int, high: int) -> list[int]:
