@@ -39,6 +39,7 @@ from itertools import accumulate
 from math import ceil
 from typing import ClassVar, Literal
 
+import numpy as np
 from rapidfuzz.distance import LCSseq
 
 from newscrawl.dom import Dom
@@ -54,6 +55,7 @@ __all__ = ["NCE", "NCEConfig"]
 # stage's bags, and character thresholds are scaled on pages written in it.
 _CJK = CJK_AND_HANGUL
 _CJK_CHAR = re.compile(rf"[{_CJK}]")
+_FIRST_CJK = min(ord(c) for c in _CJK if c != "-")  # the lowest code point of the ranges
 # A date or a time of day, in digits: a year, hh:mm, or d.m.y / d-m-y / d/m/y.
 _DATE = re.compile(r"(?<!\d)(?:(?:19|20)\d\d|\d{1,2}:\d\d|\d{1,2}[./-]\d{1,2}[./-]\d{2,4})(?!\d)")
 _END = -(2**62)  # sentinel item closing the last run of `children_forest`
@@ -199,6 +201,10 @@ class NCE:
         return cfg, node_ids, pieces
 
 
+def _highest_code(text: str) -> int:
+    return int(np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32).max())
+
+
 def for_script(dom: Dom, cfg: NCEConfig) -> NCEConfig:
     """The config with its character thresholds scaled to the page's script.
 
@@ -208,7 +214,9 @@ def for_script(dom: Dom, cfg: NCEConfig) -> NCEConfig:
     if cfg.cjk_char_weight == 1:
         return cfg
     text = "".join(dom.piece_text)
-    if not _CJK_CHAR.search(text):
+    # no code point at or past the first CJK range: no CJK character (one C-speed pass, where
+    # the pattern's search walks the text in Python's regex engine)
+    if text.isascii() or _highest_code(text) < _FIRST_CJK or not _CJK_CHAR.search(text):
         return cfg
     cjk = len(text) - len(_CJK_CHAR.sub("", text))
     scale = 1 + (cfg.cjk_char_weight - 1) * cjk / len(text)
