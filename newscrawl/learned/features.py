@@ -31,8 +31,6 @@ import zlib
 from collections.abc import Sequence
 from functools import lru_cache
 
-import lxml.etree
-import lxml.html
 import numpy as np
 from rapidfuzz import fuzz
 
@@ -40,7 +38,6 @@ from newscrawl.dom import Dom
 from newscrawl.learned.blocks import Blocks
 from newscrawl.learned.sitetemplate import SITE_FEATURES, TemplateHashes, site_columns
 from newscrawl.learned.textstats import block_texts, lower_words, mark_columns, text_columns
-from newscrawl.tags import SKIPPED_TAGS
 from newscrawl.title import h1_texts
 
 __all__ = ["FEATURES", "block_features", "block_groups"]
@@ -149,7 +146,6 @@ _PAGE = [
     "page_forum_share",
     "page_comment_share",
 ]
-_ITEMTYPES = lxml.etree.XPath("//@itemtype")  # values that know their element
 _LD_TYPE = re.compile(r'"@type"\s*:\s*\[?\s*"([^"]{1,60})"')
 
 FEATURES: list[str] = [
@@ -543,21 +539,14 @@ def _schema_types(dom: Dom) -> set[str]:
     for el in dom.elements[0].getroottree().getroot().iter("script"):  # not in the Dom's nodes
         if (el.get("type") or "").strip().lower() == "application/ld+json" and el.text:
             found.update(t.lower() for t in _LD_TYPE.findall(el.text))
-    # the few itemtype attributes, found by libxml2 rather than a loop over every node
-    for kind in _ITEMTYPES(dom.elements[0]):
-        if kind and _in_dom(dom, kind.getparent()):
+    # itemtype of the Dom's elements (those with any attribute): the walk's nodes are exactly
+    # the elements no skipped element hides
+    elements, has_attributes = dom.elements, dom.has_attributes
+    for node in itertools.compress(range(len(elements)), has_attributes):
+        kind = elements[node].get("itemtype")
+        if kind:
             found.update(k.rstrip("/").rsplit("/", 1)[-1].lower() for k in kind.split())
     return found
-
-
-def _in_dom(dom: Dom, el: lxml.html.HtmlElement) -> bool:
-    """Whether the walk that built `dom` made `el` a node: no element from it up is skipped."""
-    shown = dom.shown_noscripts
-    for node in itertools.chain((el,), el.iterancestors()):
-        tag = node.tag
-        if not isinstance(tag, str) or (tag.lower() in SKIPPED_TAGS and node not in shown):
-            return False
-    return True
 
 
 def _page_columns(dom: Dom, before: np.ndarray, chars: np.ndarray) -> np.ndarray:
