@@ -226,12 +226,13 @@ def _stop_share(tokens: list[list[str]], texts: list[str]) -> np.ndarray:
 
 def mark_columns(texts: list[str], counts: np.ndarray) -> np.ndarray:
     """has_date, bullets, has_copyright of each text (`counts`: its digits and bullets, from
-    `text_columns`; a text without digits holds no date to look for)."""
+    `text_columns`; a text with fewer than three digits holds no date to look for)."""
     out = np.zeros((len(texts), 3))
     digits = counts[:, 0]
     out[:, 1] = counts[:, 1]
     search = _DATE.search
-    out[:, 0] = [digits[k] > 0 and search(text) is not None for k, text in enumerate(texts)]
+    # every date or time the pattern takes has three digits or more: fewer texts are searched
+    out[:, 0] = [digits[k] >= 3 and search(text) is not None for k, text in enumerate(texts)]
     joined = "".join(texts)
     if "©" in joined or "(c)" in joined or "(C)" in joined:  # the pattern's three strings
         out[:, 2] = [_COPYRIGHT.search(t) is not None for t in texts]
