@@ -51,14 +51,13 @@ char_counts(PyObject *text, const unsigned char *table, double *row)
     Py_ssize_t n = PyUnicode_GET_LENGTH(text);
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
-    long bits_count[7] = {0};
+    long values[128] = {0}; /* characters per class value; bits counted from them after */
     long words = 0, sentences = 0;
     int previous_space = 1;
     for (Py_ssize_t i = 0; i < n; i++) {
         Py_UCS4 c = PyUnicode_READ(kind, data, i);
         unsigned bits = c < 0x10000 ? table[c] : ASTRAL_BITS;
-        for (int b = 0; b < 7; b++)
-            bits_count[b] += (bits >> b) & 1;
+        values[bits & 127]++;
         int space = bits & SPACE_BIT;
         words += !space && previous_space;
         if (is_wide_end(c)) {
@@ -70,6 +69,10 @@ char_counts(PyObject *text, const unsigned char *table, double *row)
         }
         previous_space = space;
     }
+    long bits_count[7] = {0};
+    for (int value = 0; value < 128; value++)
+        for (int b = 0; b < 7; b++)
+            bits_count[b] += ((value >> b) & 1) * values[value];
     row[CHARS] = (double)n;
     for (int b = 0; b < 7; b++)
         row[SPACES + b] = (double)bits_count[b];
@@ -80,7 +83,10 @@ char_counts(PyObject *text, const unsigned char *table, double *row)
 static int
 is_word(Py_UCS4 c)
 {
-    return Py_UNICODE_ISALNUM(c) || c == '_';
+    if (c < 128) /* ASCII, most text: letters, digits and the underscore */
+        return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || (c >= 'A' && c <= 'Z')
+            || c == '_';
+    return Py_UNICODE_ISALNUM(c);
 }
 
 /* The `\w+` tokens of `text.lower()`, appended to a new list; their count and characters. */
