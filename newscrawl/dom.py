@@ -33,6 +33,11 @@ try:  # the compiled walk (an optional extension: pip builds it where a C compil
     from newscrawl._domwalk import walk as _compiled_walk
 except ImportError:  # pragma: no cover - exercised where the extension was not built
     _compiled_walk = None
+# It reads lxml's element struct and libxml2's node struct as it declares them: only with the
+# versions they are known for (a wrong layout would crash, not just differ, so the check at
+# import below could not catch it); another lxml walks in Python until checked.
+if lxml.etree.LXML_VERSION[0] not in (5, 6) or lxml.etree.LIBXML_VERSION[0] != 2:
+    _compiled_walk = None  # pragma: no cover
 
 __all__ = [
     "COMPILED_WALK",
