@@ -15,11 +15,11 @@ PAGE_SUFFIXES = (".html", ".htm")
 STDIN = "-"  # standard input, as a path argument
 
 
-def _walk_files(root: Path) -> Iterator[Path]:
+def _walk_files(root: Path, broken: list[Path]) -> Iterator[Path]:
     """Non-hidden regular files under `root`, in a stable (sorted) order (a FIFO or a device
     is no page: reading one would block or never end). Symbolically linked folders are
     followed, as `find -L` does (a corpus often links its parts in), each real folder once, so
-    a link back up the tree is no loop."""
+    a link back up the tree is no loop; links to nothing are added to `broken`."""
     seen: set[tuple[int, int]] = set()
     for folder, dirs, files in os.walk(root, followlinks=True):
         try:
@@ -33,19 +33,28 @@ def _walk_files(root: Path) -> Iterator[Path]:
         seen.add((info.st_dev, info.st_ino))
         dirs[:] = sorted(d for d in dirs if not d.startswith("."))
         for name in sorted(files, key=natural_key):
-            if not name.startswith(".") and Path(folder, name).is_file():
-                yield Path(folder, name)
+            path = Path(folder, name)
+            if name.startswith("."):
+                continue
+            if path.is_file():
+                yield path
+            elif path.is_symlink() and not path.exists():
+                broken.append(path)
 
 
-def _directory_pages(root: Path) -> list[Path]:
-    files = list(_walk_files(root))
+def _directory_pages(root: Path) -> tuple[list[Path], list[Path]]:
+    """The folder's pages (its *.html/*.htm, else all its files), and its links to nothing
+    named like a page (said, not skipped in silence)."""
+    broken: list[Path] = []
+    files = list(_walk_files(root, broken))
     pages = [f for f in files if f.suffix.lower() in PAGE_SUFFIXES]
-    return pages or files
+    return pages or files, [b for b in broken if b.suffix.lower() in PAGE_SUFFIXES]
 
 
 def find_pages(paths: Iterable[str]) -> tuple[list[str], list[str]]:
     """Page paths in input order (a folder's ``*.html``/``*.htm``, else all its files), and the
-    arguments that name neither a regular file nor a folder (`not_found_reason` says which)."""
+    arguments that name neither a regular file nor a folder, with a folder's links to nothing
+    named like a page (`not_found_reason` says which)."""
     found: list[str] = []
     missing: list[str] = []
     for arg in paths:
@@ -53,7 +62,9 @@ def find_pages(paths: Iterable[str]) -> tuple[list[str], list[str]]:
         if arg == STDIN or path.is_file():
             found.append(arg)
         elif path.is_dir():
-            found.extend(str(p) for p in _directory_pages(path))
+            pages, broken = _directory_pages(path)
+            found.extend(map(str, pages))
+            missing.extend(map(str, broken))
         else:
             missing.append(arg)
     return found, missing

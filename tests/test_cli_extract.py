@@ -93,6 +93,21 @@ def test_linked_folders_are_followed_once(
     assert titles == ["B", "A"]  # the linked folder read, the loop not followed round
 
 
+def test_a_link_to_nothing_in_a_folder_is_said_not_skipped(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    write(tmp_path / "site" / "a.html", page("A", "ay"))
+    (tmp_path / "site" / "gone.html").symlink_to(tmp_path / "nowhere.html")
+    (tmp_path / "site" / "notes.txt").symlink_to(tmp_path / "nowhere.txt")  # not a page: quiet
+    code, out, err = run_cli(capsys, str(tmp_path / "site"))
+    assert out == "A\n\nay\n"  # the page that is there
+    assert (
+        err.strip()
+        == f"newscrawl extract: {tmp_path / 'site' / 'gone.html'}: a broken symbolic link"
+    )
+    assert code == 1  # not every page could be read
+
+
 def test_a_newline_in_a_file_name_cannot_break_the_text_output(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
