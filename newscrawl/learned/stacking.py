@@ -42,10 +42,12 @@ def context_features(score: np.ndarray, tokens: np.ndarray, groups: np.ndarray) 
     score = np.asarray(score, dtype=np.float64)
     column = 0
     index = np.arange(n)
+    # the neighbours' scores, -1 past either end: slices of the scores padded with -1
+    reach = max(map(abs, _OFFSETS))
+    padded = np.full(n + 2 * reach, -1.0)
+    padded[reach : reach + n] = score
     for offset in _OFFSETS:
-        other = index + offset
-        inside = (other >= 0) & (other < n)
-        out[:, column] = np.where(inside, score[np.clip(other, 0, n - 1)], -1.0)
+        out[:, column] = padded[reach + offset : reach + offset + n]
         column += 1
     weight = np.maximum(np.asarray(tokens, dtype=np.float64), 1.0)
     weighted = np.concatenate([[0.0], np.cumsum(score * weight)])
