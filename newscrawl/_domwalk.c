@@ -166,8 +166,18 @@ add_text(Walk *w, text_of_t get, xmlNode *node, Where where)
 
 /* The element's tag as the Python walk reads it: `el.tag.lower()`. */
 static PyObject *
-tag_of(xmlNode *node)
+tag_of(xmlNode *node, PyObject *proxy)
 {
+    if (node->ns != NULL) { /* "{namespace}name" (XHTML given as a tree): lxml builds it */
+        PyObject *tag = PyObject_GetAttrString(proxy, "tag");
+        if (tag == NULL)
+            return NULL;
+        PyObject *lower = PyUnicode_Check(tag) ? PyObject_CallMethod(tag, "lower", NULL) : NULL;
+        if (lower == NULL && !PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "an element whose tag is not a string");
+        Py_DECREF(tag);
+        return lower;
+    }
     PyObject *name = PyUnicode_InternFromString((const char *)node->name);
     if (name == NULL)
         return NULL;
@@ -232,12 +242,12 @@ visit(Walk *w, xmlNode *c_node, Top top)
         PyErr_SetString(PyExc_RecursionError, "element nesting too deep for the compiled walk");
         return -1;
     }
-    PyObject *tag = tag_of(c_node);
-    if (tag == NULL)
-        return -1;
     PyObject *proxy = element_factory(w->doc, c_node);
-    if (proxy == NULL) {
-        Py_DECREF(tag);
+    if (proxy == NULL)
+        return -1;
+    PyObject *tag = tag_of(c_node, proxy);
+    if (tag == NULL) {
+        Py_DECREF(proxy);
         return -1;
     }
     int rc = -1;
@@ -322,9 +332,25 @@ walk(PyObject *self, PyObject *args)
                           &PySet_Type, &w.shown, &PyFrozenSet_Type, &w.skipped,
                           &PyFrozenSet_Type, &w.blocks))
         return NULL;
-    if (!PyObject_TypeCheck(root, (PyTypeObject *)element_type)) {
-        PyErr_SetString(PyExc_TypeError, "walk() needs an lxml element");
+    xmlNode *c_root = PyObject_TypeCheck(root, (PyTypeObject *)element_type)
+        ? ((LxmlElement *)root)->_c_node : NULL;
+    if (c_root == NULL || c_root->type != ELEMENT_NODE) {
+        PyErr_SetString(PyExc_TypeError, "walk() needs an lxml element in a tree");
         return NULL;
+    }
+    /* the lists are filled by index as well as appended to: each its own, empty at the start */
+    PyObject *lists[] = {w.tag, w.parent, w.depth, w.children, w.elements, w.attributes,
+                         w.piece_start, w.piece_end, w.piece_owner, w.piece_block, w.piece_text,
+                         w.piece_line, w.piece_glued, w.piece_in_link, w.titles, w.metas};
+    enum { LISTS = sizeof(lists) / sizeof(lists[0]) };
+    for (int i = 0; i < LISTS; i++) {
+        int shared = 0;
+        for (int j = 0; j < i; j++)
+            shared |= lists[i] == lists[j];
+        if (shared || PyList_GET_SIZE(lists[i]) != 0 || PyDict_GET_SIZE(w.href) != 0) {
+            PyErr_SetString(PyExc_ValueError, "walk() fills empty lists of its own");
+            return NULL;
+        }
     }
     w.doc = ((LxmlElement *)root)->_doc;
     w.space = PyUnicode_InternFromString(" ");
@@ -339,7 +365,7 @@ walk(PyObject *self, PyObject *args)
     PyObject *result = NULL;
     if (w.space && w.s_head && w.s_a && w.s_title && w.s_meta && w.s_br && w.s_href && w.empty) {
         Top top = {-1, -1, -1, 0, 0};
-        if (visit(&w, ((LxmlElement *)root)->_c_node, top) == 0)
+        if (visit(&w, c_root, top) == 0)
             result = Py_NewRef(Py_None);
     }
     Py_XDECREF(w.space);

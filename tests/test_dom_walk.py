@@ -109,3 +109,49 @@ def test_a_tree_deeper_than_the_compiled_walk_recurses_is_walked_in_python() -> 
         dom_module._compiled_walk = compiled
     _same(fast, slow)
     assert len(fast.tag) == 5002 and fast.piece_text[-1] == "level 4999"
+
+
+def test_namespaced_elements_keep_lxmls_tag_in_both_walks() -> None:
+    """XHTML parsed as XML and handed to `Dom`: its tags are "{namespace}name", as lxml gives
+    them, in the compiled walk as in the Python walk (not the bare local names)."""
+    import lxml.etree
+
+    xhtml = (
+        b'<html xmlns="http://www.w3.org/1999/xhtml"><head><title>T</title></head>'
+        b'<body><p>one <a href="/u">link</a></p></body></html>'
+    )
+    compiled = dom_module._compiled_walk
+    try:
+        fast = Dom(lxml.etree.fromstring(xhtml))
+        dom_module._compiled_walk = None
+        slow = Dom(lxml.etree.fromstring(xhtml))
+    finally:
+        dom_module._compiled_walk = compiled
+    _same(fast, slow)
+    assert fast.tag[0] == "{http://www.w3.org/1999/xhtml}html" and fast.href == {}
+
+
+def test_the_compiled_walk_refuses_arguments_it_cannot_fill() -> None:
+    """Lists that are not empty or are passed twice, and roots that are no element in a tree,
+    are refused with an exception rather than written past their end."""
+    import lxml.etree
+    from newscrawl._domwalk import walk
+
+    from newscrawl.tags import BLOCK_TAGS, SKIPPED_TAGS
+
+    root = lxml.etree.fromstring(b"<html><body><p>x<br/>y</p></body></html>")
+
+    def call(element: object, lists: list[list[object]]) -> None:
+        walk(element, *lists[:14], {}, lists[14], lists[15], set(), SKIPPED_TAGS, BLOCK_TAGS)
+
+    fresh = [[] for _ in range(16)]
+    call(root, fresh)  # a plain call works
+    shared: list[object] = []
+    with pytest.raises(ValueError, match="empty lists of its own"):
+        call(root, [shared] * 16)
+    with pytest.raises(ValueError, match="empty lists of its own"):
+        call(root, [["junk"] * 5, *([] for _ in range(15))])
+    with pytest.raises(TypeError, match="lxml element in a tree"):
+        call(lxml.etree.Comment("c"), [[] for _ in range(16)])
+    with pytest.raises(TypeError, match="lxml element in a tree"):
+        call(lxml.etree._Element.__new__(lxml.etree._Element), [[] for _ in range(16)])

@@ -174,6 +174,9 @@ def test_compiled_tree_walk_refuses_arrays_that_do_not_fit() -> None:
     bad[5] = len(feature) + 10  # a child index out of range: refused, not followed
     with pytest.raises(ValueError, match="do not fit"):
         leaf_values(rows, 6, roots, feature, ensemble.threshold, bad, *args[1:])
+    for compiled in (True, False):  # rows narrower than the trees read: refused by both walks
+        with pytest.raises(ValueError):
+            ensemble.raw(rows[:, :3].copy(), compiled=compiled)
 
 
 def test_model_file_round_trip_is_byte_stable(tmp_path: Path) -> None:

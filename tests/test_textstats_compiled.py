@@ -82,3 +82,23 @@ def test_compiled_and_numpy_statistics_agree_on_the_fixture_pages(page: Path) ->
     fast, slow = _both(texts)
     _same(fast, slow)
     assert fast[0][:, 1].max() > 0  # the pages have words: the columns are not all zero
+
+
+def test_the_compiled_counts_refuse_what_is_not_exactly_str() -> None:
+    """A str subclass could run code (its lower(), its __eq__) while the compiled code reads a
+    list: refused with TypeError instead."""
+    from newscrawl.learned._textstats import counts, language_counts, stop_shares
+
+    class Odd(str):
+        def lower(self) -> str:  # type: ignore[override]
+            texts.clear()
+            return "x"
+
+    texts: list[str] = [Odd("Hello"), "world"]
+    table = np.zeros(0x10000, dtype=np.uint8)
+    with pytest.raises(TypeError, match="texts must be str"):
+        counts(texts, table, np.empty((2, 12)))
+    with pytest.raises(TypeError, match="non-empty str"):
+        stop_shares([[Odd("the")]], frozenset({"the"}), np.empty(1))
+    with pytest.raises(TypeError, match="to tuples"):
+        language_counts([["the"]], {"the": ["en"]}, table, 10, {"en": 0})

@@ -96,6 +96,11 @@ tokens_of(PyObject *text, double *row)
     PyObject *lowered = PyObject_CallMethod(text, "lower", NULL);
     if (lowered == NULL)
         return NULL;
+    if (!PyUnicode_Check(lowered)) {
+        Py_DECREF(lowered);
+        PyErr_SetString(PyExc_TypeError, "lower() gave no str");
+        return NULL;
+    }
     PyObject *tokens = PyList_New(0);
     if (tokens == NULL) {
         Py_DECREF(lowered);
@@ -129,12 +134,33 @@ tokens_of(PyObject *text, double *row)
     return tokens;
 }
 
+static PyObject *counts_of(PyObject *texts, PyObject *table_obj, PyObject *out_obj);
+
 static PyObject *
 counts(PyObject *self, PyObject *args)
 {
-    PyObject *texts, *table_obj, *out_obj;
-    if (!PyArg_ParseTuple(args, "O!OO", &PyList_Type, &texts, &table_obj, &out_obj))
+    PyObject *given, *table_obj, *out_obj;
+    if (!PyArg_ParseTuple(args, "O!OO", &PyList_Type, &given, &table_obj, &out_obj))
         return NULL;
+    /* a tuple of the texts, each exactly a str: no code of a caller's runs while it is read */
+    PyObject *texts = PyList_AsTuple(given);
+    if (texts == NULL)
+        return NULL;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(texts); k++) {
+        if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(texts, k))) {
+            PyErr_SetString(PyExc_TypeError, "texts must be str");
+            Py_DECREF(texts);
+            return NULL;
+        }
+    }
+    PyObject *result = counts_of(texts, table_obj, out_obj);
+    Py_DECREF(texts);
+    return result;
+}
+
+static PyObject *
+counts_of(PyObject *texts, PyObject *table_obj, PyObject *out_obj)
+{
     Py_buffer table, out;
     if (PyObject_GetBuffer(table_obj, &table, PyBUF_C_CONTIGUOUS) < 0)
         return NULL;
@@ -143,19 +169,14 @@ counts(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "the class table must have 65536 bytes");
         return NULL;
     }
-    Py_ssize_t n = PyList_GET_SIZE(texts);
+    Py_ssize_t n = PyTuple_GET_SIZE(texts);
     if (writable_doubles(out_obj, &out, n * COLUMNS) < 0) {
         PyBuffer_Release(&table);
         return NULL;
     }
     PyObject *all = PyList_New(n);
     for (Py_ssize_t k = 0; all != NULL && k < n; k++) {
-        PyObject *text = PyList_GET_ITEM(texts, k);
-        if (!PyUnicode_Check(text)) {
-            PyErr_SetString(PyExc_TypeError, "texts must be str");
-            Py_CLEAR(all);
-            break;
-        }
+        PyObject *text = PyTuple_GET_ITEM(texts, k);
         double *row = (double *)out.buf + k * COLUMNS;
         char_counts(text, table.buf, row);
         PyObject *tokens = tokens_of(text, row);
@@ -168,6 +189,26 @@ counts(PyObject *self, PyObject *args)
     PyBuffer_Release(&table);
     PyBuffer_Release(&out);
     return all;
+}
+
+/* `words` (a list of tokens) as a tuple, each exactly a str, or NULL with TypeError: a
+   caller's list cannot change while it is read, nor a token run code when compared. */
+static PyObject *
+exact_strs(PyObject *words)
+{
+    if (!PyList_Check(words)) {
+        PyErr_SetString(PyExc_TypeError, "tokens must be lists");
+        return NULL;
+    }
+    PyObject *tuple = PyList_AsTuple(words);
+    for (Py_ssize_t i = 0; tuple != NULL && i < PyTuple_GET_SIZE(tuple); i++) {
+        PyObject *word = PyTuple_GET_ITEM(tuple, i);
+        if (!PyUnicode_CheckExact(word) || PyUnicode_GET_LENGTH(word) == 0) {
+            PyErr_SetString(PyExc_TypeError, "tokens must be non-empty str");
+            Py_CLEAR(tuple);
+        }
+    }
+    return tuple;
 }
 
 static PyObject *
@@ -186,21 +227,22 @@ stop_shares(PyObject *self, PyObject *args)
         return NULL;
     double *share = out.buf;
     for (Py_ssize_t k = 0; k < n; k++) {
-        PyObject *words = PyList_GET_ITEM(tokens, k);
-        if (!PyList_Check(words)) {
-            PyErr_SetString(PyExc_TypeError, "tokens must be lists");
+        PyObject *words = exact_strs(PyList_GET_ITEM(tokens, k));
+        if (words == NULL) {
             PyBuffer_Release(&out);
             return NULL;
         }
-        Py_ssize_t count = PyList_GET_SIZE(words), hits = 0;
+        Py_ssize_t count = PyTuple_GET_SIZE(words), hits = 0;
         for (Py_ssize_t i = 0; i < count; i++) {
-            int found = PySet_Contains(stop, PyList_GET_ITEM(words, i));
+            int found = PySet_Contains(stop, PyTuple_GET_ITEM(words, i));
             if (found < 0) {
+                Py_DECREF(words);
                 PyBuffer_Release(&out);
                 return NULL;
             }
             hits += found;
         }
+        Py_DECREF(words);
         /* whole numbers divided as Python divides them: the same float */
         share[k] = count ? (double)hits / (double)count : 0.0;
     }
@@ -229,20 +271,14 @@ language_counts(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "the class table must have 65536 bytes");
     Py_ssize_t total = 0, cjk = 0;
     for (Py_ssize_t k = 0; ok && k < PyList_GET_SIZE(tokens) && total < limit; k++) {
-        PyObject *words = PyList_GET_ITEM(tokens, k);
-        if (!PyList_Check(words)) {
-            PyErr_SetString(PyExc_TypeError, "tokens must be lists");
+        PyObject *words = exact_strs(PyList_GET_ITEM(tokens, k));
+        if (words == NULL) {
             ok = 0;
             break;
         }
-        for (Py_ssize_t i = 0; ok && i < PyList_GET_SIZE(words) && total < limit; i++) {
-            PyObject *word = PyList_GET_ITEM(words, i);
+        for (Py_ssize_t i = 0; ok && i < PyTuple_GET_SIZE(words) && total < limit; i++) {
+            PyObject *word = PyTuple_GET_ITEM(words, i);
             total++;
-            if (!PyUnicode_Check(word) || PyUnicode_GET_LENGTH(word) == 0) {
-                PyErr_SetString(PyExc_TypeError, "tokens must be non-empty str");
-                ok = 0;
-                break;
-            }
             Py_UCS4 first = PyUnicode_READ_CHAR(word, 0);
             if (first < 0x10000 && (bits[first] & 32)) {
                 cjk++;
@@ -253,6 +289,12 @@ language_counts(PyObject *self, PyObject *args)
                 ok = !PyErr_Occurred();
                 continue;
             }
+            if (!PyTuple_Check(langs)) {
+                PyErr_SetString(PyExc_TypeError, "languages_of must map words to tuples");
+                ok = 0;
+                break;
+            }
+            Py_INCREF(langs); /* held while `counts` changes */
             for (Py_ssize_t j = 0; ok && j < PyTuple_GET_SIZE(langs); j++) {
                 PyObject *lang = PyTuple_GET_ITEM(langs, j);
                 PyObject *now = PyDict_GetItemWithError(counts, lang);
@@ -261,7 +303,9 @@ language_counts(PyObject *self, PyObject *args)
                 ok = after != NULL && PyDict_SetItem(counts, lang, after) == 0;
                 Py_XDECREF(after);
             }
+            Py_DECREF(langs);
         }
+        Py_DECREF(words);
     }
     PyBuffer_Release(&table);
     if (!ok)

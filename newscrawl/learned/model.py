@@ -89,6 +89,9 @@ class TreeEnsemble:
         n, width = rows.shape
         if n == 0:
             return np.zeros(0)
+        if len(self.feature) and width <= int(self._walk[1].max()):
+            # the numpy walk would read the next row's values: refused, as the C walk does
+            raise ValueError(f"rows of {width} features for trees that read more")
         values = np.ascontiguousarray(rows, dtype=np.float64)
         if not np.isfinite(values).all():  # nan_to_num copies; feature rows are finite
             values = np.nan_to_num(values)
