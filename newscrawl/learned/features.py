@@ -228,10 +228,13 @@ class _Attributes:
     def own(self, node: int) -> int:
         mask = self._own.get(node)
         if mask is None:
-            words = self.words(node)
-            mask = _TAG_BIT.get(self.dom.tag[node], 0) | self._hiding(node)
-            if words:
-                mask |= _keyword_mask(words)
+            tag = self.dom.tag[node]
+            mask = _TAG_BIT.get(tag, 0)
+            if self.dom.has_attributes[node] or tag == "dialog":  # else no words, no hiding
+                words = self.words(node)
+                mask |= self._hiding(node)
+                if words:
+                    mask |= _keyword_mask(words)
             self._own[node] = mask
         return mask
 
@@ -524,10 +527,12 @@ def _summary_columns(dom: Dom, tokens: list[list[str]]) -> np.ndarray:
     if len(words) < 4:
         return out
     trigrams = set(zip(words, words[1:], words[2:], strict=False))
+    known = frozenset(words)
     for k, block in enumerate(tokens):
-        if len(block) >= 3:
-            found = sum(t in trigrams for t in zip(block, block[1:], block[2:], strict=False))
-            out[k, 0] = found / (len(block) - 2)
+        # a block without a word of the summary has none of its trigrams (its share stays 0)
+        if len(block) >= 3 and not known.isdisjoint(block):
+            grams = zip(block, block[1:], block[2:], strict=False)
+            out[k, 0] = sum(map(trigrams.__contains__, grams)) / (len(block) - 2)
     return out
 
 
