@@ -63,7 +63,8 @@ static PyObject *element_type; /* lxml.etree._Element */
 
 /* What one walk fills (the lists of `Dom`) and reads. */
 typedef struct {
-    PyObject *tag, *parent, *depth, *children, *elements, *attributes, *piece_start, *piece_end;
+    PyObject *tag, *parent, *depth, *end, *children, *elements, *attributes, *piece_start;
+    PyObject *piece_end;
     PyObject *piece_owner, *piece_block, *piece_text, *piece_line, *piece_glued, *piece_in_link;
     PyObject *href, *titles, *metas; /* dict node -> href; title and meta node ids */
     PyObject *shown, *skipped, *blocks; /* set of proxies; frozensets of tag names */
@@ -219,7 +220,8 @@ add_node(Walk *w, PyObject *tag, PyObject *proxy, xmlNode *c_node, Top top)
     if (kids == NULL)
         return -1;
     int rc = PyList_Append(w->tag, tag) < 0 || append_long(w->parent, top.node) < 0
-        || append_long(w->depth, top.depth + 1) < 0 || PyList_Append(w->children, kids) < 0
+        || append_long(w->depth, top.depth + 1) < 0 || append_long(w->end, 0) < 0
+        || PyList_Append(w->children, kids) < 0
         || PyList_Append(w->elements, proxy) < 0
         || PyList_Append(w->attributes, c_node->properties != NULL ? Py_True : Py_False) < 0
         || append_long(w->piece_start, PyList_GET_SIZE(w->piece_text)) < 0
@@ -303,8 +305,12 @@ visit(Walk *w, xmlNode *c_node, Top top)
     Top below = {node, top.depth + 1, own_block, in_head, in_link};
     if (visit_children(w, c_node, below) < 0)
         goto done;
+    /* ids are preorder: the subtree ends where the next node outside it will start */
     PyObject *end = PyLong_FromSsize_t(PyList_GET_SIZE(w->piece_text));
     if (end == NULL || PyList_SetItem(w->piece_end, node, end) < 0)
+        goto done;
+    PyObject *stop = PyLong_FromSsize_t(PyList_GET_SIZE(w->tag));
+    if (stop == NULL || PyList_SetItem(w->end, node, stop) < 0)
         goto done;
     if (is_block)
         w->line++;
@@ -320,8 +326,9 @@ walk(PyObject *self, PyObject *args)
 {
     Walk w = {0};
     PyObject *root;
-    if (!PyArg_ParseTuple(args, "OO!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!", &root,
+    if (!PyArg_ParseTuple(args, "OO!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!", &root,
                           &PyList_Type, &w.tag, &PyList_Type, &w.parent, &PyList_Type, &w.depth,
+                          &PyList_Type, &w.end,
                           &PyList_Type, &w.children, &PyList_Type, &w.elements,
                           &PyList_Type, &w.attributes,
                           &PyList_Type, &w.piece_start, &PyList_Type, &w.piece_end,
@@ -339,7 +346,7 @@ walk(PyObject *self, PyObject *args)
         return NULL;
     }
     /* the lists are filled by index as well as appended to: each its own, empty at the start */
-    PyObject *lists[] = {w.tag, w.parent, w.depth, w.children, w.elements, w.attributes,
+    PyObject *lists[] = {w.tag, w.parent, w.depth, w.end, w.children, w.elements, w.attributes,
                          w.piece_start, w.piece_end, w.piece_owner, w.piece_block, w.piece_text,
                          w.piece_line, w.piece_glued, w.piece_in_link, w.titles, w.metas};
     enum { LISTS = sizeof(lists) / sizeof(lists[0]) };
@@ -381,7 +388,7 @@ walk(PyObject *self, PyObject *args)
 
 static PyMethodDef methods[] = {
     {"walk", walk, METH_VARARGS,
-     "walk(root, tag, parent, depth, children, elements, attributes, piece_start, piece_end,"
+     "walk(root, tag, parent, depth, end, children, elements, attributes, piece_start, piece_end,"
      " piece_owner,"
      " piece_block, piece_text, piece_line, piece_glued, piece_in_link, href, titles, metas,"
      " shown, skipped_tags, block_tags): fill the lists as Dom._walk does; the ids of <title>"

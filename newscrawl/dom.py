@@ -133,26 +133,19 @@ class Dom:
         (`_domwalk.c`) where it was built and checked, else in Python (`_walk_python`)."""
         if _compiled_walk is None:
             self._walk_python(root)
-        else:
-            try:
-                self._walk_compiled(root)
-            except RecursionError:  # nested deeper than the C walk recurses: start again
-                self._reset_lists()
-                self._walk_python(root)
-        # end[i]: ids are preorder, so the subtree ends where the next node outside it starts.
-        children = self.children
-        end = [0] * len(self.tag)
-        for node in range(len(end) - 1, -1, -1):
-            kids = children[node]
-            end[node] = end[kids[-1]] if kids else node + 1
-        self.end = end
+            return
+        try:
+            self._walk_compiled(root)
+        except RecursionError:  # nested deeper than the C walk recurses: start again
+            self._reset_lists()
+            self._walk_python(root)
 
     def _walk_compiled(self, root: lxml.html.HtmlElement) -> None:
         assert _compiled_walk is not None
         titles: list[int] = []
         metas: list[int] = []
         _compiled_walk(
-            root, self.tag, self.parent, self.depth, self.children, self.elements,
+            root, self.tag, self.parent, self.depth, self.end, self.children, self.elements,
             self.has_attributes, self.piece_start, self.piece_end, self.piece_owner,
             self.piece_block, self.piece_text, self.piece_line, self.piece_glued,
             self.piece_in_link, self.href, titles, metas, self.shown_noscripts, SKIPPED_TAGS,
@@ -232,6 +225,12 @@ class Dom:
             push((node, top, (parent, node, ctx[2], ctx[3]) if tag == "br" else ctx))
             if el.text:
                 last_raw = add_piece(el.text, (node, own_block, in_head, in_link), last_raw)
+        # end[i]: ids are preorder, so the subtree ends where the next node outside it starts.
+        end = [0] * len(tags)
+        for node in range(len(end) - 1, -1, -1):
+            kids = children[node]
+            end[node] = end[kids[-1]] if kids else node + 1
+        self.end = end
 
     def _add_piece(self, raw: str, ctx: tuple[int, int, bool, bool], last_raw: str) -> str:
         """Record one text run; returns the raw text that now precedes the next run."""
