@@ -67,6 +67,7 @@ typedef struct {
     PyObject *piece_end;
     PyObject *piece_owner, *piece_block, *piece_text, *piece_line, *piece_glued, *piece_in_link;
     PyObject *href, *titles, *metas; /* dict node -> href; title and meta node ids */
+    PyObject *path_ids, *paths; /* per node its tag path's id; (parent path id, tag) -> id */
     PyObject *shown, *skipped, *blocks; /* set of proxies; frozensets of tag names */
     PyObject *doc;
     PyObject *space, *s_head, *s_a, *s_title, *s_meta, *s_br, *s_href, *empty;
@@ -211,6 +212,23 @@ visit_children(Walk *w, xmlNode *c_node, Top top)
     return 0;
 }
 
+/* `Dom.path_ids` of the node being added: its parent's path id and its tag, interned in the
+   order paths are first met (the Python property's numbering). */
+static int
+add_path(Walk *w, PyObject *tag, Py_ssize_t parent)
+{
+    PyObject *above = parent >= 0 ? Py_NewRef(PyList_GET_ITEM(w->path_ids, parent))
+                                  : PyLong_FromLong(-1);
+    PyObject *key = above != NULL ? PyTuple_Pack(2, above, tag) : NULL;
+    Py_XDECREF(above);
+    PyObject *fresh = key != NULL ? PyLong_FromSsize_t(PyDict_GET_SIZE(w->paths)) : NULL;
+    PyObject *id = fresh != NULL ? PyDict_SetDefault(w->paths, key, fresh) : NULL; /* borrowed */
+    int rc = id == NULL ? -1 : PyList_Append(w->path_ids, id);
+    Py_XDECREF(key);
+    Py_XDECREF(fresh);
+    return rc;
+}
+
 /* A node's new id: its row in every node list. */
 static Py_ssize_t
 add_node(Walk *w, PyObject *tag, PyObject *proxy, xmlNode *c_node, Top top)
@@ -227,7 +245,7 @@ add_node(Walk *w, PyObject *tag, PyObject *proxy, xmlNode *c_node, Top top)
         || append_long(w->piece_start, PyList_GET_SIZE(w->piece_text)) < 0
         || append_long(w->piece_end, 0) < 0;
     Py_DECREF(kids);
-    if (rc)
+    if (rc || add_path(w, tag, top.node) < 0)
         return -1;
     if (top.node >= 0
         && append_long(PyList_GET_ITEM(w->children, top.node), node) < 0)
@@ -326,7 +344,7 @@ walk(PyObject *self, PyObject *args)
 {
     Walk w = {0};
     PyObject *root;
-    if (!PyArg_ParseTuple(args, "OO!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!", &root,
+    if (!PyArg_ParseTuple(args, "OO!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!", &root,
                           &PyList_Type, &w.tag, &PyList_Type, &w.parent, &PyList_Type, &w.depth,
                           &PyList_Type, &w.end,
                           &PyList_Type, &w.children, &PyList_Type, &w.elements,
@@ -336,6 +354,7 @@ walk(PyObject *self, PyObject *args)
                           &PyList_Type, &w.piece_text, &PyList_Type, &w.piece_line,
                           &PyList_Type, &w.piece_glued, &PyList_Type, &w.piece_in_link,
                           &PyDict_Type, &w.href, &PyList_Type, &w.titles, &PyList_Type, &w.metas,
+                          &PyList_Type, &w.path_ids,
                           &PySet_Type, &w.shown, &PyFrozenSet_Type, &w.skipped,
                           &PyFrozenSet_Type, &w.blocks))
         return NULL;
@@ -348,7 +367,8 @@ walk(PyObject *self, PyObject *args)
     /* the lists are filled by index as well as appended to: each its own, empty at the start */
     PyObject *lists[] = {w.tag, w.parent, w.depth, w.end, w.children, w.elements, w.attributes,
                          w.piece_start, w.piece_end, w.piece_owner, w.piece_block, w.piece_text,
-                         w.piece_line, w.piece_glued, w.piece_in_link, w.titles, w.metas};
+                         w.piece_line, w.piece_glued, w.piece_in_link, w.titles, w.metas,
+                         w.path_ids};
     enum { LISTS = sizeof(lists) / sizeof(lists[0]) };
     for (int i = 0; i < LISTS; i++) {
         int shared = 0;
@@ -369,12 +389,15 @@ walk(PyObject *self, PyObject *args)
     w.s_href = PyUnicode_InternFromString("href");
     w.empty = PyUnicode_InternFromString("");
     w.last_space = 1;
+    w.paths = PyDict_New();
     PyObject *result = NULL;
-    if (w.space && w.s_head && w.s_a && w.s_title && w.s_meta && w.s_br && w.s_href && w.empty) {
+    if (w.paths && w.space && w.s_head && w.s_a && w.s_title && w.s_meta && w.s_br && w.s_href
+        && w.empty) {
         Top top = {-1, -1, -1, 0, 0};
         if (visit(&w, c_root, top) == 0)
             result = Py_NewRef(Py_None);
     }
+    Py_XDECREF(w.paths);
     Py_XDECREF(w.space);
     Py_XDECREF(w.s_head);
     Py_XDECREF(w.s_a);
@@ -391,6 +414,7 @@ static PyMethodDef methods[] = {
      "walk(root, tag, parent, depth, end, children, elements, attributes, piece_start, piece_end,"
      " piece_owner,"
      " piece_block, piece_text, piece_line, piece_glued, piece_in_link, href, titles, metas,"
+     " path_ids,"
      " shown, skipped_tags, block_tags): fill the lists as Dom._walk does; the ids of <title>"
      " and <meta> elements go to titles and metas"},
     {NULL, NULL, 0, NULL},

@@ -144,13 +144,15 @@ class Dom:
         assert _compiled_walk is not None
         titles: list[int] = []
         metas: list[int] = []
+        path_ids: list[int] = []
         _compiled_walk(
             root, self.tag, self.parent, self.depth, self.end, self.children, self.elements,
             self.has_attributes, self.piece_start, self.piece_end, self.piece_owner,
             self.piece_block, self.piece_text, self.piece_line, self.piece_glued,
-            self.piece_in_link, self.href, titles, metas, self.shown_noscripts, SKIPPED_TAGS,
-            BLOCK_TAGS,
+            self.piece_in_link, self.href, titles, metas, path_ids, self.shown_noscripts,
+            SKIPPED_TAGS, BLOCK_TAGS,
         )  # fmt: skip
+        self.__dict__["path_ids"] = path_ids  # the cached property, made by the walk
         for node in titles:  # the first <title> with text, as the Python walk takes it
             if not self.title:
                 self.title = " ".join("".join(self.elements[node].itertext()).split())
@@ -744,7 +746,7 @@ _DOM_FIELDS = (
     "tag", "parent", "depth", "end", "children", "has_attributes", "piece_start", "piece_end",
     "piece_owner",
     "piece_block", "piece_text", "piece_line", "piece_glued", "piece_in_link", "href", "title",
-    "meta",
+    "meta", "path_ids",
 )  # fmt: skip
 
 

@@ -142,16 +142,16 @@ def test_the_compiled_walk_refuses_arguments_it_cannot_fill() -> None:
     root = lxml.etree.fromstring(b"<html><body><p>x<br/>y</p></body></html>")
 
     def call(element: object, lists: list[list[object]]) -> None:
-        walk(element, *lists[:15], {}, lists[15], lists[16], set(), SKIPPED_TAGS, BLOCK_TAGS)
+        walk(element, *lists[:15], {}, *lists[15:18], set(), SKIPPED_TAGS, BLOCK_TAGS)
 
-    fresh = [[] for _ in range(17)]
+    fresh = [[] for _ in range(18)]
     call(root, fresh)  # a plain call works
     shared: list[object] = []
     with pytest.raises(ValueError, match="empty lists of its own"):
-        call(root, [shared] * 17)
+        call(root, [shared] * 18)
     with pytest.raises(ValueError, match="empty lists of its own"):
-        call(root, [["junk"] * 5, *([] for _ in range(16))])
+        call(root, [["junk"] * 5, *([] for _ in range(17))])
     with pytest.raises(TypeError, match="lxml element in a tree"):
-        call(lxml.etree.Comment("c"), [[] for _ in range(17)])
+        call(lxml.etree.Comment("c"), [[] for _ in range(18)])
     with pytest.raises(TypeError, match="lxml element in a tree"):
-        call(lxml.etree._Element.__new__(lxml.etree._Element), [[] for _ in range(17)])
+        call(lxml.etree._Element.__new__(lxml.etree._Element), [[] for _ in range(18)])
