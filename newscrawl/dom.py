@@ -15,6 +15,7 @@ a text node: its tag path is its owner's path.
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -258,12 +259,12 @@ class Dom:
 
     def _aggregate(self) -> None:
         """Subtree sums from prefix sums over the piece and node arrays."""
-        lengths = [len(t) for t in self.piece_text]
-        flags = self.piece_in_link
+        lengths = list(map(len, self.piece_text))
         self._chars_prefix = [0, *accumulate(lengths)]
-        link_lengths = (n if f else 0 for n, f in zip(lengths, flags, strict=True))
-        self._link_chars_prefix = [0, *accumulate(link_lengths)]
-        self._links_prefix = [0, *accumulate(t == "a" for t in self.tag)]
+        # a piece's length where it is in a link (True * n), else 0: in C, not a Python loop
+        link_lengths = map(operator.mul, self.piece_in_link, lengths)
+        self._link_chars_prefix = list(accumulate(link_lengths, initial=0))
+        self._links_prefix = list(accumulate(map("a".__eq__, self.tag), initial=0))
 
     @cached_property
     def _word_prefixes(self) -> tuple[list[int], list[int]]:
