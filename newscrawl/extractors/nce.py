@@ -478,7 +478,7 @@ def comment_cut(
 
 def _similar(a: str, b: str, cfg: NCEConfig) -> bool:
     """LCS(a, b) >= alpha7 * min(|a|, |b|), for texts of comparable length."""
-    short, long = sorted((len(a), len(b)))
+    short, long = (len(a), len(b)) if len(a) <= len(b) else (len(b), len(a))
     needed = cfg.alpha7 * (short if cfg.lcs_norm == "min" else long)
     if short < needed:  # the LCS is never longer than the shorter text
         return False
