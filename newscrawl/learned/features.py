@@ -379,16 +379,13 @@ def _tag_columns(dom: Dom, blocks: Blocks) -> np.ndarray:
     """One-hot tag of the block element (plus "other") and of its parent."""
     width = len(_BLOCK_TAGS) + 1
     out = np.zeros((len(blocks), width + len(_PARENT_TAGS)))
-    tags, parents = dom.tag, dom.parent
-    own = [_BLOCK_INDEX.get(tags[node], width - 1) for node in blocks.node]
-    out[np.arange(len(own)), own] = 1.0
-    above = [
-        (k, width + column)
-        for k, node in enumerate(blocks.node)
-        if parents[node] >= 0 and (column := _PARENT_INDEX.get(tags[parents[node]])) is not None
-    ]
-    if above:
-        out[tuple(np.array(above).T)] = 1.0
+    for k, node in enumerate(blocks.node):
+        tag = dom.tag[node]
+        out[k, _BLOCK_INDEX.get(tag, width - 1)] = 1.0
+        parent = dom.parent[node]
+        column = _PARENT_INDEX.get(dom.tag[parent]) if parent >= 0 else None
+        if column is not None:
+            out[k, width + column] = 1.0
     return out
 
 
