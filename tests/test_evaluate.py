@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -191,6 +192,11 @@ def test_evaluate_reports_bad_arguments(
     assert "unknown extractor nope" in capsys.readouterr().err
     assert main(["evaluate", str(dataset), "-e", "paras", "--by", "colour", "--no-progress"]) == 0
     assert "WARNING: no page's meta.jsonl has a 'colour' field" in capsys.readouterr().out
+    listed = tmp_path / "listed"
+    shutil.copytree(dataset, listed)
+    (listed / "meta.jsonl").write_text('{"id": "p1", "tags": ["a", "b"]}\n{"id": "p2"}\n')
+    assert main(["evaluate", str(listed), "-e", "paras", "--by", "tags", "--no-progress"]) == 0
+    assert "WARNING: 'tags' holds lists or objects in meta.jsonl" in capsys.readouterr().out
     with pytest.raises(SystemExit) as stopped:
         main(["evaluate", str(dataset), "-j", "0"])
     assert stopped.value.code == 2

@@ -232,10 +232,12 @@ def run(args: argparse.Namespace) -> int:
     if by is not None:
         print(f"\nby {by} (every dataset pooled):\n{format_groups(results, by)}")
     warnings = error_lines(results)
-    if by is not None and not any(
-        page.get(by) is not None for d in datasets for page in d.meta.values()
-    ):
+    values = [page.get(by) for d in datasets for page in d.meta.values()] if by else []
+    if by is not None and not any(value is not None for value in values):
         print(f"WARNING: no page's meta.jsonl has a {by!r} field: every page is in group '-'")
+    elif any(isinstance(value, dict | list) for value in values):
+        print(f"WARNING: {by!r} holds lists or objects in meta.jsonl, which group nothing: "
+              "those pages are in group '-'")  # fmt: skip
     for line in warnings:
         print(f"WARNING: {line}")
     if not any("RAISED" in line for line in warnings):
