@@ -744,10 +744,9 @@ _CHECK_PAGE = (
     "<noscript>no</noscript>r<div><h2>x</h2>y <i>z</i></div></P>\u3000end</body></html>"
 )
 _DOM_FIELDS = (
-    "tag", "parent", "depth", "end", "children", "has_attributes", "piece_start", "piece_end",
-    "piece_owner",
-    "piece_block", "piece_text", "piece_line", "piece_glued", "piece_in_link", "href", "title",
-    "meta", "path_ids",
+    "tag", "parent", "depth", "end", "children", "has_attributes", "path_ids",
+    "piece_start", "piece_end", "piece_owner", "piece_block", "piece_text", "piece_line",
+    "piece_glued", "piece_in_link", "href", "title", "meta",
 )  # fmt: skip
 
 

@@ -20,22 +20,9 @@ def _headline_part(title: str) -> str:
 
 def h1_texts(dom: Dom) -> list[tuple[int, str]]:
     """The page's <h1> elements that hold text, with their text (whitespace collapsed)."""
-    found = ((node, " ".join(dom.text(node).split())) for node in _positions(dom.tag, "h1"))
+    nodes = dom.nodes_by_tag.get("h1", ())
+    found = ((node, " ".join(dom.text(node).split())) for node in nodes)
     return [(node, text) for node, text in found if text]
-
-
-def _positions(items: list[str], wanted: str) -> list[int]:
-    """The indexes of `wanted` in `items`, found by list.index (a page has few <h1>s, and a
-    scan in C beats a Python loop over every node)."""
-    found: list[int] = []
-    start = 0
-    while True:
-        try:
-            start = items.index(wanted, start)
-        except ValueError:
-            return found
-        found.append(start)
-        start += 1
 
 
 def page_title(dom: Dom) -> str:

@@ -239,9 +239,8 @@ class _Attributes:
         return mask
 
     def _hiding(self, node: int) -> int:
-        """The `_HIDING` bits of the node's own markup."""
-        if not self.dom.has_attributes[node] and self.dom.tag[node] != "dialog":
-            return 0
+        """The `_HIDING` bits of the node's own markup (`own` asks only for elements with
+        attributes, and dialogs)."""
         get = self.dom.elements[node].get
         mask = 0
         role = get("role")

@@ -73,6 +73,7 @@ class TreeEnsemble:
     depth: int
     # The walk's int64 arrays, made once (`__post_init__`) rather than on every call.
     _walk: tuple[np.ndarray, np.ndarray, np.ndarray] = field(init=False, repr=False, compare=False)
+    _width: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         # Children sit side by side (left at 2i, right at 2i + 1), so a level is one take of
@@ -82,6 +83,8 @@ class TreeEnsemble:
         children[1::2] = self.right
         walk = (children, self.feature.astype(np.int64), self.roots.astype(np.int64))
         object.__setattr__(self, "_walk", walk)
+        # rows need more columns than the widest feature any node reads
+        object.__setattr__(self, "_width", int(walk[1].max()) + 1 if len(walk[1]) else 0)
 
     def raw(self, rows: np.ndarray, compiled: bool = COMPILED_WALK) -> np.ndarray:
         """Log-odds of each row of `rows` (n, features); NaN counts as 0. `compiled`: False
@@ -89,7 +92,7 @@ class TreeEnsemble:
         n, width = rows.shape
         if n == 0:
             return np.zeros(0)
-        if len(self.feature) and width <= int(self._walk[1].max()):
+        if width < self._width:
             # the numpy walk would read the next row's values: refused, as the C walk does
             raise ValueError(f"rows of {width} features for trees that read more")
         values = np.ascontiguousarray(rows, dtype=np.float64)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from functools import cache
 
 import numpy as np
 
@@ -59,6 +60,7 @@ def block_texts(dom: Dom, blocks: Blocks) -> list[str]:
     return dom.ranges_text(blocks.start, blocks.stop)
 
 
+@cache  # one table for every page: a pure function of str's character methods
 def _char_classes() -> np.ndarray:
     """Class bits of every BMP code point: 1 space, 2 alnum, 4 digit, 8 upper, 16 alpha, 32 CJK,
     64 bullet."""
@@ -77,7 +79,6 @@ def _char_classes() -> np.ndarray:
     return table
 
 
-_CLASSES: np.ndarray | None = None
 _BITS = 7
 # Which of the class bits each of the 128 class values has, as a (128, 7) 0/1 matrix.
 _BIT_MATRIX = ((np.arange(1 << _BITS)[:, None] >> np.arange(_BITS)[None, :]) & 1).astype(np.float64)
@@ -88,15 +89,12 @@ class _Chars:
     each text starts and ends (for runs and neighbours that must not cross texts)."""
 
     def __init__(self, texts: list[str]) -> None:
-        global _CLASSES
-        if _CLASSES is None:
-            _CLASSES = _char_classes()
         self.count = len(texts)
         self.lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
         self.codes = np.frombuffer("".join(texts).encode("utf-32-le"), dtype=np.uint32)
         codes = self.codes
         # astral characters count as letters (emoji and rare scripts are rare enough)
-        self.bits = np.where(codes < 0x10000, _CLASSES[np.minimum(codes, 0xFFFF)], 2 | 16)
+        self.bits = np.where(codes < 0x10000, _char_classes()[np.minimum(codes, 0xFFFF)], 2 | 16)
         self.owner = np.repeat(np.arange(len(texts), dtype=np.int64), self.lengths)
         stops = np.cumsum(self.lengths)
         filled = self.lengths > 0
@@ -175,10 +173,10 @@ def text_columns(texts: list[str]) -> tuple[np.ndarray, np.ndarray, list[list[st
 
 def _language(tokens: list[list[str]]) -> str:
     """The page's language from its blocks' tokens (`stopwords.guess_language`)."""
-    if _compiled_languages is None or _CLASSES is None:
+    if _compiled_languages is None:
         return guess_language(itertools.chain.from_iterable(tokens))
     counts = dict.fromkeys(STOPWORDS, 0)
-    cjk, total = _compiled_languages(tokens, LANGUAGES_OF, _CLASSES, GUESS_WORDS, counts)
+    cjk, total = _compiled_languages(tokens, LANGUAGES_OF, _char_classes(), GUESS_WORDS, counts)
     return language_of_counts(counts, cjk, total)
 
 
@@ -199,13 +197,9 @@ def _statistics(texts: list[str]) -> _Statistics:
 
 def _compiled_statistics(texts: list[str]) -> _Statistics:
     """The same counts in one compiled pass over each text (`_textstats.c`)."""
-    global _CLASSES
-    if _CLASSES is None:
-        _CLASSES = _char_classes()
     assert _compiled_counts is not None
-    table = np.ascontiguousarray(_CLASSES)
     out = np.empty((len(texts), 12))
-    tokens = _compiled_counts(texts if type(texts) is list else list(texts), table, out)
+    tokens = _compiled_counts(texts, _char_classes(), out)
     return out[:, :8], out[:, 8], out[:, 9], tokens, out[:, 10], out[:, 11]
 
 
