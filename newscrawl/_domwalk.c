@@ -39,6 +39,21 @@ struct _xmlNode {
     unsigned short extra;
 };
 
+/* libxml2's attribute, as tree.h declares it (the fields up to `ns`, which is all that is read). */
+typedef struct _xmlAttr xmlAttr;
+struct _xmlAttr {
+    void *_private;
+    int type;
+    const unsigned char *name;
+    xmlNode *children;
+    xmlNode *last;
+    xmlNode *parent;
+    xmlAttr *next;
+    xmlAttr *prev;
+    void *doc;
+    void *ns;
+};
+
 enum { ELEMENT_NODE = 1, ENTITY_REF_NODE = 5, PI_NODE = 7, COMMENT_NODE = 8 };
 /* The walk recurses, one C frame per level: deeper than this (twice the parser's depth limit,
    which `dom.py` re-roots markup under) it raises RecursionError and dom.py walks in Python. */
@@ -409,6 +424,90 @@ walk(PyObject *self, PyObject *args)
     return result;
 }
 
+/* Whether libxml2's element `node` has an attribute `name` in no namespace (what lxml's
+   `el.get(name)` finds). */
+static int
+has_attribute(xmlNode *node, const char *name)
+{
+    for (xmlAttr *a = (xmlAttr *)node->properties; a != NULL; a = a->next)
+        if (a->ns == NULL && strcmp((const char *)a->name, name) == 0)
+            return 1;
+    return 0;
+}
+
+/* `with_attribute(elements, name)`: the indices of the lxml elements in the list that have
+   attribute `name` (in no namespace): `[i for i, el in enumerate(elements) if el.get(name) is
+   not None]` without a Python call per element. */
+static PyObject *
+with_attribute(PyObject *self, PyObject *args)
+{
+    PyObject *elements;
+    const char *name;
+    if (!PyArg_ParseTuple(args, "O!s", &PyList_Type, &elements, &name))
+        return NULL;
+    PyObject *found = PyList_New(0);
+    if (found == NULL)
+        return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(elements); i++) {
+        PyObject *el = PyList_GET_ITEM(elements, i);
+        if (!PyObject_TypeCheck(el, (PyTypeObject *)element_type)
+            || ((LxmlElement *)el)->_c_node == NULL) {
+            PyErr_SetString(PyExc_TypeError, "with_attribute() reads lxml elements in a tree");
+            Py_DECREF(found);
+            return NULL;
+        }
+        xmlNode *node = ((LxmlElement *)el)->_c_node;
+        if (node->type == ELEMENT_NODE && has_attribute(node, name) && append_long(found, i) < 0) {
+            Py_DECREF(found);
+            return NULL;
+        }
+    }
+    return found;
+}
+
+/* `named(root, name)`: the elements of root's subtree (root included) whose tag is `name`, in
+   document order: `list(root.iter(name))` for a name in no namespace, walked in C. */
+static PyObject *
+named(PyObject *self, PyObject *args)
+{
+    PyObject *root;
+    const char *name;
+    if (!PyArg_ParseTuple(args, "O!s", (PyTypeObject *)element_type, &root, &name))
+        return NULL;
+    xmlNode *top = ((LxmlElement *)root)->_c_node;
+    if (top == NULL || top->type != ELEMENT_NODE) {
+        PyErr_SetString(PyExc_TypeError, "named() needs an lxml element in a tree");
+        return NULL;
+    }
+    PyObject *found = PyList_New(0);
+    if (found == NULL)
+        return NULL;
+    xmlNode *node = top;
+    while (node != NULL) {
+        if (node->ns == NULL && strcmp((const char *)node->name, name) == 0) {
+            PyObject *proxy = element_factory(((LxmlElement *)root)->_doc, node);
+            int rc = proxy == NULL ? -1 : PyList_Append(found, proxy);
+            Py_XDECREF(proxy);
+            if (rc < 0) {
+                Py_DECREF(found);
+                return NULL;
+            }
+        }
+        /* preorder without recursion: the first element child, else the next element up */
+        xmlNode *next = node->children;
+        while (next != NULL && next->type != ELEMENT_NODE)
+            next = next->next;
+        while (next == NULL && node != top) {
+            for (next = node->next; next != NULL && next->type != ELEMENT_NODE; next = next->next)
+                ;
+            if (next == NULL)
+                node = node->parent;
+        }
+        node = next;
+    }
+    return found;
+}
+
 static PyMethodDef methods[] = {
     {"walk", walk, METH_VARARGS,
      "walk(root, tag, parent, depth, end, children, elements, attributes, piece_start, piece_end,"
@@ -417,6 +516,10 @@ static PyMethodDef methods[] = {
      " path_ids,"
      " shown, skipped_tags, block_tags): fill the lists as Dom._walk does; the ids of <title>"
      " and <meta> elements go to titles and metas"},
+    {"with_attribute", with_attribute, METH_VARARGS,
+     "with_attribute(elements, name): indices of the elements that have attribute name"},
+    {"named", named, METH_VARARGS,
+     "named(root, name): the elements of root's subtree named name, in document order"},
     {NULL, NULL, 0, NULL},
 };
 

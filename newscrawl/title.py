@@ -20,7 +20,7 @@ def _headline_part(title: str) -> str:
 
 def h1_texts(dom: Dom) -> list[tuple[int, str]]:
     """The page's <h1> elements that hold text, with their text (whitespace collapsed)."""
-    nodes = dom.nodes_by_tag.get("h1", ())
+    nodes = dom.nodes_of("h1")
     found = ((node, " ".join(dom.text(node).split())) for node in nodes)
     return [(node, text) for node, text in found if text]
 

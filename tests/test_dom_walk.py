@@ -155,3 +155,56 @@ def test_the_compiled_walk_refuses_arguments_it_cannot_fill() -> None:
         call(lxml.etree.Comment("c"), [[] for _ in range(18)])
     with pytest.raises(TypeError, match="lxml element in a tree"):
         call(lxml.etree._Element.__new__(lxml.etree._Element), [[] for _ in range(18)])
+
+
+_ATTRIBUTED = ["script type=application/ld+json", "script", "div itemtype=x", "span ITEMTYPE=''",
+               "p class=a", "svg", "template", "noscript", "b role=dialog"]  # fmt: skip
+
+
+@st.composite
+def _attributed_markup(draw: st.DrawFn, depth: int = 0) -> str:
+    parts = []
+    for _ in range(draw(st.integers(0, 4))):
+        if depth < 5 and draw(st.booleans()):
+            tag = draw(st.sampled_from(_ATTRIBUTED))
+            parts.append(f"<{tag}>{draw(_attributed_markup(depth + 1))}</{tag.split()[0]}>")
+        else:
+            parts.append(draw(st.sampled_from(["x", "<!--c-->", "<script>s</script>", " "])))
+    return "".join(parts)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(head=_attributed_markup(), body=_attributed_markup())
+def test_the_compiled_element_readers_agree_with_lxml(head: str, body: str) -> None:
+    """`elements_named` is `root.iter(tag)` (scripts hidden in skipped elements included) and
+    `Dom.nodes_with_attribute` is the Python `get` over the Dom's elements."""
+    import itertools
+
+    try:
+        dom = dom_module.parse_html(f"<html><head>{head}</head><body>{body}</body></html>")
+    except dom_module.PageError:
+        return
+    root = dom.elements[0].getroottree().getroot()
+    for tag in ("script", "div", "html", "svg"):
+        assert dom_module.elements_named(root, tag) == list(root.iter(tag))
+    for name in ("itemtype", "class", "role", "type"):
+        nodes = itertools.compress(range(len(dom.elements)), dom.has_attributes)
+        expected = [n for n in nodes if dom.elements[n].get(name) is not None]
+        assert dom.nodes_with_attribute(name) == expected
+    for tag in ("p", "div", "script", "b"):
+        assert dom.nodes_of(tag) == [n for n, t in enumerate(dom.tag) if t == tag]
+
+
+def test_the_compiled_element_readers_refuse_what_is_no_element() -> None:
+    import lxml.etree
+    from newscrawl._domwalk import named, with_attribute
+
+    root = lxml.etree.fromstring(b"<html><body><p class='a'>x</p></body></html>")
+    assert with_attribute(list(root.iter()), "class") == [2]
+    assert [e.tag for e in named(root, "p")] == ["p"]
+    with pytest.raises(TypeError, match="lxml elements"):
+        with_attribute([root, "p"], "class")
+    with pytest.raises(TypeError):
+        named(lxml.etree.Comment("c"), "p")
+    with pytest.raises(TypeError, match="element in a tree"):
+        named(lxml.etree._Element.__new__(lxml.etree._Element), "p")

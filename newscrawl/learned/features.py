@@ -24,7 +24,6 @@ Everything is computed from the one parsed `Dom`; no feature needs a rendered pa
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
 import zlib
@@ -34,7 +33,7 @@ from functools import lru_cache
 import numpy as np
 from rapidfuzz import fuzz
 
-from newscrawl.dom import Dom
+from newscrawl.dom import Dom, elements_named
 from newscrawl.learned.blocks import Blocks
 from newscrawl.learned.sitetemplate import SITE_FEATURES, TemplateHashes, site_columns
 from newscrawl.learned.textstats import block_texts, lower_words, mark_columns, text_columns
@@ -538,14 +537,14 @@ def _schema_types(dom: Dom) -> set[str]:
     found: set[str] = set()
     if not dom.elements:
         return found
-    for el in dom.elements[0].getroottree().getroot().iter("script"):  # not in the Dom's nodes
+    root = dom.elements[0].getroottree().getroot()
+    for el in elements_named(root, "script"):  # not in the Dom's nodes
         if (el.get("type") or "").strip().lower() == "application/ld+json" and el.text:
             found.update(t.lower() for t in _LD_TYPE.findall(el.text))
-    # itemtype of the Dom's elements (those with any attribute): the walk's nodes are exactly
-    # the elements no skipped element hides
-    elements, has_attributes = dom.elements, dom.has_attributes
-    for node in itertools.compress(range(len(elements)), has_attributes):
-        kind = elements[node].get("itemtype")
+    # itemtype of the Dom's elements: the walk's nodes are exactly the elements no skipped
+    # element hides
+    for node in dom.nodes_with_attribute("itemtype"):
+        kind = dom.elements[node].get("itemtype")
         if kind:
             found.update(k.rstrip("/").rsplit("/", 1)[-1].lower() for k in kind.split())
     return found
