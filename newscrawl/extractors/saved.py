@@ -20,6 +20,7 @@ from newscrawl.dom import MAX_PAGE_BYTES, size_error
 from newscrawl.evaluation.runner import error_text
 from newscrawl.extractors import Extractor
 from newscrawl.extractors.context import SiteContext, extract_in_site, learn_site, site_methods
+from newscrawl.gcpause import paused_gc
 from newscrawl.learned.sitetemplate import MAX_TEMPLATE_PAGES
 from newscrawl.template.sitelevel import KeptDoms, RawPage
 from newscrawl.template.sitepass import SitePassConfig, SitePassRun, site_pass
@@ -111,10 +112,11 @@ def site_records(
     """The records of one site's pages (indexes and items, in input order): through the site
     pass when `with_pass` and the pages have a site, else page by page with the site's
     template for an extractor that reads one."""
-    if with_pass and items and items[0][1].site:
-        return site_pass_records(extractor, items, site_method)
-    context = _site_context(extractor, [item for _, item in items])
-    return [(index, extract_page(extractor, *item, context=context)) for index, item in items]
+    with paused_gc():  # one site's pages and Doms at once: no cycles among them (gcpause)
+        if with_pass and items and items[0][1].site:
+            return site_pass_records(extractor, items, site_method)
+        context = _site_context(extractor, [item for _, item in items])
+        return [(index, extract_page(extractor, *item, context=context)) for index, item in items]
 
 
 def _site_context(extractor: Extractor, items: list[Item]) -> SiteContext | None:
