@@ -286,6 +286,14 @@ def test_sitelevel_then_train_commands(tmp_path: Path, capsys: pytest.CaptureFix
     loaded = load_model(model)
     assert len(loaded.training_sites) == 4 and loaded.metrics["nodes"] > 0
     assert main(["train", str(nodes), "--out", str(model), "--kind", "blogs", "-q"]) in (0, 2)
+    # the kind `sitelevel --kind` marks is the kind `train --kind` takes
+    blogs = tmp_path / "blogs"
+    assert main(["sitelevel", str(folder), "--out", str(blogs), "--kind", "blog", "-q"]) == 0
+    argv = ["train", str(blogs), "--out", str(model), "-q", "--holdout", "0.25", "--kind"]
+    assert main([*argv, "blog"]) == 0
+    assert len(load_model(model).training_sites) == 4
+    assert main([*argv, "news"]) == 2
+    capsys.readouterr()
     # the training set assembled site by site (on a 1-worker LocalCluster), then fitted here
     on_dask = tmp_path / "dask.json"
     argv = ["train", str(nodes), "--out", str(on_dask), "-q", "--holdout", "0.25", "--cluster"]

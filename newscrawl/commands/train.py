@@ -41,8 +41,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--kind",
         default="all",
-        choices=("all", "news", "blogs"),
-        help="train on news sites only, blogs only, or all sites (default: all)",
+        choices=("all", "news", "blog", "blogs"),
+        help="train on news sites only, blogs only, or all sites (default: all); the kinds "
+        "`newscrawl sitelevel --kind` marks (blogs: the same as blog)",
     )
     parser.add_argument(
         "--holdout",

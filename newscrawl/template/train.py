@@ -7,7 +7,7 @@ standardised scikit-learn `LogisticRegression`. Quality is measured on held-out 
 site's template is learnt from the site itself by SiteLevel, so scoring on nodes of training
 sites would flatter the model - then the model is refitted on every site.
 
-`kind` selects the training sites as in the study: "news", "blogs" or "all".
+`kind` selects the training sites as in the study: "news", "blog" (or "blogs") or "all".
 """
 
 from __future__ import annotations
@@ -41,8 +41,9 @@ __all__ = [
     "training_rows",
 ]
 
-# --kind value -> the `kind` column values it keeps (None: all).
-KINDS: dict[str, str | None] = {"all": None, "news": "news", "blogs": "blog"}
+# --kind value -> the `kind` column values it keeps (None: all). "blog" is what `newscrawl
+# sitelevel --kind` and the crawl write; "blogs" was this option's first spelling.
+KINDS: dict[str, str | None] = {"all": None, "news": "news", "blog": "blog", "blogs": "blog"}
 
 
 _NODES_ARE = "NODES must be `nodes` datasets written by a crawl or `newscrawl sitelevel`"
@@ -147,7 +148,7 @@ class TrainReport:
 def training_rows(
     kind: np.ndarray, area: np.ndarray, features: np.ndarray, wanted: str, min_area: float
 ) -> np.ndarray:
-    """bool per node: in the training set - of the `wanted` kind ("all", "news", "blogs"), an
+    """bool per node: in the training set - of the `wanted` kind ("all", "news", "blog"), an
     area of at least `min_area` and finite features. The one rule `train` and the Dask
     `TrainingSet` stage (what `newscrawl train` assembles its set with) apply."""
     if wanted not in KINDS:
