@@ -465,15 +465,28 @@ has_attribute(xmlNode *node, const char *name)
     return 0;
 }
 
+/* Whether `name` is one the readers below match as lxml would: not empty, no "{namespace}"
+   and no wildcard ("*", "{*}name"), which lxml reads with rules of its own. */
+static int
+plain_name(const char *name)
+{
+    if (*name == '\0' || strpbrk(name, "{}*") != NULL) {
+        PyErr_SetString(PyExc_ValueError, "a name in no namespace, without wildcards, is needed");
+        return 0;
+    }
+    return 1;
+}
+
 /* `with_attribute(elements, name)`: the indices of the lxml elements in the list that have
-   attribute `name` (in no namespace): `[i for i, el in enumerate(elements) if el.get(name) is
-   not None]` without a Python call per element. */
+   attribute `name` written on it (in no namespace; a DTD's default attributes are not read):
+   `[i for i, el in enumerate(elements) if el.get(name) is not None]` without a Python call
+   per element. */
 static PyObject *
 with_attribute(PyObject *self, PyObject *args)
 {
     PyObject *elements;
     const char *name;
-    if (!PyArg_ParseTuple(args, "O!s", &PyList_Type, &elements, &name))
+    if (!PyArg_ParseTuple(args, "O!s", &PyList_Type, &elements, &name) || !plain_name(name))
         return NULL;
     PyObject *found = PyList_New(0);
     if (found == NULL)
@@ -502,7 +515,8 @@ named(PyObject *self, PyObject *args)
 {
     PyObject *root;
     const char *name;
-    if (!PyArg_ParseTuple(args, "O!s", (PyTypeObject *)element_type, &root, &name))
+    if (!PyArg_ParseTuple(args, "O!s", (PyTypeObject *)element_type, &root, &name)
+        || !plain_name(name))
         return NULL;
     xmlNode *top = ((LxmlElement *)root)->_c_node;
     if (top == NULL || top->type != ELEMENT_NODE) {

@@ -196,8 +196,14 @@ class Dom:
             parent, depth, block, in_head, in_link = top
             ctx = (parent, block, in_head, in_link)  # where this element's tail text lives
             tag = el.tag
-            if event != "start" or ((tag := tag.lower()) in SKIPPED_TAGS and el not in shown):
-                # Comments, processing instructions and invisible elements keep only their tail.
+            # Comments, processing instructions, entity references (in a tree built by hand;
+            # their tag is lxml's Entity factory, no name) and invisible elements keep only
+            # their tail.
+            if (
+                event != "start"
+                or not isinstance(tag, str)
+                or ((tag := tag.lower()) in SKIPPED_TAGS and el not in shown)
+            ):
                 if event == "start":
                     skip()
                     push((-1, top, ctx))
@@ -401,9 +407,10 @@ class Dom:
         return found
 
     def nodes_with_attribute(self, name: str) -> list[int]:
-        """Ids of the nodes whose element has attribute `name` (`el.get(name) is not None`),
-        in document order; read in C where the compiled walk runs."""
-        if _compiled_with_attribute is not None:
+        """Ids of the nodes whose element has attribute `name` written on it (`el.get(name) is
+        not None`; a DTD's default attributes are not read), in document order; read in C where
+        the compiled walk runs, for a name in no namespace."""
+        if _compiled_with_attribute is not None and _plain_name(name):
             return _compiled_with_attribute(self.elements, name)
         elements = self.elements
         nodes = compress(range(len(elements)), self.has_attributes)
@@ -796,10 +803,17 @@ def compiled_walk_agrees(page: str = _CHECK_PAGE) -> bool:
     return same and all(getattr(fast, f) == getattr(slow, f) for f in _DOM_FIELDS)
 
 
+def _plain_name(name: str) -> bool:
+    """A name the compiled readers match as lxml does: not empty, in no namespace, no
+    wildcard."""
+    return bool(name) and not any(c in name for c in "{}*")
+
+
 def elements_named(root: lxml.etree._Element, tag: str) -> list[lxml.etree._Element]:
     """`list(root.iter(tag))` for a tag in no namespace (all of an HTML parser's), found in C
-    where the compiled walk runs: elements outside the Dom's nodes, as <script>, included."""
-    if _compiled_named is not None:
+    where the compiled walk runs: elements outside the Dom's nodes, as <script>, included.
+    Other tags ("{namespace}name", wildcards) are lxml's to read."""
+    if _compiled_named is not None and _plain_name(tag):
         return _compiled_named(root, tag)
     return list(root.iter(tag))
 

@@ -66,6 +66,7 @@ EXTENSIONS = {
     "newscrawl.crawl.state.CrawlStateExtension": 0,
     "newscrawl.crawl.content.HtmlOnlyExtension": 10,
     "newscrawl.crawl.summary.CrawlSummary": 900,
+    "newscrawl.crawl.gcfreeze.FrozenStartupExtension": 1000,
 }
 ITEM_PIPELINES = {
     # raw pages first: a page is in the `pages` writer before its site pass can write the site

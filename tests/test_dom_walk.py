@@ -208,3 +208,43 @@ def test_the_compiled_element_readers_refuse_what_is_no_element() -> None:
         named(lxml.etree.Comment("c"), "p")
     with pytest.raises(TypeError, match="element in a tree"):
         named(lxml.etree._Element.__new__(lxml.etree._Element), "p")
+    for name in ("", "{http://x}p", "{}p", "*", "{*}p"):  # lxml's own rules: not matched in C
+        with pytest.raises(ValueError, match="no namespace"):
+            named(root, name)
+        with pytest.raises(ValueError, match="no namespace"):
+            with_attribute([root], name)
+
+
+def test_namespaced_and_wildcard_names_are_read_by_lxml() -> None:
+    import lxml.etree
+
+    root = lxml.etree.fromstring(
+        b'<r xmlns="http://x" xmlns:y="http://y"><p y:t="1"/><q xmlns=""><p t="2"/></q></r>'
+    )
+    for name in ("{http://x}p", "{}p", "p", "*", "{*}p"):
+        assert dom_module.elements_named(root, name) == list(root.iter(name)), name
+
+
+def test_entity_references_in_a_hand_built_tree_keep_their_tail_in_both_walks() -> None:
+    """The parser never makes entity-reference nodes, but a tree built by hand can hold them:
+    like a comment, one keeps only its tail (the Python walk used to fail on it)."""
+    import lxml.etree
+    from newscrawl._domwalk import walk
+
+    root = lxml.etree.Element("html")
+    body = lxml.etree.SubElement(root, "body")
+    para = lxml.etree.SubElement(body, "p")
+    para.text = "a "
+    para.append(lxml.etree.Entity("amp"))
+    para[0].tail = "x"
+    lxml.etree.SubElement(body, "div").text = "y"
+    in_use = dom_module._compiled_walk
+    try:
+        dom_module._compiled_walk = walk
+        fast = Dom(root)
+        dom_module._compiled_walk = None
+        slow = Dom(root)
+    finally:
+        dom_module._compiled_walk = in_use
+    _same(fast, slow)
+    assert slow.piece_text == ["a", "x", "y"]

@@ -53,3 +53,23 @@ def test_a_site_pass_leaves_no_cycles_to_collect() -> None:
     finally:
         gc.enable()
     assert all("word" in record["text"] for _, record in records)
+
+
+def test_the_crawl_freezes_what_it_built_when_the_spider_opens() -> None:
+    from scrapy import Spider, signals
+    from scrapy.utils.test import get_crawler
+
+    from newscrawl.crawl.gcfreeze import FrozenStartupExtension
+    from newscrawl.settings import EXTENSIONS
+
+    assert "newscrawl.crawl.gcfreeze.FrozenStartupExtension" in EXTENSIONS
+    crawler = get_crawler(settings_dict={"EXTENSIONS": {}})
+    extension = FrozenStartupExtension.from_crawler(crawler)  # signals hold it weakly
+    gc.unfreeze()
+    try:
+        kept = [[k] for k in range(1000)]  # containers made before the spider opens
+        crawler.signals.send_catch_log(signals.spider_opened, spider=Spider("s"))
+        assert gc.get_freeze_count() > len(kept)
+        assert extension is not None
+    finally:
+        gc.unfreeze()

@@ -1,0 +1,41 @@
+"""Keep the crawl process's long-lived objects out of the garbage collector's sight.
+
+By the time the spider opens, the crawl process has imported Scrapy, Twisted, pyarrow and the
+extractors and built every component (the extraction chain with its models, the writers):
+hundreds of thousands of objects that live as long as the process and are never garbage.
+CPython's cyclic collector walks all of them again at each full collection, and a crawl's churn
+of requests, responses and items triggers many. `gc.freeze()` moves them to a generation the
+collector never scans. `newscrawl bench crawl`'s demo web, three rounds of crawls alternated
+with and without it: 200.9 against 175.7 pages/s without extraction, 133.9 against 118.5 with
+every stage (medians).
+
+A Scrapy extension (`EXTENSIONS` in `newscrawl.settings`): its entry set to None turns it off.
+"""
+
+from __future__ import annotations
+
+import gc
+from typing import TYPE_CHECKING
+
+from scrapy import signals
+
+if TYPE_CHECKING:
+    from scrapy import Spider
+    from scrapy.crawler import Crawler
+
+__all__ = ["FrozenStartupExtension"]
+
+
+class FrozenStartupExtension:
+    """At `spider_opened`: collect once, then freeze everything the process has made so far."""
+
+    def __init__(self, crawler: Crawler) -> None:
+        crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
+
+    @classmethod
+    def from_crawler(cls, crawler: Crawler) -> FrozenStartupExtension:
+        return cls(crawler)
+
+    def spider_opened(self, spider: Spider) -> None:
+        gc.collect()
+        gc.freeze()
