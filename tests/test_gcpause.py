@@ -59,17 +59,20 @@ def test_the_crawl_freezes_what_it_built_when_the_spider_opens() -> None:
     from scrapy import Spider, signals
     from scrapy.utils.test import get_crawler
 
-    from newscrawl.crawl.gcfreeze import FrozenStartupExtension
+    from newscrawl.crawl.gcfreeze import YOUNG_THRESHOLD, FrozenStartupExtension
     from newscrawl.settings import EXTENSIONS
 
     assert "newscrawl.crawl.gcfreeze.FrozenStartupExtension" in EXTENSIONS
     crawler = get_crawler(settings_dict={"EXTENSIONS": {}})
     extension = FrozenStartupExtension.from_crawler(crawler)  # signals hold it weakly
     gc.unfreeze()
+    thresholds = gc.get_threshold()
     try:
         kept = [[k] for k in range(1000)]  # containers made before the spider opens
         crawler.signals.send_catch_log(signals.spider_opened, spider=Spider("s"))
         assert gc.get_freeze_count() > len(kept)
+        assert gc.get_threshold()[0] == YOUNG_THRESHOLD
         assert extension is not None
     finally:
         gc.unfreeze()
+        gc.set_threshold(*thresholds)
