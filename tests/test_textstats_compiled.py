@@ -102,3 +102,21 @@ def test_the_compiled_counts_refuse_what_is_not_exactly_str() -> None:
         stop_shares([[Odd("the")]], frozenset({"the"}), np.empty(1))
     with pytest.raises(TypeError, match="to tuples"):
         language_counts([["the"]], {"the": ["en"]}, table, 10, {"en": 0})
+
+
+def test_the_compiled_language_counts_add_up_as_python_does() -> None:
+    """The languages `counts` starts with are counted in C and added at the end; a language
+    it lacks, or one given by an equal but other str, is counted into the dict itself: every
+    total as one-at-a-time adding gives it."""
+    from newscrawl.learned._textstats import language_counts
+
+    table = np.zeros(0x10000, dtype=np.uint8)
+    other_en = "".join(["e", "n"])  # equal to "en", not the same object
+    languages_of = {"the": ("en",), "die": ("de", "en"), "la": ("fr", "xx"), "of": (other_en,)}
+    tokens = [["the", "die", "la"], ["of", "the", "zzz", "la"]]
+    counts = {"en": 5, "de": 0, "fr": 1}
+    assert language_counts(tokens, languages_of, table, 100, counts) == (0, 7)
+    assert counts == {"en": 5 + 2 + 1 + 1, "de": 1, "fr": 3, "xx": 2}
+    counts = {"en": 0}
+    assert language_counts(tokens, languages_of, table, 2, counts) == (0, 2)
+    assert counts == {"en": 2, "de": 1}  # only the first two tokens read

@@ -250,10 +250,49 @@ stop_shares(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* Add `lang` once to the language counts: to its slot in `added` when it is one of the
+   `keys` of `counts` (compared by identity: the tuples of `languages_of` hold the very key
+   objects), else in `counts` itself, read and written back as Python does it. */
+static int
+count_language(PyObject *lang, PyObject **keys, long *added, Py_ssize_t nkeys, PyObject *counts)
+{
+    for (Py_ssize_t j = 0; j < nkeys; j++) {
+        if (keys[j] == lang) {
+            added[j]++;
+            return 0;
+        }
+    }
+    PyObject *now = PyDict_GetItemWithError(counts, lang);
+    long before = now != NULL ? PyLong_AsLong(now) : 0;
+    PyObject *after = PyErr_Occurred() ? NULL : PyLong_FromLong(before + 1);
+    int rc = after != NULL && PyDict_SetItem(counts, lang, after) == 0 ? 0 : -1;
+    Py_XDECREF(after);
+    return rc;
+}
+
+/* The counts kept in `added` (one per key of `keys`), added to `counts`. */
+static int
+add_counts(PyObject *counts, PyObject **keys, const long *added, Py_ssize_t nkeys)
+{
+    for (Py_ssize_t j = 0; j < nkeys; j++) {
+        if (added[j] == 0)
+            continue;
+        PyObject *now = PyDict_GetItemWithError(counts, keys[j]);
+        long before = now != NULL ? PyLong_AsLong(now) : 0;
+        PyObject *after = PyErr_Occurred() ? NULL : PyLong_FromLong(before + added[j]);
+        int bad = after == NULL || PyDict_SetItem(counts, keys[j], after) < 0;
+        Py_XDECREF(after);
+        if (bad)
+            return -1;
+    }
+    return 0;
+}
+
 /* `stopwords.guess_language`'s counts over the first `limit` tokens of all texts: each
    language's function words (added to `counts`, lang -> int), the tokens whose first character
    is an ideograph or kana (class bit 32 of the table; never a function word of a list), and
-   the tokens read. Returns (cjk, total). */
+   the tokens read. Returns (cjk, total). The languages already in `counts` are counted in C
+   and added at the end: the same totals as adding one at a time. */
 static PyObject *
 language_counts(PyObject *self, PyObject *args)
 {
@@ -269,6 +308,16 @@ language_counts(PyObject *self, PyObject *args)
     int ok = table.len == 0x10000;
     if (!ok)
         PyErr_SetString(PyExc_ValueError, "the class table must have 65536 bytes");
+    /* the keys `counts` starts with, held (a str key's hash or comparison runs no code) */
+    PyObject *held = ok ? PyDict_Keys(counts) : NULL;
+    ok = held != NULL;
+    Py_ssize_t nkeys = ok ? PyList_GET_SIZE(held) : 0;
+    PyObject **keys = ok ? &PyList_GET_ITEM(held, 0) : NULL;
+    long *added = ok ? PyMem_Calloc(nkeys + 1, sizeof(long)) : NULL;
+    if (ok && added == NULL) {
+        PyErr_NoMemory();
+        ok = 0;
+    }
     Py_ssize_t total = 0, cjk = 0;
     for (Py_ssize_t k = 0; ok && k < PyList_GET_SIZE(tokens) && total < limit; k++) {
         PyObject *words = exact_strs(PyList_GET_ITEM(tokens, k));
@@ -295,18 +344,16 @@ language_counts(PyObject *self, PyObject *args)
                 break;
             }
             Py_INCREF(langs); /* held while `counts` changes */
-            for (Py_ssize_t j = 0; ok && j < PyTuple_GET_SIZE(langs); j++) {
-                PyObject *lang = PyTuple_GET_ITEM(langs, j);
-                PyObject *now = PyDict_GetItemWithError(counts, lang);
-                long before = now != NULL ? PyLong_AsLong(now) : 0;
-                PyObject *after = PyErr_Occurred() ? NULL : PyLong_FromLong(before + 1);
-                ok = after != NULL && PyDict_SetItem(counts, lang, after) == 0;
-                Py_XDECREF(after);
-            }
+            for (Py_ssize_t j = 0; ok && j < PyTuple_GET_SIZE(langs); j++)
+                ok = count_language(PyTuple_GET_ITEM(langs, j), keys, added, nkeys, counts) == 0;
             Py_DECREF(langs);
         }
         Py_DECREF(words);
     }
+    if (ok)
+        ok = add_counts(counts, keys, added, nkeys) == 0;
+    PyMem_Free(added);
+    Py_XDECREF(held);
     PyBuffer_Release(&table);
     if (!ok)
         return NULL;
