@@ -508,6 +508,74 @@ with_attribute(PyObject *self, PyObject *args)
     return found;
 }
 
+/* `attribute_values(elements, nodes, names)`: per node id of `nodes`, None when its element
+   has no attribute, else the tuple of its values of `names` (None where one is missing):
+   `tuple(elements[node].get(name) for name in names)`, one C call for all the nodes. */
+static PyObject *
+attribute_values(PyObject *self, PyObject *args)
+{
+    PyObject *elements, *nodes, *names;
+    if (!PyArg_ParseTuple(args, "O!O!O!", &PyList_Type, &elements, &PyList_Type, &nodes,
+                          &PyTuple_Type, &names))
+        return NULL;
+    Py_ssize_t count = PyTuple_GET_SIZE(names);
+    const char *plain[16];
+    if (count > 16) {
+        PyErr_SetString(PyExc_ValueError, "attribute_values() reads at most 16 names");
+        return NULL;
+    }
+    for (Py_ssize_t j = 0; j < count; j++) {
+        PyObject *name = PyTuple_GET_ITEM(names, j);
+        plain[j] = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
+        if (plain[j] == NULL || strlen(plain[j]) != (size_t)PyUnicode_GET_LENGTH(name)
+            || !plain_name(plain[j])) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_ValueError, "names must be ASCII names in no namespace");
+            return NULL;
+        }
+    }
+    Py_ssize_t n = PyList_GET_SIZE(nodes);
+    PyObject *found = PyList_New(n);
+    for (Py_ssize_t k = 0; found != NULL && k < n; k++) {
+        Py_ssize_t node = PyLong_AsSsize_t(PyList_GET_ITEM(nodes, k));
+        if (node < 0 || node >= PyList_GET_SIZE(elements)) {
+            if (!PyErr_Occurred())
+                PyErr_SetString(PyExc_IndexError, "a node id out of the elements' range");
+            Py_CLEAR(found);
+            break;
+        }
+        PyObject *el = PyList_GET_ITEM(elements, node);
+        if (!PyObject_TypeCheck(el, (PyTypeObject *)element_type)
+            || ((LxmlElement *)el)->_c_node == NULL
+            || ((LxmlElement *)el)->_c_node->type != ELEMENT_NODE) {
+            PyErr_SetString(PyExc_TypeError, "attribute_values() reads lxml elements in a tree");
+            Py_CLEAR(found);
+            break;
+        }
+        xmlNode *c_node = ((LxmlElement *)el)->_c_node;
+        if (c_node->properties == NULL) {
+            PyList_SET_ITEM(found, k, Py_NewRef(Py_None));
+            continue;
+        }
+        PyObject *values = PyTuple_New(count);
+        for (Py_ssize_t j = 0; values != NULL && j < count; j++) {
+            PyObject *value = has_attribute(c_node, plain[j])
+                ? attribute_value(el, PyTuple_GET_ITEM(names, j), Py_None) /* lxml's get */
+                : Py_NewRef(Py_None);
+            if (value == NULL)
+                Py_CLEAR(values);
+            else
+                PyTuple_SET_ITEM(values, j, value);
+        }
+        if (values == NULL) {
+            Py_CLEAR(found);
+            break;
+        }
+        PyList_SET_ITEM(found, k, values);
+    }
+    return found;
+}
+
 /* `named(root, name)`: the elements of root's subtree (root included) whose tag is `name`, in
    document order: `list(root.iter(name))` for a name in no namespace, walked in C. */
 static PyObject *
@@ -562,6 +630,8 @@ static PyMethodDef methods[] = {
      " and <meta> elements go to titles and metas"},
     {"with_attribute", with_attribute, METH_VARARGS,
      "with_attribute(elements, name): indices of the elements that have attribute name"},
+    {"attribute_values", attribute_values, METH_VARARGS,
+     "attribute_values(elements, nodes, names): per node None (no attribute) or its values"},
     {"named", named, METH_VARARGS,
      "named(root, name): the elements of root's subtree named name, in document order"},
     {NULL, NULL, 0, NULL},

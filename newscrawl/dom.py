@@ -31,11 +31,13 @@ from newscrawl.nesting import flatten_nesting
 from newscrawl.tags import BLOCK_TAGS, SKIPPED_TAGS, VOID_TAGS
 
 try:  # the compiled walk (an optional extension: pip builds it where a C compiler is found)
+    from newscrawl._domwalk import attribute_values as _compiled_attribute_values
     from newscrawl._domwalk import named as _compiled_named
     from newscrawl._domwalk import walk as _compiled_walk
     from newscrawl._domwalk import with_attribute as _compiled_with_attribute
 except ImportError:  # pragma: no cover - exercised where the extension was not built
     _compiled_walk = _compiled_named = _compiled_with_attribute = None
+    _compiled_attribute_values = None
 # It reads lxml's element struct and libxml2's node struct as it declares them: only with the
 # versions they are known for (a wrong layout would crash, not just differ, so the check at
 # import below could not catch it); another lxml walks in Python until checked.
@@ -405,6 +407,18 @@ class Dom:
             node = tags.index(tag, node + 1)
             found.append(node)
         return found
+
+    def attribute_values(
+        self, nodes: list[int], names: tuple[str, ...]
+    ) -> list[tuple[str | None, ...] | None]:
+        """Per node of `nodes`: None when its element has no attribute, else its values of
+        `names` (None where one is missing), as `get` reads them; in one C call where the
+        compiled walk runs (for at most 16 ASCII names in no namespace)."""
+        compiled = _compiled_attribute_values is not None and len(names) <= 16
+        if compiled and all(name.isascii() and _plain_name(name) for name in names):
+            return _compiled_attribute_values(self.elements, nodes, names)
+        elements, has = self.elements, self.has_attributes
+        return [tuple(map(elements[n].get, names)) if has[n] else None for n in nodes]
 
     def nodes_with_attribute(self, name: str) -> list[int]:
         """Ids of the nodes whose element has attribute `name` written on it (`el.get(name) is
@@ -822,3 +836,4 @@ def elements_named(root: lxml.etree._Element, tag: str) -> list[lxml.etree._Elem
 COMPILED_WALK = compiled_walk_agrees()
 if not COMPILED_WALK:  # the other C readers read the same structs: none of them either
     _compiled_walk = _compiled_named = _compiled_with_attribute = None
+    _compiled_attribute_values = None

@@ -193,11 +193,18 @@ def test_the_compiled_element_readers_agree_with_lxml(head: str, body: str) -> N
         assert dom.nodes_with_attribute(name) == expected
     for tag in ("p", "div", "script", "b"):
         assert dom.nodes_of(tag) == [n for n, t in enumerate(dom.tag) if t == tag]
+    names = ("class", "itemtype", "role", "type")
+    nodes = list(range(len(dom.elements)))[::-1]
+    expected_values = [
+        tuple(dom.elements[n].get(name) for name in names) if dom.has_attributes[n] else None
+        for n in nodes
+    ]
+    assert dom.attribute_values(nodes, names) == expected_values
 
 
 def test_the_compiled_element_readers_refuse_what_is_no_element() -> None:
     import lxml.etree
-    from newscrawl._domwalk import named, with_attribute
+    from newscrawl._domwalk import attribute_values, named, with_attribute
 
     root = lxml.etree.fromstring(b"<html><body><p class='a'>x</p></body></html>")
     assert with_attribute(list(root.iter()), "class") == [2]
@@ -208,6 +215,13 @@ def test_the_compiled_element_readers_refuse_what_is_no_element() -> None:
         named(lxml.etree.Comment("c"), "p")
     with pytest.raises(TypeError, match="element in a tree"):
         named(lxml.etree._Element.__new__(lxml.etree._Element), "p")
+    assert attribute_values(list(root.iter()), [2, 0], ("class", "id")) == [("a", None), None]
+    with pytest.raises(IndexError):
+        attribute_values([root], [1], ("class",))
+    with pytest.raises(ValueError, match="no namespace"):
+        attribute_values([root], [0], ("{x}class",))
+    with pytest.raises(TypeError, match="lxml elements"):
+        attribute_values(["p"], [0], ("class",))
     for name in ("", "{http://x}p", "{}p", "*", "{*}p"):  # lxml's own rules: not matched in C
         with pytest.raises(ValueError, match="no namespace"):
             named(root, name)

@@ -189,83 +189,88 @@ def _token_buckets(words: str) -> list[int]:
 _COLUMN = {name: i for i, name in enumerate(FEATURES)}
 
 
+# The attributes the keyword and hiding columns read, in this order (`Dom.attribute_values`).
+_READ = ("class", "id", "role", "itemprop", "aria-modal", "style", "open")
+_UNSET = (None,) * len(_READ)
+_Values = tuple[str | None, ...]
+
+
+def _words(values: _Values) -> str:
+    """An element's class, id, role and itemprop values, lower-cased, in one string."""
+    klass, ident, role, prop = values[:4]
+    return f"{klass or ''} {ident or ''} {role or ''} {prop or ''}".strip().lower()
+
+
+def _hiding(tag: str, values: _Values) -> int:
+    """The `_HIDING` bits of an element's own markup."""
+    _, _, role, _, modal, style, opened = values
+    mask = 0
+    if (
+        (tag == "dialog" and opened is None)
+        or (role is not None and _first_token(role) in _DIALOG_ROLES)
+        or (modal is not None and modal.strip().lower() == "true")
+    ):
+        mask |= _DIALOG_BIT
+    if style and _HIDING_STYLE.search(style):
+        mask |= _STYLED_HIDDEN_BIT
+    return mask
+
+
+def _marked(tag: str, values: _Values | None) -> tuple[int, str]:
+    """An element's mask (its tag's bit, its hiding bits, its keyword groups) and its words;
+    `values`: its `_READ` attributes, None when it has none."""
+    mask = _TAG_BIT.get(tag, 0)
+    if values is None and tag != "dialog":  # no words, no hiding
+        return mask, ""
+    values = values or _UNSET
+    words = _words(values)
+    mask |= _hiding(tag, values)
+    if words:
+        mask |= _keyword_mask(words)
+    return mask, words
+
+
 class _Attributes:
-    """Per-node keyword masks and class tokens, computed lazily for the nodes blocks reach."""
+    """Per-node keyword masks, computed for the nodes blocks reach."""
 
     def __init__(self, dom: Dom) -> None:
         self.dom = dom
         self._own: dict[int, int] = {}
         self._above: dict[int, int] = {}
-        self._words: dict[int, str] = {}
-        self._buckets: dict[int, list[int]] = {}
 
-    def words(self, node: int) -> str:
-        """The node's class, id, role and itemprop values, lower-cased, in one string."""
-        found = self._words.get(node)
-        if found is None and not self.dom.has_attributes[node]:
-            found = self._words[node] = ""
-        elif found is None:
-            get = self.dom.elements[node].get
-            # class, id, role, itemprop joined by spaces (spelt out: this runs for every
-            # element the blocks reach)
-            found = (
-                f"{get('class') or ''} {get('id') or ''} {get('role') or ''} "
-                f"{get('itemprop') or ''}".strip().lower()
-            )
-            self._words[node] = found
-        return found
+    def table(self, nodes: list[int]) -> tuple[list[int], list[int]]:
+        """The masks of `nodes` (their attributes read in one call) and the keys of their
+        class/id tokens: row * `_HASH_BUCKETS` + bucket, rows counted from 1 in `nodes`
+        order."""
+        tags = self.dom.tag
+        masks: list[int] = []
+        keys: list[int] = []
+        values = self.dom.attribute_values(nodes, _READ)
+        for row, (node, found) in enumerate(zip(nodes, values, strict=True), start=1):
+            mask, words = _marked(tags[node], found)
+            masks.append(mask)
+            if words:
+                keys.extend(row * _HASH_BUCKETS + bucket for bucket in _token_buckets(words))
+        self._own.update(zip(nodes, masks, strict=True))
+        return masks, keys
 
-    def buckets(self, node: int) -> list[int]:
-        """Hash buckets of the node's class/id/role/itemprop tokens."""
-        found = self._buckets.get(node)
-        if found is None:
-            words = self.words(node)
-            found = _token_buckets(words) if words else []
-            self._buckets[node] = found
-        return found
-
-    def own(self, node: int) -> int:
-        mask = self._own.get(node)
-        if mask is None:
-            tag = self.dom.tag[node]
-            mask = _TAG_BIT.get(tag, 0)
-            if self.dom.has_attributes[node] or tag == "dialog":  # else no words, no hiding
-                words = self.words(node)
-                mask |= self._hiding(node)
-                if words:
-                    mask |= _keyword_mask(words)
-            self._own[node] = mask
-        return mask
-
-    def _hiding(self, node: int) -> int:
-        """The `_HIDING` bits of the node's own markup (`own` asks only for elements with
-        attributes, and dialogs)."""
-        get = self.dom.elements[node].get
-        mask = 0
-        role = get("role")
-        modal = get("aria-modal")
-        if (
-            (self.dom.tag[node] == "dialog" and get("open") is None)
-            or (role is not None and _first_token(role) in _DIALOG_ROLES)
-            or (modal is not None and modal.strip().lower() == "true")
-        ):
-            mask |= _DIALOG_BIT
-        style = get("style")
-        if style and _HIDING_STYLE.search(style):
-            mask |= _STYLED_HIDDEN_BIT
-        return mask
-
-    def above(self, node: int) -> int:
-        """OR of the masks of `node` and all its ancestors (memoised up the chain)."""
-        chain: list[int] = []
-        while node >= 0 and node not in self._above:
-            chain.append(node)
-            node = self.dom.parent[node]
-        mask = self._above.get(node, 0) if node >= 0 else 0
-        for n in reversed(chain):
-            mask |= self.own(n)
-            self._above[n] = mask
-        return mask
+    def above(self, nodes: list[int]) -> list[int]:
+        """Per node of `nodes`: the OR of its mask and all its ancestors' masks. The
+        ancestors `table` has not seen are read in one more call; ids are preorder, so a
+        parent's OR is known before its children's."""
+        parent_of = self.dom.parent
+        chains: set[int] = set()  # the nodes and all their ancestors, each met once
+        for node in set(nodes):
+            while node >= 0 and node not in chains:
+                chains.add(node)
+                node = parent_of[node]
+        unseen = chains.difference(self._own)
+        if unseen:
+            self.table(sorted(unseen))
+        ored: dict[int, int] = {-1: 0}
+        for node in sorted(chains):
+            ored[node] = self._own[node] | ored[parent_of[node]]
+        return [ored[node] for node in nodes]
 
 
 def _first_token(value: str) -> str:
@@ -400,18 +405,14 @@ def _attribute_columns(dom: Dom, blocks: Blocks) -> np.ndarray:
     row = np.zeros(len(dom.parent) + 1, dtype=np.int64)
     row[elements + 1] = np.arange(1, len(elements) + 1)
     listed = elements.tolist()
-    own = np.array([0, *map(attrs.own, listed)], dtype=np.int64)
+    masks, keys = attrs.table(listed)
+    own = np.array([0, *masks], dtype=np.int64)
     # token counts per (element row, bucket): whole numbers, so one bincount gives them exactly
-    keys = [
-        i * _HASH_BUCKETS + bucket
-        for i, element in enumerate(listed, start=1)
-        for bucket in attrs.buckets(element)
-    ]
     size = (len(listed) + 1) * _HASH_BUCKETS
     tokens = np.bincount(keys, minlength=size).reshape(-1, _HASH_BUCKETS).astype(np.float64)
     at = [row[nodes + 1] for nodes in (node, parent, grand)]
     near = own[at[0]] | own[at[1]] | own[at[2]]
-    above = np.array([attrs.above(n) for n in blocks.node], dtype=np.int64)
+    above = np.array(attrs.above(list(blocks.node)), dtype=np.int64)
     hashed = tokens[at[0]] + tokens[at[1]] + tokens[at[2]]
     shifts = np.arange(bits, dtype=np.int64)
     return np.hstack([(near[:, None] >> shifts) & 1, (above[:, None] >> shifts) & 1, hashed])
