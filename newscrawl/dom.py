@@ -625,11 +625,13 @@ def page_text(
         raise PageError(str(err)) from None
     if not decoded.text.strip():
         raise PageError("page is empty")
-    elements = element_estimate(decoded.text)
-    if max_nodes and elements > max_nodes:
-        raise PageTooLargeError(
-            f"page has about {elements:,} elements, over the budget of {max_nodes:,}"
-        )
+    # a page has fewer elements than "<"s: one count settles it for all but huge pages
+    if max_nodes and decoded.text.count("<") > max_nodes:
+        elements = element_estimate(decoded.text)
+        if elements > max_nodes:
+            raise PageTooLargeError(
+                f"page has about {elements:,} elements, over the budget of {max_nodes:,}"
+            )
     return PageText(decoded.text, decoded)
 
 
