@@ -236,7 +236,6 @@ class _Attributes:
     def __init__(self, dom: Dom) -> None:
         self.dom = dom
         self._own: dict[int, int] = {}
-        self._above: dict[int, int] = {}
 
     def table(self, nodes: list[int]) -> tuple[list[int], list[int]]:
         """The masks of `nodes` (their attributes read in one call) and the keys of their
