@@ -69,9 +69,12 @@ def test_the_crawl_freezes_what_it_built_when_the_spider_opens() -> None:
     thresholds = gc.get_threshold()
     try:
         kept = [[k] for k in range(1000)]  # containers made before the spider opens
-        crawler.signals.send_catch_log(signals.spider_opened, spider=Spider("s"))
+        spider = Spider("s")
+        crawler.signals.send_catch_log(signals.spider_opened, spider=spider)
         assert gc.get_freeze_count() > len(kept)
         assert gc.get_threshold()[0] == YOUNG_THRESHOLD
+        crawler.signals.send_catch_log(signals.spider_closed, spider=spider, reason="finished")
+        assert gc.get_freeze_count() == 0 and gc.get_threshold() == thresholds  # nothing kept
         assert extension is not None
     finally:
         gc.unfreeze()
