@@ -85,7 +85,7 @@ typedef struct {
     PyObject *path_ids, *paths; /* per node its tag path's id; (parent path id, tag) -> id */
     PyObject *shown, *skipped, *blocks; /* set of proxies; frozensets of tag names */
     PyObject *doc;
-    PyObject *space, *s_head, *s_a, *s_title, *s_meta, *s_br, *s_href, *empty;
+    PyObject *s_head, *s_a, *s_title, *s_meta, *s_br, *s_href, *empty;
     Py_ssize_t line;
     int last_space; /* whether the raw text before the next piece ended in whitespace */
 } Walk;
@@ -116,9 +116,8 @@ append_long(PyObject *list, Py_ssize_t value)
    runs of text are; "" when it is blank; else built in one pass, without the list of words
    (most runs between tags are blank or indented: three in four on real pages). */
 static PyObject *
-collapsed(PyObject *raw, PyObject *space)
+collapsed(PyObject *raw)
 {
-    (void)space;
     Py_ssize_t n = PyUnicode_GET_LENGTH(raw);
     int kind = PyUnicode_KIND(raw);
     const void *data = PyUnicode_DATA(raw);
@@ -175,7 +174,7 @@ add_piece(Walk *w, PyObject *raw, Where where)
     Py_ssize_t n = PyUnicode_GET_LENGTH(raw);
     if (n == 0)
         return 0;
-    PyObject *text = collapsed(raw, w->space);
+    PyObject *text = collapsed(raw);
     if (text == NULL)
         return -1;
     if (PyUnicode_GET_LENGTH(text) == 0) { /* blank: it still separates its neighbours */
@@ -425,7 +424,6 @@ walk(PyObject *self, PyObject *args)
         }
     }
     w.doc = ((LxmlElement *)root)->_doc;
-    w.space = PyUnicode_InternFromString(" ");
     w.s_head = PyUnicode_InternFromString("head");
     w.s_a = PyUnicode_InternFromString("a");
     w.s_title = PyUnicode_InternFromString("title");
@@ -436,14 +434,13 @@ walk(PyObject *self, PyObject *args)
     w.last_space = 1;
     w.paths = PyDict_New();
     PyObject *result = NULL;
-    if (w.paths && w.space && w.s_head && w.s_a && w.s_title && w.s_meta && w.s_br && w.s_href
+    if (w.paths && w.s_head && w.s_a && w.s_title && w.s_meta && w.s_br && w.s_href
         && w.empty) {
         Top top = {-1, -1, -1, 0, 0};
         if (visit(&w, c_root, top) == 0)
             result = Py_NewRef(Py_None);
     }
     Py_XDECREF(w.paths);
-    Py_XDECREF(w.space);
     Py_XDECREF(w.s_head);
     Py_XDECREF(w.s_a);
     Py_XDECREF(w.s_title);

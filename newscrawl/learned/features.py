@@ -237,26 +237,30 @@ class _Attributes:
         self.dom = dom
         self._own: dict[int, int] = {}
 
-    def table(self, nodes: list[int]) -> tuple[list[int], list[int]]:
-        """The masks of `nodes` (their attributes read in one call) and the keys of their
-        class/id tokens: row * `_HASH_BUCKETS` + bucket, rows counted from 1 in `nodes`
-        order."""
+    def _marks(self, nodes: list[int]) -> list[tuple[int, str]]:
+        """Each node's mask and words (`_marked`), their attributes read in one call; the
+        masks are kept for `above`."""
         tags = self.dom.tag
+        values = self.dom.attribute_values(nodes, _READ)
+        marks = [_marked(tags[node], found) for node, found in zip(nodes, values, strict=True)]
+        self._own.update(zip(nodes, (mask for mask, _ in marks), strict=True))
+        return marks
+
+    def table(self, nodes: list[int]) -> tuple[list[int], list[int]]:
+        """The masks of `nodes` and the keys of their class/id tokens: row * `_HASH_BUCKETS`
+        + bucket, rows counted from 1 in `nodes` order."""
         masks: list[int] = []
         keys: list[int] = []
-        values = self.dom.attribute_values(nodes, _READ)
-        for row, (node, found) in enumerate(zip(nodes, values, strict=True), start=1):
-            mask, words = _marked(tags[node], found)
+        for row, (mask, words) in enumerate(self._marks(nodes), start=1):
             masks.append(mask)
             if words:
                 keys.extend(row * _HASH_BUCKETS + bucket for bucket in _token_buckets(words))
-        self._own.update(zip(nodes, masks, strict=True))
         return masks, keys
 
     def above(self, nodes: list[int]) -> list[int]:
         """Per node of `nodes`: the OR of its mask and all its ancestors' masks. The
-        ancestors `table` has not seen are read in one more call; ids are preorder, so a
-        parent's OR is known before its children's."""
+        ancestors `table` has not seen are read in one more call (masks only); ids are
+        preorder, so a parent's OR is known before its children's."""
         parent_of = self.dom.parent
         chains: set[int] = set()  # the nodes and all their ancestors, each met once
         for node in set(nodes):
@@ -265,7 +269,7 @@ class _Attributes:
                 node = parent_of[node]
         unseen = chains.difference(self._own)
         if unseen:
-            self.table(sorted(unseen))
+            self._marks(sorted(unseen))
         ored: dict[int, int] = {-1: 0}
         for node in sorted(chains):
             ored[node] = self._own[node] | ored[parent_of[node]]
