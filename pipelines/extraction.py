@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from hashlib import blake2b
 from typing import TYPE_CHECKING, Any
 
+from newscrawl.crawl.checks import setting_list
 from newscrawl.crawl.items import PageItem
 from newscrawl.crawl.metadata import (
     json_ld,
@@ -128,7 +129,7 @@ class ExtractionPipeline:
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ExtractionPipeline:
         settings = crawler.settings
-        names = settings.getlist("NEWSCRAWL_EXTRACTORS") or list(EXTRACTORS)
+        names = setting_list(settings, "NEWSCRAWL_EXTRACTORS") or list(EXTRACTORS)
         extractors = load_extractors(names, settings.getdict("NEWSCRAWL_EXTRACTOR_CONFIG"))
         primary = settings.get("NEWSCRAWL_PRIMARY_EXTRACTOR") or DEFAULT_EXTRACTOR
         if primary not in extractors:

@@ -26,6 +26,20 @@ from newscrawl.pagefiles import find_pages, not_found_reason
         ({"MAX_PAGES_PER_SITE": -1}, "must be 0 or more"),
         ({"DOWNLOAD_DELAY": "soon"}, "DOWNLOAD_DELAY='soon': not a number"),
         ({"NEWSCRAWL_CRAWL_ID": "../up"}, "not a plain name"),
+        # a negative site limit started no site: the crawl waited for ever
+        ({"NEWSCRAWL_MAX_ACTIVE_SITES": "-3"}, "NEWSCRAWL_MAX_ACTIVE_SITES='-3': must be 0"),
+        ({"NEWSCRAWL_MAX_PAGE_NODES": "-1"}, "must be 1 or more"),
+        ({"NEWSCRAWL_SITE_METHOD": "bogus"}, "unknown site method 'bogus'"),
+        ({"NEWSCRAWL_EXTRACTOR_CONFIG": "notjson"}, "CONFIG='notjson': not a JSON object"),
+        ({"NEWSCRAWL_EXTRACTOR_MAX_NODES": "[1, 2]"}, "not a JSON object"),
+        ({"NEWSCRAWL_EXTRACTOR_MAX_NODES": '{"learned": "x"}'}, "'learned' needs a number"),
+        ({"NEWSCRAWL_EXTRACTORS": '["learned", "bogus"]'}, "unknown extractor 'bogus'"),
+        ({"NEWSCRAWL_EXTRACTORS": '["learned",'}, "not a JSON list of names"),
+        (
+            {"NEWSCRAWL_EXTRACTOR_CONFIG": '{"learned": {"model": "/nonexistent/m.json"}}'},
+            "learned model /nonexistent/m.json: no extractor model",
+        ),
+        ({"NEWSCRAWL_WARC_DIR": "/proc/no-such-folder"}, "cannot make the folder"),
     ],
 )
 def test_bad_settings_are_named(values: dict, message: str) -> None:
@@ -47,6 +61,34 @@ def test_good_settings_pass(tmp_path: Path) -> None:
         }
     )
     check_settings({"NEWSCRAWL_PRIMARY_EXTRACTOR": "cetd-tpc"})  # in the default list
+    # the default list as README's settings table and settings.py write it
+    check_settings({"NEWSCRAWL_EXTRACTORS": '["learned", "cetd-tpc"]'})
+    check_settings(
+        {"NEWSCRAWL_EXTRACTOR_MAX_NODES": '{"learned": 0}', "NEWSCRAWL_SITE_METHOD": "sst"}
+    )
+    check_settings({"NEWSCRAWL_WARC_DIR": str(tmp_path / "new" / "warc")})
+    assert (tmp_path / "new" / "warc").is_dir()
+
+
+def test_a_missing_model_named_in_the_environment_stops_the_crawl(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The crawl fell back to CETD-TPC with a warning in the log and reported success."""
+    monkeypatch.setenv("NEWSCRAWL_EXTRACTOR_MODEL", "/nonexistent/m.json")
+    with pytest.raises(ValueError, match=r"NEWSCRAWL_EXTRACTOR_MODEL /nonexistent/m\.json"):
+        check_settings({})
+    assert os.environ["NEWSCRAWL_EXTRACTOR_MODEL"] == "/nonexistent/m.json"
+    check_settings({"NEWSCRAWL_EXTRACTORS": "nce"})  # no learned extractor: no model read
+
+
+def test_a_json_list_of_extractors_reaches_the_pipeline() -> None:
+    from scrapy.settings import Settings
+
+    from newscrawl.crawl.checks import setting_list
+
+    settings = Settings({"NEWSCRAWL_EXTRACTORS": '["nce", " mss"]'})
+    assert setting_list(settings, "NEWSCRAWL_EXTRACTORS") == ["nce", "mss"]
+    assert setting_list(Settings({"X": "nce, mss"}), "X") == ["nce", "mss"]
 
 
 def test_crawl_ids_are_plain_names() -> None:

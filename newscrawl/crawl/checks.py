@@ -8,12 +8,14 @@ settings are known to be good.
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["check_crawl_id", "check_settings"]
+__all__ = ["check_crawl_id", "check_settings", "setting_list"]
 
 
 def check_crawl_id(crawl_id: str) -> str:
@@ -41,6 +43,12 @@ def check_settings(values: Mapping[str, Any]) -> None:
     settings = Settings(values)
     _check_extractors(settings)
     _check_typed(settings, values)
+    _check_ranges(settings, values)
+    if "NEWSCRAWL_SITE_METHOD" in values:
+        from newscrawl.template.sitemethods import check_site_method
+
+        check_site_method(str(values["NEWSCRAWL_SITE_METHOD"]))
+    _check_learned_model(settings)
     if "NEWSCRAWL_ALLOW_PRIVATE" in values:
         _check_allow_private(values["NEWSCRAWL_ALLOW_PRIVATE"])
     if "LOG_LEVEL" in values and not _is_log_level(values["LOG_LEVEL"]):
@@ -49,8 +57,8 @@ def check_settings(values: Mapping[str, Any]) -> None:
     if "MAX_PAGES_PER_SITE" in values and settings.getint("MAX_PAGES_PER_SITE") < 0:
         raise ValueError("the page cap (--max-pages, MAX_PAGES_PER_SITE) must be 0 or more")
     warc = values.get("NEWSCRAWL_WARC_DIR")
-    if warc and Path(str(warc)).exists() and not Path(str(warc)).is_dir():
-        raise ValueError(f"--warc {warc}: exists and is not a folder")
+    if warc:
+        _check_warc_dir(Path(str(warc)))
     if values.get("NEWSCRAWL_CRAWL_ID"):
         check_crawl_id(str(values["NEWSCRAWL_CRAWL_ID"]))
 
@@ -59,7 +67,7 @@ def _check_extractors(settings: Any) -> None:
     from newscrawl.extractors import EXTRACTORS
     from newscrawl.settings import NEWSCRAWL_EXTRACTORS
 
-    names = settings.getlist("NEWSCRAWL_EXTRACTORS")
+    names = setting_list(settings, "NEWSCRAWL_EXTRACTORS")
     unknown = [name for name in names if name not in EXTRACTORS]
     if unknown:
         raise ValueError(
@@ -71,6 +79,22 @@ def _check_extractors(settings: Any) -> None:
         raise ValueError(
             f"primary extractor {primary!r} is not among the extractors ({', '.join(chosen)})"
         )
+
+
+def setting_list(settings: Any, name: str) -> list[str]:
+    """A list setting, given as a list, as comma-separated text or as a JSON list (as README's
+    settings table and ``settings.py`` write it): Scrapy's `getlist` alone would split
+    '["learned", "cetd-tpc"]' at its comma."""
+    value = settings.get(name)
+    if isinstance(value, str) and value.strip().startswith("["):
+        try:
+            found = json.loads(value)
+        except ValueError:
+            raise ValueError(f"{name}={value!r}: not a JSON list of names") from None
+        if not isinstance(found, list) or not all(isinstance(v, str) for v in found):
+            raise ValueError(f"{name}={value!r}: not a JSON list of names")
+        return [v.strip() for v in found if v.strip()]
+    return [v.strip() for v in settings.getlist(name) if v.strip()]
 
 
 def _check_typed(settings: Any, values: Mapping[str, Any]) -> None:
@@ -93,12 +117,85 @@ def _check_typed(settings: Any, values: Mapping[str, Any]) -> None:
             raise ValueError(f"{name}={value!r}: not {kind}") from None
 
 
+def _check_ranges(settings: Any, values: Mapping[str, Any]) -> None:
+    """Numbers the crawl cannot run with: a negative site limit would start no site at all."""
+    for name, low in _LOWEST.items():
+        if name in values and settings.getfloat(name) < low:
+            raise ValueError(f"{name}={values[name]!r}: must be {low} or more")
+    if "NEWSCRAWL_EXTRACTOR_MAX_NODES" in values:
+        for extractor, budget in settings.getdict("NEWSCRAWL_EXTRACTOR_MAX_NODES").items():
+            if not isinstance(budget, int | float) or isinstance(budget, bool) or budget < 0:
+                raise ValueError(
+                    f"NEWSCRAWL_EXTRACTOR_MAX_NODES: {extractor!r} needs a number of elements "
+                    f"(0 for no budget), not {budget!r}"
+                )
+
+
+# The lowest value each number setting accepts (-1 where it means one per core).
+_LOWEST = {
+    "NEWSCRAWL_MAX_ACTIVE_SITES": 0,
+    "NEWSCRAWL_MAX_PAGE_NODES": 1,
+    "NEWSCRAWL_MAX_QUEUED_PER_SITE": 0,
+    "NEWSCRAWL_PARSE_WORKERS": -1,
+    "NEWSCRAWL_SITEPASS_WORKERS": -1,
+    "NEWSCRAWL_SITEPASS_SPLIT_PAGES": 0,
+    "NEWSCRAWL_SITELEVEL_MAX_BYTES": 0,
+    "NEWSCRAWL_FLUSH_SECONDS": 0,
+    "NEWSCRAWL_FLUSH_ROWS": 0,
+    "NEWSCRAWL_PARQUET_ROW_GROUP_ROWS": 1,
+    "NEWSCRAWL_PARQUET_ROW_GROUP_BYTES": 1,
+    "NEWSCRAWL_PARQUET_FILE_ROWS": 1,
+    "NEWSCRAWL_PARQUET_FILE_SECONDS": 0,
+    "NEWSCRAWL_WARC_MAX_BYTES": 1,
+    "NEWSCRAWL_RETRY_AFTER_MAX": 0,
+}
+
+
+def _check_learned_model(settings: Any) -> None:
+    """A learned extractor's model named by the user (its config or NEWSCRAWL_EXTRACTOR_MODEL)
+    must load: the crawl would otherwise fall back to CETD-TPC with only a warning in the log.
+    The shipped model is the project's and not checked here."""
+    from newscrawl.extractors.learned import MODEL_ENV, use_extractor_model
+
+    names = setting_list(settings, "NEWSCRAWL_EXTRACTORS")
+    if names and "learned" not in names:
+        return
+    named = settings.getdict("NEWSCRAWL_EXTRACTOR_CONFIG").get("learned") or {}
+    path = named.get("model") if isinstance(named, dict) else None
+    source = "NEWSCRAWL_EXTRACTOR_CONFIG learned model"
+    if not path and os.environ.get(MODEL_ENV):
+        path, source = os.environ[MODEL_ENV], MODEL_ENV
+    if not path:
+        return
+    saved = os.environ.get(MODEL_ENV)
+    try:
+        use_extractor_model(str(path))
+    except (OSError, ValueError) as err:
+        raise ValueError(f"{source} {path}: {err}") from None
+    finally:  # only checked here: the config, not the environment, still decides
+        if saved is None:
+            os.environ.pop(MODEL_ENV, None)
+        else:
+            os.environ[MODEL_ENV] = saved
+
+
+def _check_warc_dir(folder: Path) -> None:
+    """The WARC folder exists or can be made (made now: the crawl writes there anyway)."""
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(f"--warc {folder}: exists and is not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise ValueError(f"--warc {folder}: cannot make the folder ({err.strerror})") from None
+
+
 # Settings whose text has a reader of its own (checked apart): not only true or false.
 _OWN_READERS = frozenset({"NEWSCRAWL_ALLOW_PRIVATE"})
 # A whole-number default does not make a whole-number setting: Scrapy reads DOWNLOAD_TIMEOUT
 # (180) as a float, so numbers are checked as numbers.
 _READERS = {
     bool: ("true or false (1/0, yes/no)", lambda s, n: s.getbool(n)),
+    dict: ("a JSON object", lambda s, n: s.getdict(n)),
     int: ("a number", lambda s, n: s.getfloat(n)),
     float: ("a number", lambda s, n: s.getfloat(n)),
 }
