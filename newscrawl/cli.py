@@ -57,6 +57,29 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except ModuleNotFoundError as err:
+        extra = _EXTRAS.get((err.name or "").split(".")[0])
+        if extra is None:
+            raise
+        print(
+            f"newscrawl {args.command}: needs {err.name}; install it with "
+            f"pip install 'newscrawl[{extra}]'",
+            file=sys.stderr,
+        )
+        return 2
+
+
+# The optional packages a command may need, and the extra that installs each.
+_EXTRAS = {
+    "redis": "distributed",
+    "scrapy_redis": "distributed",
+    "dask": "distributed",
+    "distributed": "distributed",
+    "playwright": "render",
+    "scrapy_playwright": "render",
+    "trafilatura": "bench",
+    "pandas": "bench",
+}
 
 
 if __name__ == "__main__":

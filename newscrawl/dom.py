@@ -67,7 +67,7 @@ MIB = 1024 * 1024
 NOSCRIPT_MIN_WORDS = 150
 MAX_PAGE_BYTES = 16 * MIB
 # Elements a page may have (estimated from its markup before any tree is built): a tree costs
-# about 1 KB a node, so 9.9 MB of "<p>a" (3.3 million elements) would take gigabytes.
+# about 1 KB a node, so 9.9 MB of "<p>a" (2.5 million elements) would take gigabytes.
 MAX_PAGE_NODES = 100_000
 # libxml2's element depth limit in huge-tree mode; deeper markup is re-rooted (see nesting).
 PARSER_MAX_DEPTH = 2048

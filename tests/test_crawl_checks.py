@@ -138,3 +138,16 @@ def test_fifos_are_not_pages(tmp_path: Path, capsys: pytest.CaptureFixture[str])
 def test_serve_demo_refuses_a_port_out_of_range(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["serve-demo", "--port", "99999"]) == 2
     assert "--port must be 0" in capsys.readouterr().err
+
+
+def test_a_missing_optional_package_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Without the distributed extra, `enqueue` printed redis's ModuleNotFoundError."""
+    import sys
+
+    monkeypatch.setitem(sys.modules, "redis", None)  # an import of it fails as if not installed
+    monkeypatch.delitem(sys.modules, "newscrawl.distributed.queue", raising=False)
+    assert main(["enqueue", "--redis", "redis://127.0.0.1:1/0", "http://example.com/"]) == 2
+    err = capsys.readouterr().err
+    assert "pip install 'newscrawl[distributed]'" in err and "Traceback" not in err

@@ -193,6 +193,45 @@ def export_pages(out: Path, folder: Path) -> None:
             meta.write(json.dumps({**record, "content_type": row.content_type}) + "\n")
 
 
+def assert_reextract_keeps_crawls_apart(
+    pages: Path, tmp_path: Path, crawled: dict[str, tuple[str, str]]
+) -> None:
+    """A folder of several crawls: each crawl's pages of a site go through their own pass. A
+    second crawl whose pages all carry one article of the first would make that article's
+    body template in a joint pass; and one crawl's partition keeps its crawl id."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = pq.read_table(pages).to_pylist()
+    (crawl_id,) = {row["crawl"] for row in rows}
+    longest = max(crawled, key=lambda url: len(crawled[url][1]))
+    first = next(row for row in rows if row["url"] == longest)
+    copies = [
+        {**first, "crawl": "second", "url": f"{first['url']}?copy={k}",
+         "html": first["html"].replace(b"<title>", f"<title>copy {k} ".encode(), 1)}
+        for k in range(100)
+    ]  # fmt: skip
+    both = tmp_path / "both"
+    pq.write_to_dataset(
+        pa.Table.from_pylist(rows + copies),
+        both,
+        partitioning=["crawl"],
+        partitioning_flavor="hive",
+    )
+    command = [sys.executable, "-m", "newscrawl.cli", "reextract"]
+    for source, target in ((both, "rx-both"), (pages / f"crawl={crawl_id}", "rx-one")):
+        result = subprocess.run(
+            [*command, str(source), "--out", str(tmp_path / target)],
+            capture_output=True, text=True, cwd=ROOT,
+        )  # fmt: skip
+        assert result.returncode == 0, result.stderr[-3000:]
+    again = pd.read_parquet(tmp_path / "rx-both")
+    again = again[again.crawl == crawl_id]
+    redone = dict(zip(again.url, zip(again.title, again.text, strict=True), strict=True))
+    assert {url: redone[url] for url in crawled} == crawled
+    assert {p.name for p in (tmp_path / "rx-one").iterdir()} == {f"crawl={crawl_id}"}
+
+
 @pytest.mark.slow
 def test_crawl_articles_equal_an_offline_site_pass_of_the_stored_pages(
     demo: DemoServer, tmp_path: Path
@@ -234,6 +273,7 @@ def test_crawl_articles_equal_an_offline_site_pass_of_the_stored_pages(
     again = pd.read_parquet(tmp_path / "rx")
     redone = dict(zip(again.url, zip(again.title, again.text, strict=True), strict=True))
     assert {url: redone[url] for url in crawled} == crawled
+    assert_reextract_keeps_crawls_apart(out / "pages", tmp_path, crawled)
     # the site pass cut the template: closer to the gold than the page-level text it started from
     gold = {canonical_url(url): a.text for url, a in demo.gold().items()}
     rows = articles[articles.final_url.isin(gold)]

@@ -22,7 +22,7 @@ no politeness delays, writing Parquet to a temporary folder. Variants:
   all-sites     site-pass with every site of the list crawled at once (NEWSCRAWL_MAX_ACTIVE_SITES
                 0), as before that limit: its memory beside site-pass at --copies 32
   heavy-page    site-pass with one more site whose home page links to 9.9 MB of "<p>a"
-                (3.3 million elements) and three small pages: the huge page is refused by the
+                (2.5 million elements) and three small pages: the huge page is refused by the
                 node budget; "other pages/s" counts the demo sites' pages only, to set beside
                 site-pass
   docs-site     site-pass on one site of real-world page weight instead of the demo web: 200

@@ -66,7 +66,10 @@ def run(args: argparse.Namespace) -> int:
     if options and args.extractor != "learned":
         print("reextract: --extractor-model is the learned extractor's", file=sys.stderr)
         return 2
-    stage = ReExtract(args.extractor, options, model=args.model, site_pass=args.site_pass)
+    stage = ReExtract(
+        args.extractor, options, model=args.model, site_pass=args.site_pass,
+        crawl=_crawl_of_folder(Path(args.pages)),
+    )  # fmt: skip
     problem = _not_pages(Path(args.pages), stage.html_column)
     if problem is not None:
         print(f"reextract: {problem}", file=sys.stderr)
@@ -87,6 +90,13 @@ def run(args: argparse.Namespace) -> int:
     if missing and not report.results:
         return 2
     return 1 if report.failed else 0
+
+
+def _crawl_of_folder(pages: Path) -> str | None:
+    """ID when PAGES is one crawl's partition (OUT/pages/crawl=ID): its rows carry no crawl
+    column of their own, the folder name holds it."""
+    name = pages.resolve().name
+    return name.split("=", 1)[1] or None if name.startswith("crawl=") else None
 
 
 def _not_pages(pages: Path, html_column: str) -> str | None:

@@ -343,6 +343,7 @@ class ReExtract:
     html_column: str = "html"
     model: str | None = None  # a template model (`newscrawl train`): filter, then `extractor`
     site_pass: bool = True
+    crawl: str | None = None  # the crawl of rows without one (PAGES is one crawl=ID folder)
 
     @property
     def columns(self) -> list[str]:
@@ -358,7 +359,7 @@ class ReExtract:
         from newscrawl.extractors.saved import Item, site_records
 
         extractor = _cached_extractor(self.extractor, self.options, self.model)
-        crawls = _column(table, "crawl")
+        crawls = [self.crawl if c is None else c for c in _column(table, "crawl")]
         urls = table.column("url").to_pylist()
         pages = table.column(self.html_column).to_pylist()
         types = _column(table, "content_type")
@@ -367,7 +368,14 @@ class ReExtract:
             for i, (url, html, content_type) in enumerate(zip(urls, pages, types, strict=True))
         ]
         with_pass = self.site_pass and self.model is None and self.extractor != TEMPLATE
-        records = dict(site_records(extractor, items, with_pass))
+        # each crawl's pages of the site through their own pass, as each crawl passed them: a
+        # folder of scheduled runs holds the site's pages of every day
+        by_crawl: dict[str | None, list[tuple[int, Item]]] = {}
+        for index, item in items:
+            by_crawl.setdefault(crawls[index], []).append((index, item))
+        records: dict[int, dict[str, Any]] = {}
+        for group in by_crawl.values():
+            records.update(site_records(extractor, group, with_pass))
         rows = [
             {"site": site, "crawl": crawls[i], "url": urls[i], "title": records[i]["title"],
              "text": records[i]["text"], "extractor": records[i]["extractor"],
