@@ -16,7 +16,10 @@ __all__ = ["COMMANDS", "main"]
 COMMANDS: dict[str, tuple[str, str]] = {
     "extract": ("extract", "extract title and main text from saved pages"),
     "evaluate": ("evaluate", "score extractors against gold text on datasets"),
-    "bench": ("bench", "benchmarks: extract, crawl, smooth, scale"),
+    "bench": (
+        "bench",
+        "benchmarks: extract, crawl, ingest, charsets, smooth, scale, template, template-eval",
+    ),
     "crawl": ("crawl", "crawl sites and write a Parquet article corpus"),
     "ingest": ("ingest", "read WARC/ARC archives through the crawl's pipelines"),
     "demo": ("demo", "crawl the bundled demo web end to end (no network needed)"),

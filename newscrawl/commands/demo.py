@@ -139,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
         return 1
     print(format_summary(summary))
     _print_report(gold_report(args.out, summary["crawl_id"], gold))
-    print(f'open it: pandas.read_parquet("{args.out}/articles")')
+    print(f'open it: pyarrow.parquet.read_table("{args.out}/articles") (or pandas.read_parquet)')
     return 0 if summary.get("reason") == "finished" else 1
 
 
