@@ -155,7 +155,7 @@ def _check_learned_model(settings: Any) -> None:
     """A learned extractor's model named by the user (its config or NEWSCRAWL_EXTRACTOR_MODEL)
     must load: the crawl would otherwise fall back to CETD-TPC with only a warning in the log.
     The shipped model is the project's and not checked here."""
-    from newscrawl.extractors.learned import MODEL_ENV, use_extractor_model
+    from newscrawl.extractors.learned import MODEL_ENV, check_extractor_model
 
     names = setting_list(settings, "NEWSCRAWL_EXTRACTORS")
     if names and "learned" not in names:
@@ -167,16 +167,10 @@ def _check_learned_model(settings: Any) -> None:
         path, source = os.environ[MODEL_ENV], MODEL_ENV
     if not path:
         return
-    saved = os.environ.get(MODEL_ENV)
     try:
-        use_extractor_model(str(path))
+        check_extractor_model(str(path))
     except (OSError, ValueError) as err:
         raise ValueError(f"{source} {path}: {err}") from None
-    finally:  # only checked here: the config, not the environment, still decides
-        if saved is None:
-            os.environ.pop(MODEL_ENV, None)
-        else:
-            os.environ[MODEL_ENV] = saved
 
 
 def _check_warc_dir(folder: Path) -> None:

@@ -35,7 +35,14 @@ from newscrawl.learned.stacking import CONTEXT_FEATURES
 from newscrawl.learned.trainset import seed_extractions, seed_extractors, seed_selections
 from newscrawl.title import page_title
 
-__all__ = ["FALLBACK", "MODEL_ENV", "Learned", "LearnedConfig", "use_extractor_model"]
+__all__ = [
+    "FALLBACK",
+    "MODEL_ENV",
+    "Learned",
+    "LearnedConfig",
+    "check_extractor_model",
+    "use_extractor_model",
+]
 
 # The seed extractor with the best cross-validated F1 (README's quality table).
 FALLBACK = "cetd-tpc"
@@ -113,9 +120,16 @@ def use_extractor_model(path: str) -> str:
     """Make the model file at `path` the learned extractor's, in this process and the worker
     processes it starts (`MODEL_ENV`); returns its absolute path. Raises ModelFileError (a
     ValueError) for a file that is no extractor model of this code's features."""
-    absolute = str(Path(path).resolve())
-    _model(absolute)  # refused now, not in every worker
+    absolute = check_extractor_model(path)  # refused now, not in every worker
     os.environ[MODEL_ENV] = absolute
+    return absolute
+
+
+def check_extractor_model(path: str) -> str:
+    """The absolute path of the model file at `path`; ModelFileError (a ValueError) for a file
+    that is no extractor model of this code's features."""
+    absolute = str(Path(path).resolve())
+    _model(absolute)
     return absolute
 
 
