@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
 
 from newscrawl.cli import main
-from newscrawl.crawl.checks import check_crawl_id, check_settings
+from newscrawl.crawl.checks import check_crawl_id, check_settings, known_settings
 from newscrawl.crawl.sites import SiteListError, read_sites
 from newscrawl.pagefiles import find_pages, not_found_reason
 
@@ -40,11 +41,42 @@ from newscrawl.pagefiles import find_pages, not_found_reason
             "learned model /nonexistent/m.json: no extractor model",
         ),
         ({"NEWSCRAWL_WARC_DIR": "/proc/no-such-folder"}, "cannot make the folder"),
+        # the NEWSCRAWL_ prefix is ours: a name we do not read is a typo
+        (
+            {"NEWSCRAWL_SITELEVELL": "0"},
+            r"unknown setting NEWSCRAWL_SITELEVELL \(did you mean "
+            "NEWSCRAWL_SITELEVEL\\?\\)",
+        ),
+        ({"NEWSCRAWL_EXTRACTOR_MODEL": "m.json"}, "read from the environment, not from"),
+        ({"NEWSCRAWL_NO_SUCH_THING": "1"}, "unknown setting NEWSCRAWL_NO_SUCH_THING: newscrawl"),
     ],
 )
 def test_bad_settings_are_named(values: dict, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         check_settings(values)
+
+
+def test_an_unknown_scrapy_name_is_only_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    check_settings({"DOWNLOAD_DELAYS": "1", "SOME_MIDDLEWARE_OPTION": "x"})
+    warned = caplog.text
+    assert (
+        "DOWNLOAD_DELAYS is not one Scrapy or newscrawl reads (did you mean DOWNLOAD_DELAY?)"
+        in warned
+    )
+    assert "SOME_MIDDLEWARE_OPTION is not one" in warned
+
+
+def test_every_setting_the_code_reads_is_known() -> None:
+    """A setting read in the code but missing from the known names would be refused."""
+    root = Path(__file__).resolve().parent.parent
+    read = set()
+    for path in [
+        *root.joinpath("newscrawl").rglob("*.py"),
+        *root.joinpath("pipelines").rglob("*.py"),
+    ]:
+        read.update(re.findall(r"settings\.get\w*\(\s*\"([A-Z][A-Z0-9_]+)\"", path.read_text()))
+    assert len(read) > 40
+    assert read - known_settings() == set()
 
 
 def test_good_settings_pass(tmp_path: Path) -> None:

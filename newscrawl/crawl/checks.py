@@ -8,6 +8,7 @@ settings are known to be good.
 
 from __future__ import annotations
 
+import difflib
 import json
 import logging
 import os
@@ -15,7 +16,33 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["check_crawl_id", "check_settings", "setting_list"]
+__all__ = ["check_crawl_id", "check_settings", "known_settings", "setting_list"]
+
+logger = logging.getLogger(__name__)
+
+# Settings read with a default in the code that reads them, not in newscrawl.settings: the
+# distributed worker's, the ingest's, the WARC writer's file prefix, and scrapy-redis's URL.
+_READ_ELSEWHERE = frozenset(
+    {
+        "NEWSCRAWL_INGEST_OPEN_BYTES",
+        "NEWSCRAWL_INGEST_OPEN_PAGES",
+        "NEWSCRAWL_INGEST_OPEN_SITES",
+        "NEWSCRAWL_INGEST_OUT",
+        "NEWSCRAWL_LEASE_SECONDS",
+        "NEWSCRAWL_MAX_ATTEMPTS",
+        "NEWSCRAWL_OUT_ROOT",
+        "NEWSCRAWL_PARQUET_SYNC_FOLDERS",
+        "NEWSCRAWL_POLL_SECONDS",
+        "NEWSCRAWL_REDIS_MAX_BACKOFF",
+        "NEWSCRAWL_REDIS_START_WAIT",
+        "NEWSCRAWL_RUN",
+        "NEWSCRAWL_WARC_PREFIX",
+        "NEWSCRAWL_WORKER_FOREVER",
+        "NEWSCRAWL_WORKER_ID",
+        "REDIS_URL",
+    }
+)
+_OURS = "NEWSCRAWL_"
 
 
 def check_crawl_id(crawl_id: str) -> str:
@@ -40,6 +67,7 @@ def check_settings(values: Mapping[str, Any]) -> None:
     `values` (the settings a command was asked for)."""
     from scrapy.settings import Settings
 
+    _check_names(values)
     settings = Settings(values)
     _check_extractors(settings)
     _check_typed(settings, values)
@@ -61,6 +89,38 @@ def check_settings(values: Mapping[str, Any]) -> None:
         _check_warc_dir(Path(str(warc)))
     if values.get("NEWSCRAWL_CRAWL_ID"):
         check_crawl_id(str(values["NEWSCRAWL_CRAWL_ID"]))
+
+
+def known_settings() -> frozenset[str]:
+    """Every setting name Scrapy or newscrawl reads."""
+    from scrapy.settings import default_settings
+
+    from newscrawl import settings as ours
+
+    names = {n for module in (default_settings, ours) for n in dir(module) if n.isupper()}
+    return frozenset(names) | _READ_ELSEWHERE
+
+
+def _check_names(values: Mapping[str, Any]) -> None:
+    """A NEWSCRAWL_ name the project does not read is a typo (the prefix is ours), and stops the
+    command; any other unknown name only gets a warning, as a third-party middleware or
+    extension may read it."""
+    from newscrawl.extractors.learned import MODEL_ENV
+
+    known = known_settings()
+    for name in values:
+        if name in known:
+            continue
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        if name == MODEL_ENV:
+            raise ValueError(
+                f"{name} is read from the environment, not from the settings: run "
+                f"`{name}=FILE newscrawl ...`"
+            )
+        if name.startswith(_OURS):
+            raise ValueError(f"unknown setting {name}{hint}: newscrawl reads no such setting")
+        logger.warning("setting %s is not one Scrapy or newscrawl reads%s", name, hint)
 
 
 def _check_extractors(settings: Any) -> None:
