@@ -321,6 +321,8 @@ def test_bench_charsets_serves_pages_undeclared_and_counts_what_reads_back(
     assert rows["iso-8859-7"][0] == rows["iso-8859-7"][2] == "1"  # readable, if not exact
     assert rows["ascii"] == ["0", "0", "0"]  # all references: nothing to detect
     assert main([*argv, "--where", "language"]) == 2
+    assert main([*argv, "--where", "language=Klingon"]) == 2  # no page: not a row of zeros
+    assert "no pages with language=Klingon in meta.jsonl" in capsys.readouterr().err
     assert main(["bench", "charsets", str(html), "--where", "language=Greek"]) == 2
     assert main(["bench", "charsets", str(tmp_path), "--codecs", "cp1253,nonsense"]) == 2
     assert main(["bench", "charsets", str(tmp_path / "missing")]) == 2

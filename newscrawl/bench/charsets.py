@@ -153,6 +153,9 @@ def run(args: argparse.Namespace) -> int:
             pages = _pages(args.dataset, args.where, args.limit, records)
         except (ValueError, OSError) as err:  # a meta.jsonl line that is not JSON, unreadable
             problem = f"{args.dataset / 'meta.jsonl'}: {err}"
+    if problem is None and not pages:
+        chosen = f" with {args.where} in meta.jsonl" if args.where else ""
+        problem = f"{args.dataset}: no pages{chosen} (nothing to measure)"
     if problem is not None:
         print(f"bench charsets: {problem}", file=sys.stderr)
         return 2
