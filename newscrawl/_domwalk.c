@@ -83,11 +83,14 @@ typedef struct {
     PyObject *piece_owner, *piece_block, *piece_text, *piece_line, *piece_glued, *piece_in_link;
     PyObject *href, *titles, *metas; /* dict node -> href; title and meta node ids */
     PyObject *path_ids, *paths; /* per node its tag path's id; (parent path id, tag) -> id */
-    PyObject *shown, *skipped, *blocks; /* set of proxies; frozensets of tag names */
+    PyObject *shown, *skipped, *blocks, *glue; /* set of proxies; frozensets of tag names */
     PyObject *doc;
     PyObject *s_head, *s_a, *s_title, *s_meta, *s_br, *s_href, *empty;
     Py_ssize_t line;
     int last_space; /* whether the raw text before the next piece ended in whitespace */
+    int closed; /* elements ended since the last text or start: 0 none, 1 only glue, 2 other */
+    int apart;  /* the next piece starts an element laid apart from the one before */
+    Py_UCS4 last_char; /* the last character of the raw text before the next piece */
 } Walk;
 
 /* The context an element's children inherit ("top" in dom.py) and where a text lives. */
@@ -167,6 +170,16 @@ collapsed(PyObject *raw)
     return text;
 }
 
+/* `newscrawl.scripts.spaceless`: a character of a script written without spaces between words. */
+static int
+spaceless(Py_UCS4 c)
+{
+    return (c >= 0x0E00 && c <= 0x0EFF) || (c >= 0x1000 && c <= 0x109F)
+        || (c >= 0x1780 && c <= 0x17FF) || (c >= 0x2E80 && c <= 0x9FFF)
+        || (c >= 0xF900 && c <= 0xFAFF) || (c >= 0xFF00 && c <= 0xFFEF)
+        || (c >= 0x20000 && c <= 0x3FFFF);
+}
+
 /* `Dom._add_piece`: record one raw text run. */
 static int
 add_piece(Walk *w, PyObject *raw, Where where)
@@ -180,21 +193,28 @@ add_piece(Walk *w, PyObject *raw, Where where)
     if (PyUnicode_GET_LENGTH(text) == 0) { /* blank: it still separates its neighbours */
         Py_DECREF(text);
         w->last_space = 1;
+        w->last_char = ' ';
+        w->closed = 0;
+        w->apart = 0;
         return 0;
     }
     if (where.in_head || where.owner < 0) {
         Py_DECREF(text);
         return 0;
     }
-    int first_space = Py_UNICODE_ISSPACE(PyUnicode_READ_CHAR(raw, 0));
-    int glued = !first_space && !w->last_space;
+    Py_UCS4 first = PyUnicode_READ_CHAR(raw, 0);
+    int apart = w->apart && !spaceless(w->last_char) && !spaceless(first);
+    w->closed = 0;
+    w->apart = 0;
+    int glued = !apart && !Py_UNICODE_ISSPACE(first) && !w->last_space;
     int rc = append_long(w->piece_owner, where.owner) < 0
         || append_long(w->piece_block, where.block) < 0
         || append_long(w->piece_line, w->line) < 0 || PyList_Append(w->piece_text, text) < 0
         || PyList_Append(w->piece_glued, glued ? Py_True : Py_False) < 0
         || PyList_Append(w->piece_in_link, where.in_link ? Py_True : Py_False) < 0;
     Py_DECREF(text);
-    w->last_space = Py_UNICODE_ISSPACE(PyUnicode_READ_CHAR(raw, n - 1));
+    w->last_char = PyUnicode_READ_CHAR(raw, n - 1);
+    w->last_space = Py_UNICODE_ISSPACE(w->last_char);
     return rc ? -1 : 0;
 }
 
@@ -326,6 +346,12 @@ visit(Walk *w, xmlNode *c_node, Top top)
         rc = add_text(w, tail_of, c_node, where);
         goto done;
     }
+    int glue = PySet_Contains(w->glue, tag);
+    if (glue < 0)
+        goto done;
+    /* two elements side by side: two words, unless a script without spaces joins them */
+    w->apart = w->closed == 2 || (w->closed && !glue);
+    w->closed = 0;
     Py_ssize_t node = add_node(w, tag, proxy, c_node, top);
     if (node < 0)
         goto done;
@@ -376,6 +402,8 @@ visit(Walk *w, xmlNode *c_node, Top top)
         goto done;
     if (is_block)
         w->line++;
+    if (w->closed < 2)
+        w->closed = glue ? 1 : 2;
     rc = add_text(w, tail_of, c_node, tail);
 done:
     Py_DECREF(tag);
@@ -388,7 +416,7 @@ walk(PyObject *self, PyObject *args)
 {
     Walk w = {0};
     PyObject *root;
-    if (!PyArg_ParseTuple(args, "OO!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!", &root,
+    if (!PyArg_ParseTuple(args, "OO!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!", &root,
                           &PyList_Type, &w.tag, &PyList_Type, &w.parent, &PyList_Type, &w.depth,
                           &PyList_Type, &w.end,
                           &PyList_Type, &w.children, &PyList_Type, &w.elements,
@@ -400,7 +428,7 @@ walk(PyObject *self, PyObject *args)
                           &PyDict_Type, &w.href, &PyList_Type, &w.titles, &PyList_Type, &w.metas,
                           &PyList_Type, &w.path_ids,
                           &PySet_Type, &w.shown, &PyFrozenSet_Type, &w.skipped,
-                          &PyFrozenSet_Type, &w.blocks))
+                          &PyFrozenSet_Type, &w.blocks, &PyFrozenSet_Type, &w.glue))
         return NULL;
     xmlNode *c_root = PyObject_TypeCheck(root, (PyTypeObject *)element_type)
         ? ((LxmlElement *)root)->_c_node : NULL;
@@ -432,6 +460,7 @@ walk(PyObject *self, PyObject *args)
     w.s_href = PyUnicode_InternFromString("href");
     w.empty = PyUnicode_InternFromString("");
     w.last_space = 1;
+    w.last_char = ' ';
     w.paths = PyDict_New();
     PyObject *result = NULL;
     if (w.paths && w.s_head && w.s_a && w.s_title && w.s_meta && w.s_br && w.s_href
@@ -623,7 +652,7 @@ static PyMethodDef methods[] = {
      " piece_owner,"
      " piece_block, piece_text, piece_line, piece_glued, piece_in_link, href, titles, metas,"
      " path_ids,"
-     " shown, skipped_tags, block_tags): fill the lists as Dom._walk does; the ids of <title>"
+     " shown, skipped_tags, block_tags, glue_tags): fill the lists as Dom._walk does; the ids of <title>"
      " and <meta> elements go to titles and metas"},
     {"with_attribute", with_attribute, METH_VARARGS,
      "with_attribute(elements, name): indices of the elements that have attribute name"},

@@ -28,7 +28,8 @@ import numpy as np
 
 from newscrawl.encoding import Decoded, NotHtmlError, decode_page
 from newscrawl.nesting import flatten_nesting
-from newscrawl.tags import BLOCK_TAGS, SKIPPED_TAGS, VOID_TAGS
+from newscrawl.scripts import spaceless
+from newscrawl.tags import BLOCK_TAGS, GLUE_TAGS, SKIPPED_TAGS, VOID_TAGS
 
 try:  # the compiled walk (an optional extension: pip builds it where a C compiler is found)
     from newscrawl._domwalk import attribute_values as _compiled_attribute_values
@@ -158,7 +159,7 @@ class Dom:
             self.has_attributes, self.piece_start, self.piece_end, self.piece_owner,
             self.piece_block, self.piece_text, self.piece_line, self.piece_glued,
             self.piece_in_link, self.href, titles, metas, path_ids, self.shown_noscripts,
-            SKIPPED_TAGS, BLOCK_TAGS,
+            SKIPPED_TAGS, BLOCK_TAGS, GLUE_TAGS,
         )  # fmt: skip
         self.__dict__["path_ids"] = path_ids  # the cached property, made by the walk
         for node in titles:  # the first <title> with text, as the Python walk takes it
@@ -182,6 +183,10 @@ class Dom:
         push, pop = stack.append, stack.pop
         last_raw = " "  # raw text of the previous piece, to know whether pieces touch
         self._line = 0  # bumped at every block boundary and <br>
+        # Elements ended since the last text or start: 0 none, 1 only GLUE_TAGS, 2 another;
+        # whether the next piece starts an element that is laid apart from the one before.
+        self._closed = 0
+        self._apart = False
         walker = lxml.etree.iterwalk(root, events=("start", "end", "comment", "pi"))
         skip = walker.skip_subtree
         for event, el in walker:
@@ -191,6 +196,7 @@ class Dom:
                     piece_end[node] = len(pieces)
                     if tags[node] in BLOCK_TAGS:
                         self._line += 1
+                    self._closed = max(self._closed, 1 if tags[node] in GLUE_TAGS else 2)
                 top = stack[-1][1] if stack else top
                 if el.tail:
                     last_raw = add_piece(el.tail, tail_ctx, last_raw)
@@ -212,6 +218,10 @@ class Dom:
                 elif el.tail:
                     last_raw = add_piece(el.tail, ctx, last_raw)
                 continue
+            # two elements side by side: two words (see GLUE_TAGS), unless a script without
+            # spaces joins them (`_add_piece`)
+            self._apart = self._closed == 2 or (self._closed == 1 and tag not in GLUE_TAGS)
+            self._closed = 0
             node = len(tags)
             tags.append(tag)
             parents.append(parent)
@@ -253,14 +263,19 @@ class Dom:
         owner, block, in_head, in_link = ctx
         text = " ".join(raw.split())
         if not text:
+            self._closed = 0
+            self._apart = False
             return " "  # blank text still separates its neighbours
         if in_head or owner < 0:
             return last_raw
+        apart = self._apart and not spaceless(last_raw[-1]) and not spaceless(raw[0])
+        self._closed = 0
+        self._apart = False
         self.piece_owner.append(owner)
         self.piece_block.append(block)
         self.piece_line.append(self._line)
         self.piece_text.append(text)
-        self.piece_glued.append(not raw[0].isspace() and not last_raw[-1].isspace())
+        self.piece_glued.append(not (apart or raw[0].isspace() or last_raw[-1].isspace()))
         self.piece_in_link.append(in_link)
         return raw
 

@@ -3,7 +3,7 @@ has no end tag."""
 
 from __future__ import annotations
 
-__all__ = ["BLOCK_TAGS", "SKIPPED_TAGS", "VOID_TAGS"]
+__all__ = ["BLOCK_TAGS", "GLUE_TAGS", "SKIPPED_TAGS", "VOID_TAGS"]
 
 # Elements whose content a reader never sees: they get no node and no text.
 SKIPPED_TAGS = frozenset(
@@ -75,6 +75,18 @@ BLOCK_TAGS = frozenset(
         "thead",
         "tr",
         "ul",
+    }
+)
+# Inline elements that may end or start inside a word (a drop cap, a styled syllable, a
+# letter-by-letter animation): two of them side by side with no whitespace between render as
+# one word. Where another element ends and the next one starts with nothing between them
+# (`<a>lena_rides</a><span>New member</span>`, a label and a button), pages lay the two apart
+# with CSS, and their texts are two words (`newscrawl.dom`).
+GLUE_TAGS = frozenset(
+    {
+        *("abbr", "b", "bdi", "bdo", "big", "del", "em", "font", "i", "ins", "mark", "nobr"),
+        *("q", "rb", "rp", "rt", "ruby", "s", "small", "span", "strike", "strong", "sub"),
+        *("sup", "tt", "u", "wbr"),
     }
 )
 # Void elements: no content and no end tag (the HTML standard's list, with the obsolete keygen).

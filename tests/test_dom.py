@@ -294,3 +294,29 @@ def test_text_and_links_after_the_document_end_stay_in_the_body() -> None:
         "The story comes after the end tags, with a link.",
     ]
     assert list(dom.href.values()) == ["/more"]
+
+
+@pytest.mark.parametrize(
+    ("body", "text"),
+    [
+        # a link and the span beside it are laid apart by the page's CSS: two words
+        ('<a href="/u/lena">lena_rides</a><span>New member</span>', "lena_rides New member"),
+        (
+            "<label>Colour</label><select><option>Olive</option></select><button>Add</button>",
+            "Colour Add",
+        ),
+        ("<a>Market Tote 18 L</a><span>79.00 EUR</span>", "Market Tote 18 L 79.00 EUR"),
+        # styling elements may split a word: a drop cap, a styled syllable, letter by letter
+        ('<span class="dropcap">T</span>he tide', "The tide"),
+        ("<b>W</b><i>ord</i>", "Word"),
+        ("<span>H</span><span>i</span>", "Hi"),
+        ("foot<sup>1</sup>", "foot1"),
+        # Chinese has no spaces between words: a link in a sentence stays in its word run
+        ("北京<a>建设</a><span>成能够</span>", "北京建设成能够"),
+    ],
+)
+def test_elements_side_by_side_are_words_apart_unless_they_may_split_one(
+    body: str, text: str
+) -> None:
+    dom = parse_html(f"<html><body><p>{body}</p></body></html>")
+    assert dom.text(dom.body) == text

@@ -18,9 +18,10 @@ pytestmark = pytest.mark.compiled
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pages" / "html"
 _TAGS = ["p", "div", "a", "b", "br", "span", "LI", "Title", "script", "noscript", "head",
-         "meta name=k content=v", "a href=' /x '", "h2", "table", "td", "style", "img"]  # fmt: skip
+         "meta name=k content=v", "a href=' /x '", "h2", "table", "td", "style", "img", "label",
+         "select", "sup"]  # fmt: skip
 _TEXTS = ["", " ", "word", "  two  words ", "\u00a0nb\u00a0", "\u3000wide", "\t\n", "é", "<!--c-->",
-          "&amp;", "x y"]  # fmt: skip
+          "&amp;", "x y", "北京", "」"]  # fmt: skip
 
 
 def _doms(html: str) -> tuple[Dom, Dom]:
@@ -137,12 +138,12 @@ def test_the_compiled_walk_refuses_arguments_it_cannot_fill() -> None:
     import lxml.etree
     from newscrawl._domwalk import walk
 
-    from newscrawl.tags import BLOCK_TAGS, SKIPPED_TAGS
+    from newscrawl.tags import BLOCK_TAGS, GLUE_TAGS, SKIPPED_TAGS
 
     root = lxml.etree.fromstring(b"<html><body><p>x<br/>y</p></body></html>")
 
     def call(element: object, lists: list[list[object]]) -> None:
-        walk(element, *lists[:15], {}, *lists[15:18], set(), SKIPPED_TAGS, BLOCK_TAGS)
+        walk(element, *lists[:15], {}, *lists[15:18], set(), SKIPPED_TAGS, BLOCK_TAGS, GLUE_TAGS)
 
     fresh = [[] for _ in range(18)]
     call(root, fresh)  # a plain call works
