@@ -88,8 +88,11 @@ typedef struct {
     PyObject *s_head, *s_a, *s_title, *s_meta, *s_br, *s_href, *empty;
     Py_ssize_t line;
     int last_space; /* whether the raw text before the next piece ended in whitespace */
-    int closed; /* elements ended since the last text or start: 0 none, 1 only glue, 2 other */
-    int apart;  /* the next piece starts an element laid apart from the one before */
+    /* Between two texts (`Dom._closed` and the rest): the elements that held the first and
+       have ended (0 none, 1 only glue, 2 other), those begun since and still open (how many,
+       how many not glue), and the count of texts, blank ones too. */
+    int closed;
+    Py_ssize_t opened, opened_apart, texts;
     Py_UCS4 last_char; /* the last character of the raw text before the next piece */
 } Walk;
 
@@ -180,7 +183,17 @@ spaceless(Py_UCS4 c)
         || (c >= 0x20000 && c <= 0x3FFFF);
 }
 
-/* `Dom._add_piece`: record one raw text run. */
+/* `Dom._between_texts`. */
+static void
+between_texts(Walk *w)
+{
+    w->texts++;
+    w->closed = 0;
+    w->opened = w->opened_apart = 0;
+}
+
+/* `Dom._add_piece`: record one raw text run; two elements side by side are two words (see
+   GLUE_TAGS), unless a script without spaces runs across them. */
 static int
 add_piece(Walk *w, PyObject *raw, Where where)
 {
@@ -194,8 +207,7 @@ add_piece(Walk *w, PyObject *raw, Where where)
         Py_DECREF(text);
         w->last_space = 1;
         w->last_char = ' ';
-        w->closed = 0;
-        w->apart = 0;
+        between_texts(w);
         return 0;
     }
     if (where.in_head || where.owner < 0) {
@@ -203,9 +215,9 @@ add_piece(Walk *w, PyObject *raw, Where where)
         return 0;
     }
     Py_UCS4 first = PyUnicode_READ_CHAR(raw, 0);
-    int apart = w->apart && !spaceless(w->last_char) && !spaceless(first);
-    w->closed = 0;
-    w->apart = 0;
+    int apart = w->closed && w->opened && (w->closed == 2 || w->opened_apart)
+        && !spaceless(w->last_char) && !spaceless(first);
+    between_texts(w);
     int glued = !apart && !Py_UNICODE_ISSPACE(first) && !w->last_space;
     int rc = append_long(w->piece_owner, where.owner) < 0
         || append_long(w->piece_block, where.block) < 0
@@ -349,9 +361,9 @@ visit(Walk *w, xmlNode *c_node, Top top)
     int glue = PySet_Contains(w->glue, tag);
     if (glue < 0)
         goto done;
-    /* two elements side by side: two words, unless a script without spaces joins them */
-    w->apart = w->closed == 2 || (w->closed && !glue);
-    w->closed = 0;
+    Py_ssize_t texts_before = w->texts;
+    w->opened++;
+    w->opened_apart += !glue;
     Py_ssize_t node = add_node(w, tag, proxy, c_node, top);
     if (node < 0)
         goto done;
@@ -402,8 +414,12 @@ visit(Walk *w, xmlNode *c_node, Top top)
         goto done;
     if (is_block)
         w->line++;
-    if (w->closed < 2)
+    if (w->texts == texts_before) { /* it held no text: begun and ended between the same two */
+        w->opened--;
+        w->opened_apart -= !glue;
+    } else if (w->closed < 2) {
         w->closed = glue ? 1 : 2;
+    }
     rc = add_text(w, tail_of, c_node, tail);
 done:
     Py_DECREF(tag);

@@ -183,20 +183,21 @@ class Dom:
         push, pop = stack.append, stack.pop
         last_raw = " "  # raw text of the previous piece, to know whether pieces touch
         self._line = 0  # bumped at every block boundary and <br>
-        # Elements ended since the last text or start: 0 none, 1 only GLUE_TAGS, 2 another;
-        # whether the next piece starts an element that is laid apart from the one before.
-        self._closed = 0
-        self._apart = False
+        # Between two texts, the elements that held the first and have ended (0 none, 1 only
+        # GLUE_TAGS, 2 another) and those begun since that will hold the next (how many, how
+        # many not GLUE_TAGS): an empty element in between (`le<a></a>ave`) is neither.
+        # `_texts` counts the texts (blank ones too), to tell whether an element held one.
+        self._closed = self._opened = self._opened_apart = self._texts = 0
         walker = lxml.etree.iterwalk(root, events=("start", "end", "comment", "pi"))
         skip = walker.skip_subtree
         for event, el in walker:
             if event == "end":
-                node, _, tail_ctx = pop()
+                node, _, tail_ctx, texts = pop()
                 if node >= 0:
                     piece_end[node] = len(pieces)
                     if tags[node] in BLOCK_TAGS:
                         self._line += 1
-                    self._closed = max(self._closed, 1 if tags[node] in GLUE_TAGS else 2)
+                    self._end_apart(tags[node] not in GLUE_TAGS, texts)
                 top = stack[-1][1] if stack else top
                 if el.tail:
                     last_raw = add_piece(el.tail, tail_ctx, last_raw)
@@ -214,14 +215,12 @@ class Dom:
             ):
                 if event == "start":
                     skip()
-                    push((-1, top, ctx))
+                    push((-1, top, ctx, 0))
                 elif el.tail:
                     last_raw = add_piece(el.tail, ctx, last_raw)
                 continue
-            # two elements side by side: two words (see GLUE_TAGS), unless a script without
-            # spaces joins them (`_add_piece`)
-            self._apart = self._closed == 2 or (self._closed == 1 and tag not in GLUE_TAGS)
-            self._closed = 0
+            self._opened += 1
+            self._opened_apart += tag not in GLUE_TAGS
             node = len(tags)
             tags.append(tag)
             parents.append(parent)
@@ -248,7 +247,8 @@ class Dom:
             own_block = node if is_block else block
             # Text after a <br> is a text node of its own in the seeds' DOM: its block is the <br>.
             top = (node, depth + 1, own_block, in_head, in_link)
-            push((node, top, (parent, node, ctx[2], ctx[3]) if tag == "br" else ctx))
+            tail_ctx = (parent, node, ctx[2], ctx[3]) if tag == "br" else ctx
+            push((node, top, tail_ctx, self._texts))
             if el.text:
                 last_raw = add_piece(el.text, (node, own_block, in_head, in_link), last_raw)
         # end[i]: ids are preorder, so the subtree ends where the next node outside it starts.
@@ -263,14 +263,20 @@ class Dom:
         owner, block, in_head, in_link = ctx
         text = " ".join(raw.split())
         if not text:
-            self._closed = 0
-            self._apart = False
+            self._between_texts()
             return " "  # blank text still separates its neighbours
         if in_head or owner < 0:
             return last_raw
-        apart = self._apart and not spaceless(last_raw[-1]) and not spaceless(raw[0])
-        self._closed = 0
-        self._apart = False
+        # two elements side by side are two words (see GLUE_TAGS), unless a script without
+        # spaces runs across them
+        apart = (
+            self._closed
+            and self._opened
+            and (self._closed == 2 or self._opened_apart)
+            and not spaceless(last_raw[-1])
+            and not spaceless(raw[0])
+        )
+        self._between_texts()
         self.piece_owner.append(owner)
         self.piece_block.append(block)
         self.piece_line.append(self._line)
@@ -278,6 +284,18 @@ class Dom:
         self.piece_glued.append(not (apart or raw[0].isspace() or last_raw[-1].isspace()))
         self.piece_in_link.append(in_link)
         return raw
+
+    def _end_apart(self, apart: bool, texts: int) -> None:
+        """An element ends (`texts`: the count when it began; `apart`: not in GLUE_TAGS)."""
+        if texts == self._texts:  # it held no text: begun and ended between the same two
+            self._opened -= 1
+            self._opened_apart -= apart
+        else:
+            self._closed = max(self._closed, 2 if apart else 1)
+
+    def _between_texts(self) -> None:
+        self._texts += 1
+        self._closed = self._opened = self._opened_apart = 0
 
     def _read_meta(self, el: lxml.html.HtmlElement) -> None:
         key = el.get("property") or el.get("name") or el.get("itemprop") or el.get("http-equiv")

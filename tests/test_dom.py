@@ -311,6 +311,9 @@ def test_text_and_links_after_the_document_end_stay_in_the_body() -> None:
         ("<b>W</b><i>ord</i>", "Word"),
         ("<span>H</span><span>i</span>", "Hi"),
         ("foot<sup>1</sup>", "foot1"),
+        # empty elements inside a word hold no text of their own: nothing is laid apart
+        ("will le<a></a><a></a>ave", "will leave"),
+        ("<a>x</a><a></a><span>y</span>", "x y"),
         # Chinese has no spaces between words: a link in a sentence stays in its word run
         ("北京<a>建设</a><span>成能够</span>", "北京建设成能够"),
     ],

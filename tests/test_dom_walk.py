@@ -21,7 +21,7 @@ _TAGS = ["p", "div", "a", "b", "br", "span", "LI", "Title", "script", "noscript"
          "meta name=k content=v", "a href=' /x '", "h2", "table", "td", "style", "img", "label",
          "select", "sup"]  # fmt: skip
 _TEXTS = ["", " ", "word", "  two  words ", "\u00a0nb\u00a0", "\u3000wide", "\t\n", "é", "<!--c-->",
-          "&amp;", "x y", "北京", "」"]  # fmt: skip
+          "&amp;", "x y", "北京", "」", "<a></a>"]  # fmt: skip
 
 
 def _doms(html: str) -> tuple[Dom, Dom]:
