@@ -131,7 +131,8 @@ class Dom:
         self.piece_block: list[int] = []
         self.piece_text: list[str] = []
         self.piece_line: list[int] = []  # pieces with the same number render on one line
-        self.piece_glued: list[bool] = []  # no whitespace between it and the piece before
+        # one word with the piece before: no whitespace between, not laid apart (GLUE_TAGS)
+        self.piece_glued: list[bool] = []
         self.piece_in_link: list[bool] = []
         self.href: dict[int, str] = {}
 
