@@ -48,6 +48,9 @@ from newscrawl.pagefiles import find_pages, not_found_reason
             "NEWSCRAWL_SITELEVEL\\?\\)",
         ),
         ({"NEWSCRAWL_EXTRACTOR_MODEL": "m.json"}, "read from the environment, not from"),
+        # the shared prefix alone makes no suggestion
+        ({"NEWSCRAWL_FOO": "1"}, "unknown setting NEWSCRAWL_FOO: newscrawl reads"),
+        ({"NEWSCRAWL_MAX_PAGE_NODE": "9"}, r"did you mean NEWSCRAWL_MAX_PAGE_NODES\?"),
         ({"NEWSCRAWL_NO_SUCH_THING": "1"}, "unknown setting NEWSCRAWL_NO_SUCH_THING: newscrawl"),
     ],
 )

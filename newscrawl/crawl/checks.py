@@ -111,8 +111,7 @@ def _check_names(values: Mapping[str, Any]) -> None:
     for name in values:
         if name in known:
             continue
-        close = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
-        hint = f" (did you mean {close[0]}?)" if close else ""
+        hint = _closest(name, known)
         if name == MODEL_ENV:
             raise ValueError(
                 f"{name} is read from the environment, not from the settings: run "
@@ -121,6 +120,18 @@ def _check_names(values: Mapping[str, Any]) -> None:
         if name.startswith(_OURS):
             raise ValueError(f"unknown setting {name}{hint}: newscrawl reads no such setting")
         logger.warning("setting %s is not one Scrapy or newscrawl reads%s", name, hint)
+
+
+def _closest(name: str, known: frozenset[str]) -> str:
+    """A hint naming the known setting most like `name` ("" when none is). Our names are
+    compared without their shared prefix, which would make any two of them look alike."""
+    if name.startswith(_OURS):
+        ours = {n.removeprefix(_OURS): n for n in known if n.startswith(_OURS)}
+        close = difflib.get_close_matches(name.removeprefix(_OURS), ours, n=1, cutoff=0.75)
+        close = [ours[c] for c in close]
+    else:
+        close = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
+    return f" (did you mean {close[0]}?)" if close else ""
 
 
 def _check_extractors(settings: Any) -> None:
