@@ -668,8 +668,8 @@ static PyMethodDef methods[] = {
      " piece_owner,"
      " piece_block, piece_text, piece_line, piece_glued, piece_in_link, href, titles, metas,"
      " path_ids,"
-     " shown, skipped_tags, block_tags, glue_tags): fill the lists as Dom._walk does; the ids of <title>"
-     " and <meta> elements go to titles and metas"},
+     " shown, skipped_tags, block_tags, glue_tags): fill the lists as Dom._walk does; the ids"
+     " of <title> and <meta> elements go to titles and metas"},
     {"with_attribute", with_attribute, METH_VARARGS,
      "with_attribute(elements, name): indices of the elements that have attribute name"},
     {"attribute_values", attribute_values, METH_VARARGS,

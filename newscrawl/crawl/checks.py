@@ -111,12 +111,12 @@ def _check_names(values: Mapping[str, Any]) -> None:
     for name in values:
         if name in known:
             continue
-        hint = _closest(name, known)
         if name == MODEL_ENV:
             raise ValueError(
                 f"{name} is read from the environment, not from the settings: run "
                 f"`{name}=FILE newscrawl ...`"
             )
+        hint = _closest(name, known)
         if name.startswith(_OURS):
             raise ValueError(f"unknown setting {name}{hint}: newscrawl reads no such setting")
         logger.warning("setting %s is not one Scrapy or newscrawl reads%s", name, hint)
