@@ -58,6 +58,8 @@ DOWNLOADER_MIDDLEWARES = {
     "newscrawl.crawl.retry.RetryAfterMiddleware": 550,
     "scrapy.downloadermiddlewares.redirect.RedirectMiddleware": None,
     "newscrawl.crawl.redirect.SiteRedirectMiddleware": 600,
+    "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware": None,
+    "newscrawl.crawl.redirect.SafeMetaRefreshMiddleware": 580,
     "newscrawl.crawl.replay.ReplayMiddleware": 880,
     # next to the downloader: responses as they came off the network (NEWSCRAWL_WARC_DIR)
     "newscrawl.crawl.warc.WarcRecorderMiddleware": 950,

@@ -54,6 +54,7 @@ KINDS: dict[str, str] = {
     "dns": "DNS lookup failed",
     "redirect_loop": "redirect loop / too many redirects",
     "redirect_scheme": "redirect to a non-web URL (file:, data:...) refused",
+    "redirect_bad_url": "redirect to a URL that cannot be parsed",
     "too_large": "response too large",
     "not_html": "not HTML",
     "too_many_nodes": "page over the node budget (NEWSCRAWL_MAX_PAGE_NODES) refused",

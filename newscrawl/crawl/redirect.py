@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import urljoin, urlsplit
 
 from scrapy import Request
-from scrapy.downloadermiddlewares.redirect import RedirectMiddleware
+from scrapy.downloadermiddlewares.redirect import MetaRefreshMiddleware, RedirectMiddleware
 from scrapy.exceptions import IgnoreRequest
 
 from newscrawl.crawl.errors import CrawlRefusal, refuse
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from scrapy.crawler import Crawler
     from scrapy.http import Response
 
-__all__ = ["SiteRedirectMiddleware"]
+__all__ = ["SafeMetaRefreshMiddleware", "SiteRedirectMiddleware"]
 
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 
@@ -57,6 +57,8 @@ class SiteRedirectMiddleware(RedirectMiddleware):
         except IgnoreRequest as err:
             hops = len(request.meta.get("redirect_urls", [])) + 1
             raise self._refuse("redirect_loop", request, f"{err} after {hops} hops") from None
+        except ValueError as err:  # a Location urllib cannot parse (`http://[::1`, a bad port)
+            raise self._refuse("redirect_bad_url", request, f"redirect: {err}") from None
         if isinstance(result, Request):
             self._check(request, result)
         elif result is response:
@@ -71,8 +73,11 @@ class SiteRedirectMiddleware(RedirectMiddleware):
             return
         if request.meta.get("dont_redirect") or request.meta.get("handle_httpstatus_all"):
             return
-        target = urljoin(request.url, location.decode("latin-1").strip())
-        scheme = urlsplit(target).scheme.lower()
+        try:
+            target = urljoin(request.url, location.decode("latin-1").strip())
+            scheme = urlsplit(target).scheme.lower()
+        except ValueError as err:
+            raise self._refuse("redirect_bad_url", request, f"redirect: {err}") from None
         if scheme not in ("http", "https"):
             detail = f"redirect to a {scheme or 'scheme-less'}: URL ({target[:80]})"
             raise self._refuse("redirect_scheme", request, detail)
@@ -97,3 +102,18 @@ class SiteRedirectMiddleware(RedirectMiddleware):
 
     def _refuse(self, kind: str, request: Request, detail: str) -> CrawlRefusal:
         return refuse(self.crawler, kind, request.url, request.meta.get("site", ""), detail)
+
+
+class SafeMetaRefreshMiddleware(MetaRefreshMiddleware):
+    """MetaRefreshMiddleware that passes on a page whose `<base href>` or refresh URL cannot
+    be parsed (`<base href="http://[::1">`): Scrapy's reading of them raises ValueError, which
+    would lose the page and every link on it for one bad attribute. Such a page is read as it
+    came, without a refresh; the spider ignores the bad `<base>` as browsers do."""
+
+    def process_response(  # type: ignore[override]
+        self, request: Request, response: Response
+    ) -> Request | Response:
+        try:
+            return super().process_response(request, response)
+        except ValueError:
+            return response

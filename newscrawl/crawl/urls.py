@@ -163,11 +163,16 @@ def full_canonical_url(url: str) -> str:
 
 def absolute_url(base: str, href: str) -> str | None:
     """`href` on a page whose base URL is `base`, joined and in canonical form; None when it is
-    not an http(s) URL."""
-    url = urljoin(base, href)
-    if urlsplit(url).scheme not in ("http", "https"):
+    not an http(s) URL or cannot be parsed (`http://[::1`, a port out of range or not a
+    number, `http://[]/`): one malformed link on a page names no page, and the page's other
+    links are read as usual."""
+    try:
+        url = urljoin(base, href)
+        if urlsplit(url).scheme not in ("http", "https"):
+            return None
+        return canonical_url(url)
+    except ValueError:
         return None
-    return canonical_url(url)
 
 
 def canonical_link(link_elements: Iterable[tuple[str, str, str]], base: str) -> str | None:

@@ -196,7 +196,11 @@ class IngestSpider(scrapy.Spider):
         if not is_html_type(content_type) or record.payload is None:
             report.note(report.skipped, "not_html", f"{url} ({content_type})")
             return None
-        url = canonical_url(url)
+        try:
+            url = canonical_url(url)
+        except ValueError:  # `http://[::1`, a port out of range: no page's address
+            report.note(report.skipped, "bad_url", url)
+            return None
         key = hashlib.blake2b(url.encode("utf-8", "surrogatepass"), digest_size=8).digest()
         if key in run.seen:
             report.note(report.skipped, "duplicate", url)

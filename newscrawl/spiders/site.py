@@ -58,6 +58,7 @@ from newscrawl.crawl.sites import SiteSpec, read_sites
 from newscrawl.crawl.state import crawl_state
 from newscrawl.crawl.urls import (
     SiteScope,
+    absolute_url,
     canonical_link,
     canonical_url,
     has_ignored_extension,
@@ -435,7 +436,9 @@ class SiteSpider(scrapy.Spider):
         elif not replayed:
             self.crawler.stats.inc_value(pages_stat(run.spec.name))
         item = self._item(run, response, dom, content_type, replayed)
-        base = response.url if links.base is None else urljoin(response.url, links.base)
+        base = response.url
+        if links.base is not None:  # a <base href> that cannot be parsed is ignored, as browsers do
+            base = absolute_url(response.url, links.base) or response.url
         if canonical := canonical_link(links.link_elements, base):
             item.extras["canonical"] = canonical  # AMP / print views: a duplicate of that URL
         yield item
@@ -483,9 +486,10 @@ class SiteSpider(scrapy.Spider):
     ) -> Iterator[scrapy.Request]:
         """Requests for the feeds and in-site links of a parsed page whose base URL is `base`."""
         for href in feed_links(list(links.link_elements)):
-            feed = canonical_url(urljoin(base, href))
+            feed = absolute_url(base, href)
             if (
-                feed not in run.discovery
+                feed is not None
+                and feed not in run.discovery
                 and run.feeds < _MAX_FEEDS_PER_SITE
                 and run.scope.contains(feed)
             ):
@@ -504,17 +508,18 @@ class SiteSpider(scrapy.Spider):
 
     def _robots(self, run: SiteRun, response: Response) -> Iterator[scrapy.Request]:
         text = response.body[:512_000].decode("utf-8", "replace")
-        sitemaps = [
-            u for u in robots_sitemaps(text) if run.scope.contains(urljoin(response.url, u))
+        listed = (absolute_url(response.url, u) for u in robots_sitemaps(text))
+        sitemaps: list[str | None] = [
+            url for url in listed if url is not None and run.scope.contains(url)
         ]
         if not sitemaps:
-            sitemaps = [urljoin(run.spec.url, "/sitemap.xml")]
+            sitemaps = [absolute_url(run.spec.url, "/sitemap.xml")]
         for url in sitemaps[:_MAX_SITEMAPS_PER_SITE]:
-            yield from self._sitemap_request(run, urljoin(response.url, url))
+            yield from self._sitemap_request(run, url)
 
-    def _sitemap_request(self, run: SiteRun, url: str) -> Iterator[scrapy.Request]:
-        url = canonical_url(url)
-        if url in run.discovery or run.sitemaps >= _MAX_SITEMAPS_PER_SITE:
+    def _sitemap_request(self, run: SiteRun, url: str | None) -> Iterator[scrapy.Request]:
+        """`url`: canonical (`absolute_url`), or None for one that could not be parsed."""
+        if url is None or url in run.discovery or run.sitemaps >= _MAX_SITEMAPS_PER_SITE:
             return
         if not run.scope.contains(url):
             self._offsite_link(run, url)
@@ -533,7 +538,7 @@ class SiteSpider(scrapy.Spider):
         if links is None:
             return
         for url in links.sitemaps:
-            yield from self._sitemap_request(run, urljoin(response.url, url))
+            yield from self._sitemap_request(run, absolute_url(response.url, url))
         entries = [(url, links.lastmod.get(url)) for url in links.pages]
         yield from self._listed_pages(run, response.url, entries)
 
@@ -570,7 +575,10 @@ class SiteSpider(scrapy.Spider):
         """Requests for the pages a sitemap or a feed lists (url, date), newest first: the
         scheduler keeps the order of equal priorities, so the cap takes the latest pages."""
         for url, modified in newest_first(entries):
-            request = self._page_request(run, urljoin(base, url), None, 0, 1, modified)
+            page = absolute_url(base, url)
+            if page is None:  # a URL that cannot be parsed, or not http(s)
+                continue
+            request = self._page_request(run, page, None, 0, 1, modified, canonical=True)
             if request is not None:
                 yield request
 
@@ -597,7 +605,7 @@ class SiteSpider(scrapy.Spider):
         else:
             record_failure(self.crawler, failure, request.meta.get("site", ""))
         if run is not None and request.meta.get("newscrawl_kind") == "robots":
-            yield from self._sitemap_request(run, urljoin(run.spec.url, "/sitemap.xml"))
+            yield from self._sitemap_request(run, absolute_url(run.spec.url, "/sitemap.xml"))
 
 
 def _start_failed(failure: Failure) -> bool:
