@@ -125,6 +125,11 @@ def test_site_lists_in_text_csv_and_argument_form(tmp_path: Path) -> None:
     ]
     table = parse_sites("url,name,max_pages\nhttp://127.0.0.2:81/,My Blog,5\n")
     assert (table[0].name, table[0].max_pages) == ("My-Blog", 5)
+    # a one-column CSV (`df[["url"]].to_csv(index=False)`): its header is no site
+    one_column = parse_sites("url\nhttp://a.example/\nb.example\n")
+    assert [s.url for s in one_column] == ["http://a.example/", "https://b.example/"]
+    with pytest.raises(SiteListError, match="needs a 'url' column"):
+        parse_sites("name\nfoo\n")
     assert [s.name for s in read_sites("http://x.example, http://y.example")] == [
         "x.example",
         "y.example",

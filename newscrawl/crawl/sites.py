@@ -108,10 +108,15 @@ def _unique(specs: list[SiteSpec], source: str) -> list[SiteSpec]:
     return list(by_name.values())
 
 
+_CSV_COLUMNS = frozenset({"url", "name", "max_pages"})
+
+
 def parse_sites(text: str, source: str = "<sites>") -> list[SiteSpec]:
     """Sites from the text of a site list (CSV when its first line names a url column)."""
     first = next((ln for ln in text.splitlines() if ln.strip() and not ln.startswith("#")), "")
-    is_csv = "," in first and "://" not in first  # a header line, not a list of URLs
+    # a header line, not a list of URLs; a one-column CSV's header is one of its column names
+    header = first.strip().strip('"').strip().lower()
+    is_csv = ("," in first and "://" not in first) or header in _CSV_COLUMNS
     specs = _from_csv(text, source) if is_csv else _from_lines(text, source)
     return _unique(specs, source)
 
