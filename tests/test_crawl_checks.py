@@ -151,6 +151,22 @@ def test_the_crawl_command_stops_on_a_typo_before_fetching(
     assert not (tmp_path / "escape").exists()
 
 
+def test_resume_of_a_crawl_id_that_is_not_there_or_finished_is_an_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--resume --crawl-id ID` with a mistyped id must not start a new crawl under it."""
+    out = tmp_path / "out"
+    url = "http://127.0.0.1:9/"  # nothing listens: a crawl that started would fail, not exit 2
+    assert main(["crawl", url, "--out", str(out), "--resume", "--crawl-id", "nosuch"]) == 2
+    assert "no crawl 'nosuch' in" in capsys.readouterr().err
+    assert not (out / ".newscrawl" / "nosuch").exists()
+    done = out / ".newscrawl" / "daily"
+    done.mkdir(parents=True)
+    (done / "state.json").write_text('{"status": "finished", "updated": "2026-11-27T00:00:00"}')
+    assert main(["crawl", url, "--out", str(out), "--resume", "--crawl-id", "daily"]) == 2
+    assert "crawl 'daily' in" in capsys.readouterr().err
+
+
 def test_a_negative_cap_in_a_site_list_is_an_error(tmp_path: Path) -> None:
     sites = tmp_path / "sites.csv"
     sites.write_text("url,max_pages\nhttp://example.org/,-5\n")

@@ -158,6 +158,9 @@ def _run_locked(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
+    elif args.resume and (problem := _not_resumable(args.out, crawl_id)):
+        print(f"newscrawl crawl: {problem}", file=sys.stderr)
+        return 2
     settings = crawl_settings(args.out, crawl_id, overrides)
     try:  # before any fetch, not in the first site pass
         check_geometry(settings.get("NEWSCRAWL_GEOMETRY"))
@@ -193,3 +196,16 @@ def _run_locked(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     return EXIT_STATUS.get(status, 1)
+
+
+def _not_resumable(out: Path, crawl_id: str) -> str | None:
+    """Why `--resume --crawl-id ID` cannot resume (a mistyped or finished crawl), or None."""
+    from newscrawl.crawl.state import STATE_DIR, crawl_statuses
+
+    if not (out / STATE_DIR / crawl_id).is_dir():  # a crawl's folder, from its first moment
+        known = sorted(p.name for p in (out / STATE_DIR).glob("*") if p.is_dir())
+        latest = ", ".join(known[-3:]) or "none"
+        return f"no crawl {crawl_id!r} in {out} to resume (latest there: {latest})"
+    if crawl_statuses(out).get(crawl_id, {}).get("status") == "finished":
+        return f"crawl {crawl_id!r} in {out} finished; nothing to resume (run without --resume)"
+    return None
