@@ -517,3 +517,18 @@ def test_evaluate_meta_without_meta_jsonl_is_a_clear_usage_error(
     with pytest.raises(SystemExit) as exit_info:
         main(["evaluate", str(dataset), "--site-from", "folder"])
     assert exit_info.value.code == 2
+
+
+def test_site_from_dir_tells_apart_folders_of_one_name(tmp_path: Path) -> None:
+    """site1/2024/ and site2/2024/ are two sites; a dataset's html/ folder is its dataset's."""
+    from newscrawl.commands import extract as command
+
+    paths = []
+    for folder in ("site1/2024", "site2/2024", "set/html", "site1"):
+        (tmp_path / folder).mkdir(parents=True, exist_ok=True)
+        page = tmp_path / folder / "page.html"
+        page.write_bytes(b"<html><body><p>A page.</p></body></html>")
+        paths.append(str(page))
+    sites = [item.site for item in command.page_items(paths, "dir")]
+    assert sites == ["site1/2024", "site2/2024", "set", "site1"]
+    assert [item.site for item in command.page_items(paths[:1], "dir")] == ["2024"]

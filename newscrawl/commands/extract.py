@@ -143,7 +143,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         choices=SITE_FROM,
         help="how pages group into sites (the template filter learns each site's template): "
         "url: host of the page's URL (meta.jsonl url, og:url or canonical link); dir: the "
-        "page's folder name; meta: meta.jsonl 'site' (falls back to url); none: no sites "
+        "page's folder (its path: a/2024 and b/2024 are two); meta: meta.jsonl 'site' (falls "
+        "back to url); none: no sites "
         f"(default: {DEFAULT_SITE_FROM})",
     )
     parser.add_argument(
@@ -341,12 +342,22 @@ def _read_head(path: str) -> bytes:
         return file.read(HEAD_BYTES)
 
 
-def _site_folder(path: Path) -> str:
-    """The folder name `--site-from dir` groups a page by: its parent's, but a dataset's
-    (NAME/html/ID.html) when the parent is named html, as `evaluate` groups it - two datasets'
-    html/ folders are not one site."""
+def _site_folder(path: Path) -> Path:
+    """The folder `--site-from dir` groups a page (an absolute path) by: its parent, but a
+    dataset's (NAME/html/ID.html) when the parent is named html, as `evaluate` groups it."""
     parent = path.parent
-    return parent.parent.name if parent.name == "html" and parent.parent.name else parent.name
+    return parent.parent if parent.name == "html" and parent.parent.name else parent
+
+
+def _folder_names(paths: list[Path]) -> dict[Path, str]:
+    """A site name for each of the pages' folders (`_site_folder`): its path below the
+    folders' common folder, so site1/2024/ and site2/2024/ are two sites; a folder's own name
+    when it is the only one."""
+    folders = {_site_folder(path) for path in paths}
+    if not folders:
+        return {}
+    common = Path(os.path.commonpath([str(f) for f in folders]))
+    return {f: f.name if f == common else str(f.relative_to(common)) for f in folders}
 
 
 def page_items(paths: list[str], site_from: str, stdin: bytes | None = None) -> list[Item]:
@@ -356,6 +367,7 @@ def page_items(paths: list[str], site_from: str, stdin: bytes | None = None) -> 
     """
     metas = _MetaFiles()
     items = []
+    names = _folder_names([Path(os.path.abspath(p)) for p in paths if p != STDIN])
     for label in paths:
         if label == STDIN:
             data = stdin if stdin is not None else b""
@@ -368,7 +380,7 @@ def page_items(paths: list[str], site_from: str, stdin: bytes | None = None) -> 
         site = site_for(
             site_from,
             meta=meta,
-            folder=_site_folder(path),
+            folder=names[_site_folder(path)],
             head=functools.partial(_read_head, label),
         )
         url = url if isinstance(url, str) and url else None
