@@ -7,6 +7,8 @@ Command modules keep heavy imports inside `run`, so `newscrawl extract` never lo
 from __future__ import annotations
 
 import argparse
+import errno
+import os
 import sys
 from importlib import import_module
 
@@ -60,6 +62,13 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     except BrokenPipeError:
         return 0
+    except OSError as err:
+        if err.errno not in _DISK_FULL:
+            raise
+        _drop_stdout()  # what is still buffered for it would fail again at exit
+        where = f" {err.filename}" if err.filename else ""
+        print(f"newscrawl {args.command}: cannot write{where}: {err.strerror}", file=sys.stderr)
+        return 1
     except ModuleNotFoundError as err:
         extra = _EXTRAS.get((err.name or "").split(".")[0])
         if extra is None:
@@ -70,6 +79,18 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
+
+
+# A full disk (or quota) is the machine's state, not a bug: one line, not a traceback.
+_DISK_FULL = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+def _drop_stdout() -> None:
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # stdout closed or not a real file: nothing left to flush
+        pass
 
 
 # The optional packages a command may need, and the extra that installs each.

@@ -294,3 +294,19 @@ def test_file_over_the_size_cap_names_its_size_in_mebibytes(
     code, out, _ = run_cli(capsys, "-f", "jsonl", str(big))
     assert code == 1
     assert json.loads(out)["error"] == "page is 17 MiB, over the 16 MiB limit"
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_a_full_disk_on_stdout_is_one_line_not_a_traceback(tmp_path: Path) -> None:
+    page = tmp_path / "page.html"
+    page.write_text("<html><body><p>" + "A sentence of the page. " * 4000 + "</p></body></html>")
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "newscrawl.cli", "extract", "-e", "nce", str(page)],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=120,
+        )
+    assert done.returncode == 1
+    assert done.stderr.strip() == "newscrawl extract: cannot write: No space left on device"
