@@ -149,6 +149,12 @@ def test_the_crawl_command_stops_on_a_typo_before_fetching(
         assert main(["crawl", url, "--out", str(out), *option]) == 2
         assert "newscrawl crawl: " in capsys.readouterr().err
     assert not (tmp_path / "escape").exists()
+    a_file = tmp_path / "a-file"
+    a_file.write_text("")
+    assert main(["crawl", url, "--out", str(a_file)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"newscrawl crawl: {a_file} exists and is not a folder"
+    )
 
 
 def test_resume_of_a_crawl_id_that_is_not_there_or_finished_is_an_error(

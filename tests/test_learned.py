@@ -203,6 +203,10 @@ def test_bad_model_files_are_clear_errors(tmp_path: Path) -> None:
     (tmp_path / "broken.json").write_text(json.dumps(data))
     with pytest.raises(ModelFileError, match="out of range"):
         load_extractor_model(tmp_path / "broken.json")
+    data["stages"] = []  # a model that would keep nothing of any page
+    (tmp_path / "empty.json").write_text(json.dumps(data))
+    with pytest.raises(ModelFileError, match="without stages"):
+        load_extractor_model(tmp_path / "empty.json")
 
 
 def test_a_model_for_other_features_is_refused(tmp_path: Path) -> None:

@@ -125,6 +125,9 @@ EXIT_STATUS = {"ok": 0, "partial": 3, "failed": 1}
 def run(args: argparse.Namespace) -> int:
     from newscrawl.crawl.lock import take_run_lock
 
+    if args.out.exists() and not args.out.is_dir():
+        print(f"newscrawl crawl: {args.out} exists and is not a folder", file=sys.stderr)
+        return 2
     lock = take_run_lock(args.out, "newscrawl crawl")
     if isinstance(lock, int):
         return lock

@@ -251,6 +251,8 @@ class ExtractorModel:
             )
         try:
             stages = tuple(TreeEnsemble.from_json(s) for s in data["stages"])
+            if not stages:  # it would score every block 0: an empty text for every page
+                raise ModelFileError("extractor model without stages")
             return cls(
                 features=tuple(data["features"]),
                 context=tuple(data.get("context_features") or ()),
