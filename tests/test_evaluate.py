@@ -348,3 +348,13 @@ def test_meta_and_gold_files_as_editors_save_them(
     out, err = capsys.readouterr()
     assert "1 gold files are not UTF-8 (first: p2)" in err
     assert "or repeat an earlier line's id" in out
+
+
+def test_snippets_given_as_one_string_are_one_phrase() -> None:
+    from newscrawl.evaluation.snippets import snippet_counts
+
+    text = "The council voted on Tuesday.\nShare this"
+    meta = {"with_snippets": "council voted", "without_snippets": ["Share this", 3, "Log in"]}
+    counts = snippet_counts(text, meta)
+    assert (counts.kept, counts.wanted) == (1, 1)
+    assert (counts.left_out, counts.unwanted) == (1, 2)  # the number is no phrase

@@ -56,7 +56,10 @@ def _normal(text: str) -> str:
 
 
 def _phrases(value: Any) -> list[str]:
-    """The non-blank strings of a meta field (a list of strings; anything else is none)."""
+    """The non-blank strings of a meta field: a list of strings, or one string as one phrase
+    (non-strings in the list, and any other value, are none)."""
+    if isinstance(value, str):
+        value = [value]
     if not isinstance(value, list):
         return []
     return [p for p in (_normal(v) for v in value if isinstance(v, str)) if p.strip()]
