@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 from crawl_helpers import FAST_CRAWL
 
@@ -114,10 +115,4 @@ def test_unparsable_urls_are_skipped_and_the_good_ones_after_them_crawled(
     assert "spider_exception" not in summary["errors"], summary["errors"]
     assert summary["errors"].get("redirect_bad_url") == 1  # reported, not a crash
     assert sum(s["pages"] for s in summary["sites"].values()) == 5  # the home page too
-    stored = subprocess.run(
-        ["python", "-c", f"import pandas; print(len(pandas.read_parquet({str(out / 'pages')!r})))"],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    assert stored.stdout.strip() == "5"
+    assert pq.read_table(out / "pages").num_rows == 5
