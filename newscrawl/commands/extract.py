@@ -1,6 +1,9 @@
 """Extract the title and main text of saved pages.
 
-Each PATH is a page file, a directory, or - for standard input. A directory is searched
+Each PATH is a page file, a directory, an http(s) URL, or - for standard input. A URL is
+fetched first, with the crawl's guards: non-public addresses (loopback, private networks) are
+refused unless --allow-private allows them, redirects are checked hop by hop, and a body over
+the crawl's size limit or not HTML is refused (`newscrawl.fetch`). A directory is searched
 recursively for *.html and *.htm files; a directory holding none of those is taken to hold only
 pages, and all its (non-hidden) files are read. Pages are extracted in a pool of worker
 processes when there are more than a few (see --jobs); the output keeps the order of the input
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import itertools
 import json
 import multiprocessing
 import os
@@ -32,7 +36,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from newscrawl.cli_options import add_extractor_model_argument, extractor_model_error, positive_int
+from newscrawl.cli_options import (
+    add_allow_private_argument,
+    add_extractor_model_argument,
+    extractor_model_error,
+    positive_int,
+)
 from newscrawl.dom import PageError
 from newscrawl.evaluation.dataset import read_meta
 from newscrawl.evaluation.sites import (
@@ -62,6 +71,7 @@ from newscrawl.extractors.saved import (
     site_pass_records,
     site_records,
 )
+from newscrawl.fetch import is_page_url
 from newscrawl.learned.sitetemplate import MAX_TEMPLATE_PAGES, hashes_template, page_hashes
 from newscrawl.pagefiles import STDIN, find_pages, not_found_reason
 from newscrawl.template.sitelevel import (
@@ -101,7 +111,9 @@ DEFAULT_SITE_FROM = "url"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="page file, directory, or -")
+    parser.add_argument(
+        "paths", nargs="+", metavar="PATH", help="page file, directory, http(s) URL, or -"
+    )
     parser.add_argument(
         "-e",
         "--extractor",
@@ -162,6 +174,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "Tree, pagelets or block entropy; the template filter (--model) cuts them, the site "
         "pass only with cut_sitelevel on (default: %(default)s)",
     )
+    add_allow_private_argument(parser)
 
 
 # -- extracting -----------------------------------------------------------------------------------
@@ -394,6 +407,43 @@ def page_items(paths: list[str], site_from: str, stdin: bytes | None = None) -> 
     return items
 
 
+def url_items(urls: list[str], site_from: str, allow_private: str | None) -> list[Item]:
+    """The pages the URLs lead to (`newscrawl.fetch`), labelled by URL; a URL that cannot be
+    fetched is said on stderr and left out."""
+    from newscrawl.fetch import FetchError, fetch_page
+
+    items = []
+    for url in urls:
+        try:
+            page = fetch_page(url, allow_private=allow_private or False)
+        except FetchError as err:
+            print(f"newscrawl extract: {url}: {err}", file=sys.stderr)
+            continue
+        mode = "url" if site_from == "dir" else site_from  # a URL has no folder
+        site = site_for(mode, meta={"url": page.final_url})
+        items.append(Item(url, page.body, page.final_url, site, page.content_type or None))
+    return items
+
+
+def in_argument_order(
+    args: list[str], counts: list[int], files: list[Item], fetched: list[Item]
+) -> list[Item]:
+    """The pages in the order of the arguments: `counts` pages of `files` for each argument
+    that is not a URL, in turn, and each fetched URL's page where the URL was given."""
+    if not fetched:
+        return files
+    by_url = {item.label: item for item in fetched}
+    rest = iter(files)
+    sizes = iter(counts)
+    ordered: list[Item] = []
+    for arg in args:
+        if not is_page_url(arg):
+            ordered += itertools.islice(rest, next(sizes, 0))
+        elif arg in by_url:
+            ordered.append(by_url[arg])
+    return ordered
+
+
 # -- output ---------------------------------------------------------------------------------------
 
 
@@ -420,10 +470,13 @@ def _write_jsonl(record: dict[str, Any]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     model_path = getattr(args, "model", None)
-    paths, missing = find_pages(args.paths)
+    urls = [arg for arg in args.paths if is_page_url(arg)]
+    found = [find_pages([arg]) for arg in args.paths if not is_page_url(arg)]
+    paths = [path for pages, _ in found for path in pages]
+    missing = [arg for _, absent in found for arg in absent]
     for arg in missing:
         print(f"newscrawl extract: {arg}: {not_found_reason(arg)}", file=sys.stderr)
-    if not paths:
+    if not paths and not urls:
         if not missing:
             print("newscrawl extract: no pages found", file=sys.stderr)
         return 1
@@ -441,6 +494,11 @@ def run(args: argparse.Namespace) -> int:
     except SiteError as err:
         print(f"newscrawl extract: {err}", file=sys.stderr)
         return 2
+    fetched = url_items(urls, getattr(args, "site_from", DEFAULT_SITE_FROM), args.allow_private)
+    missing += [url for url in urls if url not in {item.label for item in fetched}]
+    items = in_argument_order(args.paths, [len(pages) for pages, _ in found], items, fetched)
+    if not items:
+        return 1
     jobs = args.jobs if args.jobs is not None else default_jobs(len(items))
     header = len(items) > 1
     done = 0
