@@ -3,6 +3,7 @@ starts, with the crawl's address guard, redirect checks and size limit."""
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import threading
 from collections.abc import Iterator
@@ -46,10 +47,8 @@ class Handler(BaseHTTPRequestHandler):
         for name, value in headers.items():
             self.send_header(name, value)
         self.end_headers()
-        try:
+        with contextlib.suppress(OSError):  # the client stopped reading at its limit
             self.wfile.write(body)
-        except OSError:  # the client stopped reading at its limit
-            pass
 
 
 @pytest.fixture(scope="module")
