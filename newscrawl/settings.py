@@ -9,44 +9,48 @@ from __future__ import annotations
 
 from newscrawl import __version__
 
+# Scrapy's project name, and where the crawl's spider ("site") is found
 BOT_NAME = "newscrawl"
 SPIDER_MODULES = ["newscrawl.spiders"]
 NEWSPIDER_MODULE = "newscrawl.spiders"
 
 # -- politeness -------------------------------------------------------------------------------
+# an honest user agent, naming the crawler
 USER_AGENT = f"newscrawl/{__version__} (news and blog corpus crawler; obeys robots.txt)"
-ROBOTSTXT_OBEY = True
-ROBOTSTXT_USER_AGENT = "newscrawl"
-CONCURRENT_REQUESTS = 32
-CONCURRENT_REQUESTS_PER_DOMAIN = 2
-DOWNLOAD_DELAY = 0.5
-AUTOTHROTTLE_ENABLED = True
+ROBOTSTXT_OBEY = True  # robots.txt is obeyed (newscrawl's own robots.txt middleware)
+ROBOTSTXT_USER_AGENT = "newscrawl"  # the name robots.txt rules are matched against
+CONCURRENT_REQUESTS = 32  # requests in flight over all sites
+CONCURRENT_REQUESTS_PER_DOMAIN = 2  # requests in flight per site
+DOWNLOAD_DELAY = 0.5  # seconds between requests to one site (AutoThrottle adapts it)
+AUTOTHROTTLE_ENABLED = True  # slow down for a site that answers slowly
 AUTOTHROTTLE_START_DELAY = 1.0
 AUTOTHROTTLE_MAX_DELAY = 30.0
 AUTOTHROTTLE_TARGET_CONCURRENCY = 1.0
-COOKIES_ENABLED = False
+COOKIES_ENABLED = False  # no cookies: every page as a first visitor sees it
 TELNETCONSOLE_ENABLED = False
 REMOTE_CONTROL_ENABLED = False
 
 # -- robustness -------------------------------------------------------------------------------
-DOWNLOAD_TIMEOUT = 30
+DOWNLOAD_TIMEOUT = 30  # seconds before a request is given up
 DOWNLOAD_MAXSIZE = 10 * 1024 * 1024  # a news page over 10 MB is not a news page
-DOWNLOAD_WARNSIZE = 4 * 1024 * 1024
-RETRY_TIMES = 2
+DOWNLOAD_WARNSIZE = 4 * 1024 * 1024  # a response this large is logged
+RETRY_TIMES = 2  # retries of a failed request (a 503's Retry-After is honoured)
 RETRY_GIVE_UP_LOG_LEVEL = "WARNING"  # the summary reports them; not an error of the crawler
-REDIRECT_MAX_TIMES = 10
-METAREFRESH_MAXDELAY = 10
-URLLENGTH_LIMIT = 2083
-LOG_LEVEL = "INFO"
-LOGSTATS_INTERVAL = 30.0
+REDIRECT_MAX_TIMES = 10  # redirects followed for one request
+METAREFRESH_MAXDELAY = 10  # a <meta http-equiv=refresh> at most this delay is followed
+URLLENGTH_LIMIT = 2083  # longer URLs are not requested
+LOG_LEVEL = "INFO"  # Scrapy's log level (--log-level)
+LOGSTATS_INTERVAL = 30.0  # seconds between the progress lines of the log
 
 # Breadth first: sitemap, feed and home-page links before deep pagination, so the page cap
 # takes a site's most reachable pages.
 DEPTH_PRIORITY = 1
+# first in, first out: the queue kept in JOBDIR, so an interrupted crawl resumes
 SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
 SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
 
 # -- components -------------------------------------------------------------------------------
+# the address guard, page cap, robots.txt, Retry-After, safe redirects, resume and WARC writer
 DOWNLOADER_MIDDLEWARES = {
     # first, so every request is checked: links, redirects, robots.txt fetches
     "newscrawl.crawl.private.PrivateAddressMiddleware": 10,
@@ -64,12 +68,14 @@ DOWNLOADER_MIDDLEWARES = {
     # next to the downloader: responses as they came off the network (NEWSCRAWL_WARC_DIR)
     "newscrawl.crawl.warc.WarcRecorderMiddleware": 950,
 }
+# the crawl id and resume state, HTML-only downloads, the end-of-crawl summary
 EXTENSIONS = {
     "newscrawl.crawl.state.CrawlStateExtension": 0,
     "newscrawl.crawl.content.HtmlOnlyExtension": 10,
     "newscrawl.crawl.summary.CrawlSummary": 900,
     "newscrawl.crawl.gcfreeze.FrozenStartupExtension": 1000,
 }
+# raw pages, the site pass, extraction, the article flag, the Parquet writer
 ITEM_PIPELINES = {
     # raw pages first: a page is in the `pages` writer before its site pass can write the site
     "newscrawl.pipelines.rawpages.RawPagePipeline": 40,
@@ -80,16 +86,24 @@ ITEM_PIPELINES = {
 }
 
 # -- newscrawl --------------------------------------------------------------------------------
-MAX_PAGES_PER_SITE = 200  # as in the study (seed 004)
+# HTML pages fetched per site at most (--max-pages; a site list's max_pages column overrides
+# it; 0: no cap)
+MAX_PAGES_PER_SITE = 200
 NEWSCRAWL_SITES = ""  # site list used when the spider gets no -a sites=
-NEWSCRAWL_OUT = "out"
-NEWSCRAWL_CRAWL_ID = ""  # "" = remembered in JOBDIR, else a new UTC-time id
-NEWSCRAWL_ALLOW_PRIVATE = False  # True, or networks such as "loopback" / ["10.1.0.0/16"]
+NEWSCRAWL_OUT = "out"  # output folder (--out)
+NEWSCRAWL_CRAWL_ID = ""  # the crawl's name (--crawl-id; "" = from JOBDIR, else the UTC time)
+# non-public addresses fetched anyway (--allow-private): True, or networks such as "loopback"
+# or ["10.1.0.0/16"]; False: none
+NEWSCRAWL_ALLOW_PRIVATE = False
 # the learned extractor runs NCE, MSS and CETD-TPC itself (their selections are its features);
 # CETD-TPC after it is the fallback should the model file be missing
 NEWSCRAWL_EXTRACTORS = ["learned", "cetd-tpc"]
-NEWSCRAWL_PRIMARY_EXTRACTOR = ""  # "" = newscrawl.extractors.DEFAULT_EXTRACTOR
+# the extractor whose text fills `text` (--primary; "" = the default extractor, learned)
+NEWSCRAWL_PRIMARY_EXTRACTOR = ""
+# {name: {option: value}} for the extractors; {"learned": {"model": FILE}} a rebuilt learned
+# model (or the environment's NEWSCRAWL_EXTRACTOR_MODEL=FILE, which every process reads)
 NEWSCRAWL_EXTRACTOR_CONFIG: dict[str, dict[str, object]] = {}
+# also run every extractor and keep each one's text in the `texts` column (--all-texts)
 NEWSCRAWL_KEEP_ALL_TEXTS = False
 # a page estimated at more elements than this is refused (its tree would cost ~1 KB a node);
 # an extractor is skipped on pages with more elements than its budget here (the next one runs)
@@ -107,29 +121,33 @@ NEWSCRAWL_SITEPASS_SPLIT_PAGES = 48
 # sites crawled at once (each holds its buffer of pages until its site pass): the next site of
 # the list starts when one is written, so memory stays flat over any number of sites (0: all)
 NEWSCRAWL_MAX_ACTIVE_SITES = 16
+# per extractor: a page with more elements goes to the next extractor (kind extract_budget)
 NEWSCRAWL_EXTRACTOR_MAX_NODES = {"learned": 25_000}
-NEWSCRAWL_MAX_QUEUED_PER_SITE = 0  # 0 = 10 x the page cap (at least 1000)
+NEWSCRAWL_MAX_QUEUED_PER_SITE = 0  # requests queued per site (0: 10 x the page cap, >= 1000)
 NEWSCRAWL_TRAP_RUN = 10  # links in a row to same-shaped URLs before it is a trap
-NEWSCRAWL_RETRY_AFTER_MAX = 120.0
+NEWSCRAWL_RETRY_AFTER_MAX = 120.0  # longest Retry-After (seconds) waited for before a retry
 # a run into a folder holding earlier crawls fetches only what may be new (--full: False)
 NEWSCRAWL_INCREMENTAL = True
 # False: ignore earlier crawls in the folder altogether (no skipping, no cross-run duplicates, no
 # carried templates): a crawl that stands alone, as `newscrawl demo` runs
 NEWSCRAWL_HISTORY = True
 NEWSCRAWL_HISTORY_DIR = ""  # where the earlier crawls are ("" = NEWSCRAWL_OUT; workers: OUT)
-NEWSCRAWL_SITELEVEL = True  # the site pass: SiteLevel, then each site's template out of its text
+# the site pass: SiteLevel, then each site's template out of its text (False: each page is
+# extracted on its own as it arrives)
+NEWSCRAWL_SITELEVEL = True
+# a site's pages kept for its site pass at most (bytes); pages beyond go page by page
 NEWSCRAWL_SITELEVEL_MAX_BYTES = 256 * 1024 * 1024
 # what labels each site's template nodes in the site pass: sitelevel, sst, pagelets or entropy
 NEWSCRAWL_SITE_METHOD = "sitelevel"
-NEWSCRAWL_GEOMETRY = "flow"  # node boxes: flow, static or chromium (README, Page geometry)
+NEWSCRAWL_GEOMETRY = "flow"  # node boxes: flow, static or chromium (docs/templates.md)
 # a site's pages (and page-level articles) reach a complete Parquet file at least this often,
 # in seconds or rows of the site, so a SIGKILL loses at most that window (0 = off)
 NEWSCRAWL_FLUSH_SECONDS = 30.0
-NEWSCRAWL_FLUSH_ROWS = 50
-NEWSCRAWL_PARQUET_ROW_GROUP_ROWS = 256
-NEWSCRAWL_PARQUET_ROW_GROUP_BYTES = 32 * 1024 * 1024
-NEWSCRAWL_PARQUET_FILE_ROWS = 10_000
+NEWSCRAWL_FLUSH_ROWS = 50  # ... or every this many rows of the site (0: off)
+NEWSCRAWL_PARQUET_ROW_GROUP_ROWS = 256  # rows per Parquet row group at most
+NEWSCRAWL_PARQUET_ROW_GROUP_BYTES = 32 * 1024 * 1024  # bytes per row group at most
+NEWSCRAWL_PARQUET_FILE_ROWS = 10_000  # rows per Parquet file at most
 NEWSCRAWL_PARQUET_FILE_SECONDS = 300.0  # close files at least this often: a kill loses less
-NEWSCRAWL_PARQUET_COMPRESSION = "zstd"
+NEWSCRAWL_PARQUET_COMPRESSION = "zstd"  # the Parquet files' compression codec
 NEWSCRAWL_WARC_DIR = ""  # also write every fetched response as WARC/1.1 here ("" = no)
 NEWSCRAWL_WARC_MAX_BYTES = 1024 * 1024 * 1024  # rotate WARC files at this size
