@@ -96,7 +96,7 @@ def test_good_settings_pass(tmp_path: Path) -> None:
         }
     )
     check_settings({"NEWSCRAWL_PRIMARY_EXTRACTOR": "cetd-tpc"})  # in the default list
-    # the default list as README's settings table and settings.py write it
+    # the default list as docs/settings.md and settings.py write it
     check_settings({"NEWSCRAWL_EXTRACTORS": '["learned", "cetd-tpc"]'})
     check_settings(
         {"NEWSCRAWL_EXTRACTOR_MAX_NODES": '{"learned": 0}', "NEWSCRAWL_SITE_METHOD": "sst"}

@@ -29,6 +29,8 @@ LOG_LEVEL = "INFO"
 ADDONS = {"newscrawl.addon.NewscrawlAddon": 0}
 NEWSCRAWL_OUT = "corpus"
 NEWSCRAWL_SITEPASS_WORKERS = 0
+DOWNLOADER_MIDDLEWARES = {"newscrawl.crawl.private.PrivateAddressMiddleware": 10}
+NEWSCRAWL_ALLOW_PRIVATE = "loopback"
 """
 
 SPIDER = '''\

@@ -12,7 +12,7 @@ file (trafilatura's) depend on whether trafilatura is installed; the trees do no
 ``newscrawl models crossval DATASET...`` prints the learned extractor's site-grouped
 cross-validated shingle F1 per dataset beside NCE, MSS, CETD-TPC and trafilatura (when
 installed: pip install 'newscrawl[bench]') run on the same pages in the same run. No page is
-ever scored by a model that saw its site. This is the quality table of README.
+ever scored by a model that saw its site. This is the quality table of docs/extraction.md.
 
 ``newscrawl models compare NEW OLD NODES... [--last N]`` scores two template models (`newscrawl
 train` files) on the same held-back sites - by default those NEW was trained without

@@ -153,8 +153,8 @@ def _check_extractors(settings: Any) -> None:
 
 
 def setting_list(settings: Any, name: str) -> list[str]:
-    """A list setting, given as a list, as comma-separated text or as a JSON list (as README's
-    settings table and ``settings.py`` write it): Scrapy's `getlist` alone would split
+    """A list setting, given as a list, as comma-separated text or as a JSON list (as
+    docs/settings.md and ``settings.py`` write it): Scrapy's `getlist` alone would split
     '["learned", "cetd-tpc"]' at its comma."""
     value = settings.get(name)
     if isinstance(value, str) and value.strip().startswith("["):

@@ -26,7 +26,7 @@ EXTRACTORS: dict[str, str] = {
     "cetd-tpc": "newscrawl.extractors.cetd_tpc:CETDTPC",
     "learned": "newscrawl.extractors.learned:Learned",
 }
-# The extractor with the best site-grouped cross-validated shingle F1 (README's quality table).
+# The extractor with the best site-grouped cross-validated shingle F1 (docs/extraction.md, Quality).
 DEFAULT_EXTRACTOR = "learned"
 # The template filter (newscrawl.template.extractor): a name of its own, built from a model.
 TEMPLATE = "template"

@@ -4,8 +4,9 @@ Every text block of the page (`newscrawl.learned.blocks`) gets a feature row
 (`newscrawl.learned.features`: text statistics, link density, tag path, class/id tokens,
 position, neighbours, and the selections of the three seed extractors NCE, MSS and CETD-TPC);
 the shipped model (`models/extractor_model.json`, trained on real pages with gold text, see
-README) scores the rows in stages, the later stage seeing its neighbours' earlier scores so the
-kept blocks form a coherent article; blocks scoring at least the model's threshold are the text.
+docs/extraction.md) scores the rows in stages, the later stage seeing its neighbours' earlier
+scores so the kept blocks form a coherent article; blocks scoring at least the model's
+threshold are the text.
 
 When the model cannot score a page (a bug, a page with no blocks), the page falls back to the
 best seed extractor, CETD-TPC, and `Extraction.extractor` says so: every text records which
@@ -44,7 +45,7 @@ __all__ = [
     "use_extractor_model",
 ]
 
-# The seed extractor with the best cross-validated F1 (README's quality table).
+# The seed extractor with the best cross-validated F1 (docs/extraction.md, Quality).
 FALLBACK = "cetd-tpc"
 # A model file to use instead of the shipped one when the config names none: what
 # `--extractor-model` sets, so worker processes (extract -j, evaluate -j, a local Dask
@@ -76,7 +77,7 @@ class Learned:
     fallback = FALLBACK  # what produced the text when `Extraction.extractor` says so
     # An empty text is the model's answer (no block scored as main text: a video or listing
     # page), not a failure: the crawl's fallback extractors do not replace it. Filling such
-    # pages with the best seed's text was measured and lost (README's quality section).
+    # pages with the best seed's text was measured and lost (docs/experiments.md).
     empty_is_answer = True
 
     def __init__(self, config: LearnedConfig | None = None) -> None:

@@ -77,7 +77,7 @@ DATASETS: tuple[str, ...] = (
 GEOMETRY = "flow"
 SEED = 0
 MAX_PAGE_NODES = 300
-# Chosen by `python -m newscrawl.template.crossval ../shared/data` (README, "Templates").
+# Chosen by `python -m newscrawl.template.crossval ../shared/data` (docs/templates.md).
 THRESHOLD = 0.99
 ORDER = "after"  # the filter cleans NCE's answer ("before": NCE reads what the filter keeps)
 COMMAND = (
