@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from newscrawl import __version__
 
+# -- project ----------------------------------------------------------------------------------
 # Scrapy's project name, and where the crawl's spider ("site") is found
 BOT_NAME = "newscrawl"
 SPIDER_MODULES = ["newscrawl.spiders"]

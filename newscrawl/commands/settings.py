@@ -130,7 +130,7 @@ def markdown(settings: list[Setting]) -> str:
     for setting in settings:
         sections.setdefault(setting.section or "settings", []).append(setting)
     for section, rows in sections.items():
-        out += [f"## {section[:1].upper()}{section[1:]}", ""]
+        out += [f"## {section}", ""]
         out += ["| setting | default | what it does |", "|---|---|---|"]
         long = []
         for row in rows:
