@@ -207,6 +207,8 @@ def _pass_page(page: Page, content_type: str | None = None) -> tuple[str | None,
     """A page as the site pass reads it: text goes in as UTF-8 bytes that say so."""
     from newscrawl.pipelines.sitejob import PassPage
 
+    url: object
+    html: object
     if isinstance(page, tuple):
         if len(page) != 2:
             raise TypeError("a page must be a (url, html) pair")
@@ -218,11 +220,12 @@ def _pass_page(page: Page, content_type: str | None = None) -> tuple[str | None,
             html = getattr(page, "body", None)
     if url is not None and not isinstance(url, str):
         raise TypeError(f"a page's url must be str or None, not {type(url).__name__}")
+    address = url if isinstance(url, str) else None
     data = _page_data(html)
     raw = data.encode("utf-8") if isinstance(data, str) else data
     if isinstance(data, str):
         content_type = "text/html; charset=utf-8"
-    return url, PassPage(url or "", raw, content_type or "")
+    return address, PassPage(address or "", raw, content_type or "")
 
 
 # -- crawling -------------------------------------------------------------------------------------

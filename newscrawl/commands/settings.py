@@ -72,7 +72,7 @@ def read_settings(path: Path | None = None) -> list[Setting]:
         if target is None or node.value is None:  # type: ignore[attr-defined]
             continue
         value = ast.get_source_segment(source, node.value) or ""  # type: ignore[attr-defined]
-        above = []
+        above: list[str] = []
         line = node.lineno - 1
         while line in comments and line not in sections:
             above.insert(0, comments[line])
