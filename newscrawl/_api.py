@@ -247,19 +247,14 @@ def crawl(
     process of its own (Scrapy's Twisted reactor cannot be started twice in one process), so
     `crawl` can be called again. `resume`: go on with the last unfinished crawl in `out` (or
     `crawl_id`). Raises ValueError for a bad site list or setting, RuntimeError when another
-    run holds `out` or the crawl ended without a summary."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
+    run holds `out` or the crawl ended without a summary. Its log goes to the caller's stderr.
+    Ctrl-C stops the crawl as it stops `newscrawl crawl` (resume it with `resume=True`)."""
     folder = Path(out)
     if folder.exists() and not folder.is_dir():
         raise ValueError(f"{folder} exists and is not a folder")
-    with tempfile.TemporaryDirectory(prefix="newscrawl-sites-") as scratch:
-        site_list = _site_list(sites, Path(scratch))
-        context = multiprocessing.get_context("spawn")  # a clean process: no reactor, no forks
-        with ProcessPoolExecutor(1, mp_context=context) as pool:
-            future = pool.submit(_crawl_here, site_list, str(folder), crawl_id, resume, settings)
-            summary = future.result()
+    with tempfile.TemporaryDirectory(prefix="newscrawl-crawl-") as scratch:
+        job = (_site_list(sites, Path(scratch)), str(folder), crawl_id, resume, settings)
+        summary = _in_child(job, Path(scratch))
     return CrawlSummary(
         crawl_id=str(summary.get("crawl_id", "")),
         out=folder,
@@ -286,6 +281,51 @@ def _site_list(sites: str | os.PathLike[str] | Sequence[str], scratch: Path) -> 
     return str(path)
 
 
+# What a failed crawl child raises in the caller: a ValueError for bad input, else RuntimeError.
+_RAISED: dict[str, type[Exception]] = {"ValueError": ValueError}
+
+
+def _in_child(job: tuple[Any, ...], scratch: Path) -> dict[str, Any]:
+    """`_crawl_here(*job)` in a new Python process (a fresh interpreter: it never imports the
+    caller's main module, so a script without a main guard is safe); its summary."""
+    import json
+    import pickle
+    import subprocess
+    import sys
+
+    arguments, result = scratch / "job.pickle", scratch / "result.json"
+    arguments.write_bytes(pickle.dumps(job))
+    command = [sys.executable, "-m", "newscrawl._api", str(arguments), str(result)]
+    child = subprocess.Popen(command)
+    try:
+        child.wait()
+    except KeyboardInterrupt:  # the child had the same Ctrl-C: let it stop cleanly first
+        child.wait()
+        raise
+    try:
+        answer = json.loads(result.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        raise RuntimeError(f"the crawl process ended with status {child.returncode}") from None
+    if "error" in answer:
+        raise _RAISED.get(answer["kind"], RuntimeError)(answer["error"])
+    summary: dict[str, Any] = answer["summary"]
+    return summary
+
+
+def _child_main(argv: list[str]) -> int:
+    """The crawl child: the job from argv[0], its summary or error as JSON to argv[1]."""
+    import json
+    import pickle
+
+    job = pickle.loads(Path(argv[0]).read_bytes())
+    try:
+        answer: dict[str, Any] = {"summary": _crawl_here(*job)}
+    except (ValueError, RuntimeError) as err:
+        answer = {"kind": "ValueError" if isinstance(err, ValueError) else "", "error": str(err)}
+    Path(argv[1]).write_text(json.dumps(answer, default=str), encoding="utf-8")
+    return 0 if "summary" in answer else 1
+
+
 def _crawl_here(
     sites: str, out: str, crawl_id: str | None, resume: bool, overrides: dict[str, Any]
 ) -> dict[str, Any]:
@@ -294,6 +334,7 @@ def _crawl_here(
     from newscrawl.crawl.lock import take_run_lock
     from newscrawl.crawl.runner import crawl_settings, latest_unfinished, run_crawl
     from newscrawl.crawl.sites import read_sites
+    from newscrawl.template.geometry import GeometryError, check_geometry
 
     read_sites(sites)
     check_settings(overrides)
@@ -308,6 +349,10 @@ def _crawl_here(
             if crawl_id is None:
                 raise ValueError(f"nothing to resume in {out}")
         settings = crawl_settings(Path(out), crawl_id, overrides)
+        try:  # before any fetch, as `newscrawl crawl` checks it
+            check_geometry(settings.get("NEWSCRAWL_GEOMETRY"))
+        except GeometryError as err:
+            raise ValueError(str(err)) from None
         summary = run_crawl(sites, settings)
     if summary is None:
         raise RuntimeError("the crawl ended without a summary (see its log)")
@@ -325,3 +370,9 @@ def read_articles(out: str | os.PathLike[str], *, dataset: str = "articles") -> 
     if not folder.is_dir():
         raise FileNotFoundError(f"no {dataset} dataset in {out} (no {folder} folder)")
     return open_parquet(folder).to_table()
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(_child_main(sys.argv[1:]))

@@ -118,6 +118,33 @@ def test_extract_site_takes_page_objects_and_keeps_bad_pages(site: DemoSite) -> 
         newscrawl.extract_site([("a", "b", "c")])  # type: ignore[list-item]
 
 
+def test_crawl_is_callable_after_its_subpackage_is_imported() -> None:
+    import inspect
+
+    import newscrawl.crawl.runner  # Python makes `newscrawl.crawl` name the subpackage now
+
+    assert callable(newscrawl.crawl)
+    assert list(inspect.signature(newscrawl.crawl).parameters)[:2] == ["sites", "out"]
+
+
+def test_crawl_from_a_script_without_a_main_guard(tmp_path: Path) -> None:
+    """The crawl's process is a new interpreter: it does not run the caller's script again."""
+    script = tmp_path / "script.py"
+    script.write_text(
+        "import newscrawl\n"
+        "try:\n"
+        "    newscrawl.crawl(['https://example.com/'], 'out', NEWSCRAWL_GEOMETRY='nope')\n"
+        "except ValueError as err:\n"
+        "    print('refused:', err)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.count("refused:") == 1 and "nope" in result.stdout
+    assert not (tmp_path / "out" / "articles").exists()
+
+
 @pytest.mark.slow
 def test_crawl_in_its_own_process_then_read_articles(tmp_path: Path) -> None:
     out = tmp_path / "out"
