@@ -67,6 +67,10 @@ def test_extract_decodes_bytes_as_the_crawl_does() -> None:
     assert declared.title == "Été" and "très long paragraphe" in declared.text
     meta = html.replace("<head>", '<head><meta charset="windows-1252">').encode("cp1252")
     assert newscrawl.extract(meta).text == declared.text
+    # text is taken as text, whatever charset its markup declares
+    cyrillic = "<p>Это длинный абзац текста о городе и реке, который нужно извлечь.</p>" * 6
+    page = f'<html><head><meta charset="windows-1251"></head><body>{cyrillic}</body></html>'
+    assert "Это длинный абзац" in newscrawl.extract(page).text
 
 
 def test_extract_says_why_a_page_has_no_text() -> None:
