@@ -28,26 +28,34 @@ __all__ = [
     "published_time",
 ]
 
+# Markup that names the publication time outright, trusted before JSON-LD.
 _PUBLISHED_META = (
     "article:published_time",
+    "article:published:time",
     "og:article:published_time",
     "og:published_time",
+    "article:published",
     "datepublished",
     "published_time",
+    "parsely-pub-date",
+    "sailthru.date",
+    "article.published",
+    "cxenseparse:recs:publishtime",
+    "dc.date.issued",
+    "dcterms.issued",
+)
+# Generic date markup, trusted after JSON-LD's datePublished: CMSs fill these with the day a
+# page was built or changed as often as with the day it was published.
+_DATE_META = (
     "pubdate",
     "publishdate",
     "publish-date",
+    "publish_date",
     "publication_date",
-    "dc.date.issued",
-    "dcterms.issued",
     "dc.date",
     "dcterms.created",
     "dcterms.date",
     "date",
-    "sailthru.date",
-    "parsely-pub-date",
-    "article.published",
-    "cxenseparse:recs:publishtime",
 )
 _AUTHOR_META = (
     "author",
@@ -58,6 +66,7 @@ _AUTHOR_META = (
     "dcterms.creator",
     "byl",
 )
+_PUBLISHER_META = ("og:site_name", "article:publisher", "application-name", "publisher")
 _URL_DATE = re.compile(
     r"(?<!\d)((?:19|20)\d{2})[/_-](0[1-9]|1[0-2])(?:[/_-](0[1-9]|[12]\d|3[01]))?(?!\d)"
 )
@@ -77,23 +86,29 @@ _BYLINE_CLASSES = frozenset(
     }
 )
 _BY = re.compile(r"^\s*(?:by|von|par|por|door|di|av)\s+", re.IGNORECASE)
-_ARTICLE_TYPES = frozenset(
-    {
-        "article",
-        "newsarticle",
-        "blogposting",
-        "reportagenewsarticle",
-        "analysisnewsarticle",
-        "opinionnewsarticle",
-        "report",
-        "posting",
-    }
+# schema.org types whose datePublished and author are the page's own (besides every type
+# named "...Article" or "...Posting"); a WebPage's are trusted only after the date <meta>s.
+_ARTICLE_TYPES = frozenset({"article", "report", "posting", "claimreview", "review"})
+_PAGE_TYPES = frozenset({"webpage", "itempage", "aboutpage", "medicalwebpage"})
+_LD_MAX_CHARS = 2_000_000  # a JSON-LD block larger than this is skipped unread
+_LD_MAX_DEPTH = 12  # how deep nested lists and @graphs are searched for objects
+_LD_MAX_OBJECTS = 500
+_EMAIL = re.compile(r"\S+@\S+\.\w+")
+_NAME_SPLIT = re.compile(
+    r"\s*(?:[,;/|]|\s(?:and|und|et|y|e|en|og|och|i|и)\s|&|\s·\s|、|，)\s*", re.IGNORECASE
 )
+_ROLE_WORDS = re.compile(
+    r"\b(?:staff|writer|reporter|correspondent|editor|redakteur|redaktion|journalist|"
+    r"photographer|contributor|columnist|updated|published)\b",
+    re.IGNORECASE,
+)
+_MAX_AUTHORS = 8
 
 
 def parse_time(value: str | None) -> datetime | None:
-    """An aware UTC datetime from ISO 8601, RFC 2822 or a leading YYYY-MM-DD; None if none."""
-    if not value:
+    """An aware UTC datetime from ISO 8601, RFC 2822 or a leading YYYY-MM-DD; None if none,
+    and None for a time before 1990 or after tomorrow (a placeholder or a typo)."""
+    if not value or len(value) > 100:
         return None
     text = value.strip()
     when: datetime | None = None
@@ -102,7 +117,7 @@ def parse_time(value: str | None) -> datetime | None:
     except ValueError:
         try:
             when = parsedate_to_datetime(text)
-        except (TypeError, ValueError, IndexError):
+        except (TypeError, ValueError, IndexError, OverflowError):
             match = _ISO_PREFIX.search(text)
             if match:
                 try:
@@ -112,14 +127,18 @@ def parse_time(value: str | None) -> datetime | None:
                     when = None
     if when is None:
         return None
-    when = when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+    try:
+        when = when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
+    except (OverflowError, ValueError):  # year 1 with an offset east of UTC
+        return None
     if not (datetime(1990, 1, 1, tzinfo=UTC) <= when <= datetime.now(UTC) + timedelta(days=1)):
         return None
     return when
 
 
 def json_ld(dom: Dom) -> list[dict[str, Any]]:
-    """Objects of the page's JSON-LD blocks (``@graph`` flattened); broken blocks skipped."""
+    """Objects of the page's JSON-LD blocks (``@graph`` flattened); broken, oversized or too
+    deeply nested blocks skipped."""
     if not dom.elements:
         return []
     found: list[dict[str, Any]] = []
@@ -127,22 +146,29 @@ def json_ld(dom: Dom) -> list[dict[str, Any]]:
     for script in root.iter("script"):
         if (script.get("type") or "").strip().lower() != "application/ld+json":
             continue
-        try:
-            data = json.loads(script.text or "")
-        except ValueError:
+        text = script.text or ""
+        if len(text) > _LD_MAX_CHARS:
             continue
-        found.extend(_objects(data))
-    return found
+        try:
+            data = json.loads(text)
+        except (ValueError, RecursionError):
+            continue
+        found.extend(_objects(data, 0))
+        if len(found) >= _LD_MAX_OBJECTS:
+            break
+    return found[:_LD_MAX_OBJECTS]
 
 
-def _objects(data: Any) -> Iterator[dict[str, Any]]:
+def _objects(data: Any, depth: int) -> Iterator[dict[str, Any]]:
+    if depth > _LD_MAX_DEPTH:
+        return
     if isinstance(data, list):
         for item in data:
-            yield from _objects(item)
+            yield from _objects(item, depth + 1)
     elif isinstance(data, dict):
         yield data
         if "@graph" in data:
-            yield from _objects(data["@graph"])
+            yield from _objects(data["@graph"], depth + 1)
 
 
 def _types(obj: dict[str, Any]) -> set[str]:
@@ -151,9 +177,26 @@ def _types(obj: dict[str, Any]) -> set[str]:
     return {str(k).lower() for k in kinds}
 
 
+def _is_article(obj: dict[str, Any]) -> bool:
+    return any(
+        kind in _ARTICLE_TYPES or kind.endswith(("article", "posting")) for kind in _types(obj)
+    )
+
+
 def ld_articles(objects: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The JSON-LD objects that describe an article."""
-    return [o for o in objects if _types(o) & _ARTICLE_TYPES]
+    """The JSON-LD objects that describe an article (any ``...Article`` or ``...Posting`` type,
+    a report, a review or a ``ClaimReview``)."""
+    return [o for o in objects if _is_article(o)]
+
+
+def _ld_dates(objects: list[dict[str, Any]], page: bool) -> Iterator[str]:
+    """datePublished (else dateCreated) of the article objects, or with `page` of the WebPage
+    objects."""
+    for obj in objects:
+        if (bool(_types(obj) & _PAGE_TYPES) if page else _is_article(obj)) and (
+            value := obj.get("datePublished") or obj.get("dateCreated")
+        ):
+            yield str(value)
 
 
 def _time_candidates(dom: Dom, ld: list[dict[str, Any]]) -> Iterator[tuple[str, bool]]:
@@ -162,8 +205,13 @@ def _time_candidates(dom: Dom, ld: list[dict[str, Any]]) -> Iterator[tuple[str, 
     for key in _PUBLISHED_META:
         if value := dom.meta.get(key):
             yield value, True
-    for obj in ld_articles(ld):
-        yield str(obj.get("datePublished") or obj.get("dateCreated") or ""), True
+    for value in _ld_dates(ld, page=False):
+        yield value, True
+    for key in _DATE_META:
+        if value := dom.meta.get(key):
+            yield value, True
+    for value in _ld_dates(ld, page=True):
+        yield value, True
     first: str | None = None
     for node in dom.nodes_by_tag.get("time", ()):
         el = dom.elements[node]
@@ -176,36 +224,87 @@ def _time_candidates(dom: Dom, ld: list[dict[str, Any]]) -> Iterator[tuple[str, 
         yield first, False
 
 
-def _url_date(url: str | None) -> datetime | None:
+def url_date(url: str | None) -> tuple[datetime | None, bool]:
+    """The date in a URL's path and whether it names the day: ``/2024/04/15/`` gives the day,
+    ``/2024/04/`` only its month (the first of the month, to be used as a check, not a date)."""
     if url and (match := _URL_DATE.search(url)):
-        year, month, day = match.group(1), match.group(2), match.group(3) or "01"
-        return parse_time(f"{year}-{month}-{day}")
-    return None
+        year, month, day = match.group(1), match.group(2), match.group(3)
+        return parse_time(f"{year}-{month}-{day or '01'}"), day is not None
+    return None, False
+
+
+def _fits_url(when: datetime, url_when: datetime | None, full: bool) -> bool:
+    """Whether an unmarked date agrees with the URL's date (its day, or its month)."""
+    if url_when is None:
+        return True
+    if full:
+        return abs((when - url_when).days) <= 1
+    return (when.year, when.month) == (url_when.year, url_when.month)
+
+
+def text_date(dom: Dom, url: str | None = None) -> datetime | None:
+    """The publication date htmldate finds in the page's text and attributes (its extensive
+    search: visible dates near the headline, date-like classes); None without htmldate."""
+    if not dom.elements:
+        return None
+    try:
+        from htmldate import find_date
+    except ImportError:  # pragma: no cover - htmldate is a dependency
+        return None
+    root = dom.elements[0].getroottree().getroot()
+    tomorrow = datetime.now(UTC) + timedelta(days=1)
+    try:
+        found = find_date(
+            root,
+            extensive_search=True,
+            original_date=True,
+            url=url,
+            min_date=datetime(1990, 1, 1),
+            max_date=tomorrow.replace(tzinfo=None),
+        )
+    except Exception:  # a date library's bug must not cost the page
+        return None
+    return parse_time(found)
 
 
 def publication_time(
-    dom: Dom, url: str | None = None, ld: list[dict[str, Any]] | None = None
+    dom: Dom,
+    url: str | None = None,
+    ld: list[dict[str, Any]] | None = None,
+    search_text: bool = True,
 ) -> tuple[datetime | None, bool]:
     """`published_time` and whether the page marks it as such (meta, JSON-LD or a marked
-    <time>; not its first <time> or its URL), in one pass over the page."""
+    <time>; not its first <time>, a date in its text or its URL), in one pass over the page.
+
+    Unmarked dates must agree with the URL's date where it has one (its day, or with only a
+    year and month, that month); a URL with a day is the last resort, one with only a month
+    never gives a date. `search_text` False skips htmldate's search of the text."""
+    url_when, full = url_date(url)
+    unmarked: list[str] = []
     for value, marked in _time_candidates(dom, ld if ld is not None else json_ld(dom)):
-        if when := parse_time(value):
-            return when, marked
-    return _url_date(url), False
+        if not marked:
+            unmarked.append(value)
+        elif when := parse_time(value):
+            return when, True
+    for value in unmarked:
+        if (when := parse_time(value)) and _fits_url(when, url_when, full):
+            return when, False
+    if search_text and (when := text_date(dom, url)) and _fits_url(when, url_when, full):
+        return when, False
+    return (url_when if full else None), False
 
 
 def published_time(
     dom: Dom, url: str | None = None, ld: list[dict[str, Any]] | None = None, any_time: bool = True
 ) -> datetime | None:
-    """When the page was published: meta, then JSON-LD, then <time>, then the URL.
+    """When the page was published: meta, then JSON-LD, then generic date meta, then <time>,
+    then the date htmldate finds in the text, then a full date in the URL.
 
-    With `any_time` False only <time> elements marked as the publication time count (a
-    listing's first <time> is a teaser's, not the page's).
+    With `any_time` False only markup naming the publication time counts (a listing's first
+    <time> is a teaser's, not the page's).
     """
-    for value, marked in _time_candidates(dom, ld if ld is not None else json_ld(dom)):
-        if (marked or any_time) and (when := parse_time(value)):
-            return when
-    return _url_date(url)
+    when, marked = publication_time(dom, url, ld, search_text=any_time)
+    return when if marked or any_time else None
 
 
 def _primary_language(value: str | None) -> str | None:
@@ -231,48 +330,158 @@ def page_language(dom: Dom, content_language: str | None = None) -> str | None:
     return None
 
 
-def _ld_author(obj: dict[str, Any]) -> str | None:
-    author = obj.get("author")
-    people = author if isinstance(author, list) else [author]
+def _publishers(dom: Dom, ld: list[dict[str, Any]]) -> set[str]:
+    """Folded names of the site and its publisher (never an author's name)."""
+    names = {dom.meta.get(key, "") for key in _PUBLISHER_META}
+    for obj in ld:
+        publisher = obj.get("publisher")
+        if isinstance(publisher, dict) and isinstance(publisher.get("name"), str):
+            names.add(publisher["name"])
+        publishing = _types(obj) & {"organization", "newsmediaorganization", "website"}
+        if publishing and isinstance(obj.get("name"), str):
+            names.add(obj["name"])
+    if dom.site:
+        names.add(dom.site)
+    return {_fold(n) for n in names if n and n.strip()}
+
+
+def _fold(name: str) -> str:
+    return " ".join(name.split()).casefold()
+
+
+def _person_name(person: Any, by_id: dict[str, dict[str, Any]]) -> tuple[str, bool]:
+    """(name, is an organisation) of a JSON-LD author: a string, a Person or Organization with
+    a name or given and family names, or a reference (@id) to one elsewhere on the page."""
+    if isinstance(person, str):
+        return person, False
+    if not isinstance(person, dict):
+        return "", False
+    if set(person) <= {"@id", "@type"} and isinstance(person.get("@id"), str):
+        person = by_id.get(person["@id"], person)
+    kinds = _types(person)
+    name = person.get("name")
+    if isinstance(name, list):
+        name = next((n for n in name if isinstance(n, str)), "")
+    if not isinstance(name, str) or not name.strip():
+        given, family = person.get("givenName"), person.get("familyName")
+        parts = [p for p in (given, family) if isinstance(p, str) and p.strip()]
+        name = " ".join(p.strip() for p in parts)
+    return name, "organization" in kinds or "newsmediaorganization" in kinds
+
+
+def ld_authors(
+    ld: list[dict[str, Any]], publishers: set[str] | frozenset[str] = frozenset()
+) -> list[str]:
+    """The authors the JSON-LD articles name, in order: persons, and organisations other than
+    the publisher (a news agency)."""
+    by_id = {str(o["@id"]): o for o in ld if isinstance(o.get("@id"), str)}
+    names: list[str] = []
+    for obj in ld_articles(ld):
+        author = obj.get("author")
+        for person in author if isinstance(author, list) else [author]:
+            name, organisation = _person_name(person, by_id)
+            if organisation and _fold(name) in publishers:
+                continue
+            names.extend(clean_names(name, publishers))
+        if names:
+            break
+    return _distinct(names)
+
+
+def clean_names(value: str, publishers: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """The people named in an author string: split at commas, "and" (in several languages), "&"
+    and slashes; e-mail addresses, URLs, roles after a name ("Staff Writer"), the publisher's
+    name and anything too long to be a name left out. "By"/"Von"/"Par" ... is taken off."""
+    value = _EMAIL.sub(" ", value or "").replace("()", " ")
     names = []
-    for person in people:
-        if isinstance(person, dict) and isinstance(person.get("name"), str):
-            names.append(person["name"].strip())
-        elif isinstance(person, str):
-            names.append(person.strip())
-    return ", ".join(n for n in names if n) or None
+    for part in _NAME_SPLIT.split(_BY.sub("", " ".join(value.split()))):
+        name = _BY.sub("", part).strip(" .:-–—()[]\"'")
+        if not name or name.startswith(("http://", "https://", "www.")) or "://" in name:
+            continue
+        if _fold(name) in publishers or (names and _ROLE_WORDS.search(name)):
+            continue  # "Jane Doe, Staff Writer": a role after a name
+        if len(name) > 60 or len(name.split()) > 5 or not any(ch.isalpha() for ch in name):
+            continue
+        if sum(ch.isdigit() for ch in name) > 2:
+            continue
+        names.append(name)
+    return names
+
+
+def _distinct(names: list[str]) -> list[str]:
+    seen: set[str] = set()
+    kept = []
+    for name in names:
+        if _fold(name) not in seen:
+            seen.add(_fold(name))
+            kept.append(name)
+    return kept[:_MAX_AUTHORS]
+
+
+def _meta_authors(dom: Dom, publishers: set[str]) -> list[str]:
+    """The names in every author <meta> (a page may repeat <meta name="author"> per author)."""
+    if not dom.elements:
+        return []
+    root = dom.elements[0].getroottree().getroot()
+    found: dict[str, list[str]] = {}
+    for el in root.iter("meta"):
+        key = (el.get("name") or el.get("property") or "").strip().lower()
+        if key in _AUTHOR_META and (content := el.get("content")):
+            found.setdefault(key, []).extend(clean_names(content, publishers))
+    for key in _AUTHOR_META:
+        if names := _distinct(found.get(key, [])):
+            return names
+    return []
+
+
+def page_authors(dom: Dom, ld: list[dict[str, Any]] | None = None) -> list[str]:
+    """The authors' names: JSON-LD, then the author <meta>s, then the visible byline; e-mail
+    addresses, URLs and the publisher's own name are never authors."""
+    objects = ld if ld is not None else json_ld(dom)
+    publishers = _publishers(dom, objects)
+    return (
+        ld_authors(objects, publishers)
+        or _meta_authors(dom, publishers)
+        or _distinct(_authors_in_body(dom, publishers))
+    )
 
 
 def page_author(dom: Dom, ld: list[dict[str, Any]] | None = None) -> str | None:
-    """The author's name: meta, then JSON-LD, then a rel=author link or itemprop=author."""
-    for key in _AUTHOR_META:
-        value = dom.meta.get(key, "").strip()
-        if value and not value.startswith(("http://", "https://")):
-            return value
-    for obj in ld_articles(ld if ld is not None else json_ld(dom)):
-        if name := _ld_author(obj):
-            return name
-    return _author_in_body(dom)
+    """`page_authors` joined with ", ", or None when the page names none."""
+    return ", ".join(page_authors(dom, ld)) or None
 
 
-def _author_in_body(dom: Dom) -> str | None:
-    """The text of a rel=author link or an itemprop=author element, else the name in the first
-    "byline"-classed element ("By Jane Doe, Staff Writer" -> Jane Doe); one pass."""
-    byline: str | None = None
+def _authors_in_body(dom: Dom, publishers: set[str]) -> list[str]:
+    """The texts of the rel=author links and itemprop=author elements (their itemprop=name
+    where they have one), else the names in the first "byline"-classed element ("By Jane Doe,
+    Staff Writer" -> Jane Doe); one pass."""
+    marked: list[str] = []
+    byline: list[str] | None = None
     for node, tag in enumerate(dom.tag):
         el = dom.elements[node]
         if (tag == "a" and "author" in (el.get("rel") or "").split()) or el.get(
             "itemprop"
         ) == "author":
-            text = " ".join(dom.text(node).split())
+            named = el if tag == "a" else _itemprop_name(el)
+            text = " ".join((named.text_content() if named is not el else dom.text(node)).split())
             if 0 < len(text) <= 100:
-                return text
-        if byline is None and _BYLINE_CLASSES.intersection((el.get("class") or "").lower().split()):
-            byline = _byline_name(dom.text(node))
-    return byline
+                marked.extend(clean_names(text, publishers))
+        elif byline is None and _BYLINE_CLASSES.intersection(
+            (el.get("class") or "").lower().split()
+        ):
+            byline = _byline_names(dom.text(node), publishers) or None
+    return marked or byline or []
 
 
-def _byline_name(text: str) -> str | None:
+def _itemprop_name(el: Any) -> Any:
+    for sub in el.iter():
+        if sub is not el and sub.get("itemprop") == "name":
+            return sub
+    return el
+
+
+def _byline_names(text: str, publishers: set[str]) -> list[str]:
     first = text.strip().split("\n", 1)[0]
-    name = _BY.sub("", first).split(",", 1)[0].split(" | ", 1)[0].strip()
-    return name if 0 < len(name) <= 80 else None
+    head = _BY.sub("", first).split(" | ", 1)[0]
+    # "Jane Doe, Staff Writer": a comma before a role ends the names
+    return clean_names(head, publishers)
