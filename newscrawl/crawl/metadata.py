@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Any
@@ -19,7 +20,14 @@ from typing import Any
 from newscrawl.dom import Dom
 
 __all__ = [
+    "PageMetadata",
+    "clean_names",
     "json_ld",
+    "ld_authors",
+    "page_authors",
+    "page_metadata",
+    "text_date",
+    "url_date",
     "ld_articles",
     "page_author",
     "page_language",
@@ -106,8 +114,9 @@ _MAX_AUTHORS = 8
 
 
 def parse_time(value: str | None) -> datetime | None:
-    """An aware UTC datetime from ISO 8601, RFC 2822 or a leading YYYY-MM-DD; None if none,
-    and None for a time before 1990 or after tomorrow (a placeholder or a typo)."""
+    """An aware datetime from ISO 8601, RFC 2822 or a leading YYYY-MM-DD (in the offset the
+    page gives, so its date is the page's own day; UTC when it gives none); None if none, and
+    None for a time before 1990 or after tomorrow (a placeholder or a typo)."""
     if not value or len(value) > 100:
         return None
     text = value.strip()
@@ -127,10 +136,8 @@ def parse_time(value: str | None) -> datetime | None:
                     when = None
     if when is None:
         return None
-    try:
-        when = when.replace(tzinfo=UTC) if when.tzinfo is None else when.astimezone(UTC)
-    except (OverflowError, ValueError):  # year 1 with an offset east of UTC
-        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
     if not (datetime(1990, 1, 1, tzinfo=UTC) <= when <= datetime.now(UTC) + timedelta(days=1)):
         return None
     return when
@@ -485,3 +492,49 @@ def _byline_names(text: str, publishers: set[str]) -> list[str]:
     head = _BY.sub("", first).split(" | ", 1)[0]
     # "Jane Doe, Staff Writer": a comma before a role ends the names
     return clean_names(head, publishers)
+
+
+@dataclass(frozen=True, slots=True)
+class PageMetadata:
+    """What a page says about itself besides its text: when it was published (and whether its
+    markup says so, not only its text or URL), by whom, in which language."""
+
+    published: datetime | None = None
+    dated: bool = False
+    authors: tuple[str, ...] = ()
+    language: str | None = None
+
+    @property
+    def author(self) -> str | None:
+        """The authors joined with ", " (the articles' ``author`` column), None for none."""
+        return ", ".join(self.authors) or None
+
+    def fields(self) -> dict[str, str | list[str] | None]:
+        """JSON-ready fields: date (ISO 8601 with the page's offset), author, authors,
+        language."""
+        return {
+            "date": self.published.isoformat() if self.published else None,
+            "author": self.author,
+            "authors": list(self.authors),
+            "language": self.language,
+        }
+
+
+def page_metadata(
+    dom: Dom,
+    url: str | None = None,
+    content_language: str | None = None,
+    ld: list[dict[str, Any]] | None = None,
+) -> PageMetadata:
+    """The publication time, authors and language of one parsed page (what the crawl writes in
+    its articles, and what `newscrawl extract` can print for a page): `url` is the page's
+    address (a date in its path is a check or a last resort), `content_language` the HTTP
+    header. Never raises for what a page holds: broken JSON-LD or dates are skipped."""
+    objects = ld if ld is not None else json_ld(dom)
+    published, dated = publication_time(dom, url or dom.url, objects)
+    return PageMetadata(
+        published=published,
+        dated=dated,
+        authors=tuple(page_authors(dom, objects)),
+        language=page_language(dom, content_language),
+    )
