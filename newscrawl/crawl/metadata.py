@@ -23,17 +23,17 @@ __all__ = [
     "PageMetadata",
     "clean_names",
     "json_ld",
-    "ld_authors",
-    "page_authors",
-    "page_metadata",
-    "text_date",
-    "url_date",
     "ld_articles",
+    "ld_authors",
     "page_author",
+    "page_authors",
     "page_language",
+    "page_metadata",
     "parse_time",
     "publication_time",
     "published_time",
+    "text_date",
+    "url_date",
 ]
 
 # Markup that names the publication time outright, trusted before JSON-LD.
