@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from newscrawl.dom import Dom
 
@@ -10,10 +11,11 @@ __all__ = ["h1_texts", "page_title", "without_site_name"]
 
 # Separators sites put between the headline and their own name in <title>.
 _SITE_SUFFIX = re.compile(r"\s+(?:[|·•«»:]|-{1,2}|–|—|::)\s+")
-# The same at the start or the end of what is left when the headline is taken off a title:
-# "| Site", " - Site - 13.06.2023", "Site: " (a colon only spaced or after the site's name).
-_SEPARATOR_AFTER = re.compile(r"^(?:\s*(?:[|·•«»/~_]|::|-{1,2}|–|—)|\s+:)\s*\S")
-_SEPARATOR_BEFORE = re.compile(r"\S\s*(?:[|·•«»/~_:]|::|-{1,2}|–|—)\s*$")
+# Where a <title> may be cut between the headline and the site's name ("Headline | Site",
+# "Headline - DW - 13.06.2023", "Site: Headline"): the separators, kept by the split.
+_TITLE_CUT = re.compile(r"(\s+(?:[|·•«»:/~>]|::|-{1,2}|–|—)\s+|\s*[|_]\s*)")
+_QUOTES = str.maketrans({"’": "'", "‘": "'", "´": "'", "`": "'", "“": '"', "”": '"', "„": '"'})
+_LONGEST_LINE = 400  # page lines longer than this are never a headline
 
 
 def _headline_part(title: str) -> str:
@@ -29,29 +31,52 @@ def h1_texts(dom: Dom) -> list[tuple[int, str]]:
     return [(node, text) for node, text in found if text]
 
 
+def _fold(text: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", text).translate(_QUOTES).split()).casefold()
+
+
+def _own_lines(dom: Dom) -> dict[str, str]:
+    """The page's own headline texts, folded -> as written: its <h1>s, og:title, twitter:title
+    and every line of its text (the pieces of one block)."""
+    own: dict[str, str] = {}
+    for text in (dom.meta.get("og:title", ""), dom.meta.get("twitter:title", "")):
+        own.setdefault(_fold(text), " ".join(text.split()))
+    line: list[str] = []
+    block = -1
+    for piece, text in enumerate([*dom.piece_text, ""]):
+        owner = dom.piece_block[piece] if piece < len(dom.piece_text) else -2
+        if owner != block:
+            joined = " ".join(" ".join(line).split())
+            if 0 < len(joined) <= _LONGEST_LINE:
+                own[_fold(joined)] = joined
+            block, line = owner, []
+        line.append(text)
+    for _, text in h1_texts(dom):
+        own[_fold(text)] = text
+    return own
+
+
 def without_site_name(dom: Dom, title: str) -> str:
-    """The headline of `title` without the site's name: when the page's own <h1>, og:title or
-    twitter:title is `title` less a shorter part set off by a separator ("Storm closes harbour
-    | Gazette", "Storm closes harbour - DW - 13.06.2023"), that headline; else `title` with its
-    whitespace collapsed. A title the page does not confirm is kept whole: a colon or dash may
-    belong to the headline itself."""
+    """The headline of `title` without the site's name: when the page's own text (an <h1>,
+    og:title, twitter:title or a line of the page) is `title` less a shorter part set off by a
+    separator ("Storm closes harbour | Gazette", "Storm closes harbour - DW - 13.06.2023",
+    "Gazette: Storm closes harbour"), that headline as the page writes it; else `title` with
+    its whitespace collapsed. A title the page does not confirm is kept whole: a colon or dash
+    may belong to the headline itself."""
     title = " ".join(title.split())
-    own = [text for _, text in h1_texts(dom)]
-    own += [dom.meta.get("og:title", ""), dom.meta.get("twitter:title", "")]
-    folded = title.casefold()
+    parts = _TITLE_CUT.split(title)  # text, separator, text, ...
+    if len(parts) < 3:
+        return title
+    own = _own_lines(dom)
     best = ""
-    for text in own:
-        headline = " ".join(text.split())
-        size = len(headline)
-        if not headline or size >= len(title) or size <= len(best):
-            continue
-        rest = ""
-        if folded.startswith(headline.casefold()) and _SEPARATOR_AFTER.match(title[size:]):
-            rest = title[size:]
-        elif folded.endswith(headline.casefold()) and _SEPARATOR_BEFORE.search(title[:-size]):
-            rest = title[:-size]
-        if rest and len(rest.strip(" |·•«»/~_:-–—")) < size:
-            best = headline
+    for cut in range(2, len(parts), 2):
+        for headline, rest in (
+            ("".join(parts[: cut - 1]), "".join(parts[cut:])),
+            ("".join(parts[cut:]), "".join(parts[: cut - 1])),
+        ):
+            found = own.get(_fold(headline))
+            if found and len(rest) < len(headline) and len(found) > len(best):
+                best = found
     return best or title
 
 

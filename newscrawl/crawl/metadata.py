@@ -16,6 +16,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.utils import parsedate_to_datetime
 from typing import Any
+from urllib.parse import urlsplit
+
+from lxml import etree
 
 from newscrawl.dom import Dom
 
@@ -93,7 +96,9 @@ _BYLINE_CLASSES = frozenset(
         "byline-author",
     }
 )
-_BY = re.compile(r"^\s*(?:by|von|par|por|door|di|av)\s+", re.IGNORECASE)
+_BY = re.compile(
+    r"^\s*(?:(?:posted|written|reported)\s+)?(?:by|von|par|por|door|di|av)\s*:?\s+", re.IGNORECASE
+)
 # schema.org types whose datePublished and author are the page's own (besides every type
 # named "...Article" or "...Posting"); a WebPage's are trusted only after the date <meta>s.
 _ARTICLE_TYPES = frozenset({"article", "report", "posting", "claimreview", "review"})
@@ -102,6 +107,12 @@ _LD_MAX_CHARS = 2_000_000  # a JSON-LD block larger than this is skipped unread
 _LD_MAX_DEPTH = 12  # how deep nested lists and @graphs are searched for objects
 _LD_MAX_OBJECTS = 500
 _EMAIL = re.compile(r"\S+@\S+\.\w+")
+_URL = re.compile(r"(?:https?://|www\.)\S*", re.IGNORECASE)
+_PARENTHESES = re.compile(r"\([^)]*\)|\[[^\]]*\]")
+# Not a person: a credit, or an organisation ("The Times-Picayune").
+_NOT_NAME = re.compile(
+    r"\b(?:photos?|fotos?|copyright|image|video|getty)\b|©|^the\s", re.IGNORECASE
+)
 _NAME_SPLIT = re.compile(
     r"\s*(?:[,;/|]|\s(?:and|und|et|y|e|en|og|och|i|и)\s|&|\s·\s|、|，)\s*", re.IGNORECASE
 )
@@ -111,6 +122,16 @@ _ROLE_WORDS = re.compile(
     re.IGNORECASE,
 )
 _MAX_AUTHORS = 8
+_BYLINE_LINES = 40  # lines after the <h1> searched for a "By ..." line
+_BYLINE_LINE = re.compile(
+    r"^(?:(?:posted|written|reported|text)\s+)?(?:by|von|par|por|door|di|av|de|przez)\s*:?\s+"
+    r"(\S.*)$",
+    re.IGNORECASE,
+)
+# Lower-case words a capitalised name may hold ("Ludwig van Beethoven", "Ana de la Cruz").
+_PARTICLES = frozenset(
+    {"van", "von", "de", "der", "den", "da", "del", "di", "la", "le", "bin", "al"}
+)
 
 
 def parse_time(value: str | None) -> datetime | None:
@@ -260,9 +281,9 @@ def text_date(dom: Dom, url: str | None = None) -> datetime | None:
         return None
     root = dom.elements[0].getroottree().getroot()
     tomorrow = datetime.now(UTC) + timedelta(days=1)
-    try:
+    try:  # htmldate reads only its own lxml.html trees: it is handed the page's markup
         found = find_date(
-            root,
+            etree.tostring(root, encoding="unicode"),
             extensive_search=True,
             original_date=True,
             url=url,
@@ -349,6 +370,9 @@ def _publishers(dom: Dom, ld: list[dict[str, Any]]) -> set[str]:
             names.add(obj["name"])
     if dom.site:
         names.add(dom.site)
+    if host := urlsplit(dom.url or "").hostname:
+        labels = host.removeprefix("www.").split(".")
+        names.update((host.removeprefix("www."), labels[0]))
     return {_fold(n) for n in names if n and n.strip()}
 
 
@@ -397,21 +421,21 @@ def ld_authors(
 
 def clean_names(value: str, publishers: set[str] | frozenset[str] = frozenset()) -> list[str]:
     """The people named in an author string: split at commas, "and" (in several languages), "&"
-    and slashes; e-mail addresses, URLs, roles after a name ("Staff Writer"), the publisher's
-    name and anything too long to be a name left out. "By"/"Von"/"Par" ... is taken off."""
-    value = _EMAIL.sub(" ", value or "").replace("()", " ")
-    names = []
+    and slashes; e-mail addresses, URLs, parentheses, photo credits, roles after a name ("Staff
+    Writer"), the publisher's name and anything too long or with digits left out. "By", "Von",
+    "Par" ... is taken off, and a name in capitals is written in title case."""
+    value = _URL.sub(" ", _EMAIL.sub(" ", value or ""))
+    value = _PARENTHESES.sub(" ", value)
+    names: list[str] = []
     for part in _NAME_SPLIT.split(_BY.sub("", " ".join(value.split()))):
         name = _BY.sub("", part).strip(" .:-–—()[]\"'")
-        if not name or name.startswith(("http://", "https://", "www.")) or "://" in name:
+        if not name or _NOT_NAME.search(name) or any(ch.isdigit() for ch in name):
             continue
         if _fold(name) in publishers or (names and _ROLE_WORDS.search(name)):
             continue  # "Jane Doe, Staff Writer": a role after a name
         if len(name) > 60 or len(name.split()) > 5 or not any(ch.isalpha() for ch in name):
             continue
-        if sum(ch.isdigit() for ch in name) > 2:
-            continue
-        names.append(name)
+        names.append(name.title() if name.isupper() and len(name) > 3 else name)
     return names
 
 
@@ -461,7 +485,7 @@ def page_author(dom: Dom, ld: list[dict[str, Any]] | None = None) -> str | None:
 def _authors_in_body(dom: Dom, publishers: set[str]) -> list[str]:
     """The texts of the rel=author links and itemprop=author elements (their itemprop=name
     where they have one), else the names in the first "byline"-classed element ("By Jane Doe,
-    Staff Writer" -> Jane Doe); one pass."""
+    Staff Writer" -> Jane Doe), else a "By Jane Doe" line under the headline."""
     marked: list[str] = []
     byline: list[str] | None = None
     for node, tag in enumerate(dom.tag):
@@ -477,7 +501,7 @@ def _authors_in_body(dom: Dom, publishers: set[str]) -> list[str]:
             (el.get("class") or "").lower().split()
         ):
             byline = _byline_names(dom.text(node), publishers) or None
-    return marked or byline or []
+    return marked or byline or _text_byline(dom, publishers)
 
 
 def _itemprop_name(el: Any) -> Any:
@@ -488,10 +512,45 @@ def _itemprop_name(el: Any) -> Any:
 
 
 def _byline_names(text: str, publishers: set[str]) -> list[str]:
+    """The names of a byline: its first line, up to a "|" or a comma ("By Jane Doe, Staff
+    Writer" -> Jane Doe; "Jane Doe and Bo Li" -> both)."""
     first = text.strip().split("\n", 1)[0]
-    head = _BY.sub("", first).split(" | ", 1)[0]
-    # "Jane Doe, Staff Writer": a comma before a role ends the names
+    head = _BY.sub("", first).split(" | ", 1)[0].split(",", 1)[0]
     return clean_names(head, publishers)
+
+
+def _text_byline(dom: Dom, publishers: set[str]) -> list[str]:
+    """The names of the first "By Jane Doe" line (von, par, por ..., "Posted by:") among the
+    `_BYLINE_LINES` lines that follow the first <h1> (or open the page without one); each name
+    capitalised word by word, as bylines write names."""
+    h1 = dom.nodes_of("h1")
+    piece = dom.piece_start[h1[0]] if h1 else 0
+    lines, block, line = 0, -1, []
+    texts = dom.piece_text
+    for k in range(piece, len(texts)):
+        if dom.piece_block[k] != block:
+            if line and (names := _byline_line(" ".join(line), publishers)):
+                return names
+            lines += 1
+            if lines > _BYLINE_LINES:
+                return []
+            block, line = dom.piece_block[k], []
+        line.append(texts[k])
+    return _byline_line(" ".join(line), publishers) if line else []
+
+
+def _capitalised(name: str) -> bool:
+    """Whether a name is written as names are: each word capitalised, or a particle."""
+    words = name.split()
+    return len(words) <= 4 and all(w[0].isupper() or w in _PARTICLES for w in words)
+
+
+def _byline_line(line: str, publishers: set[str]) -> list[str]:
+    text = " ".join(line.split())
+    if len(text) > 100 or not (match := _BYLINE_LINE.match(text)):
+        return []
+    names = _byline_names(match.group(1), publishers)
+    return names if names and all(map(_capitalised, names)) else []
 
 
 @dataclass(frozen=True, slots=True)
