@@ -13,7 +13,7 @@ __all__ = ["h1_texts", "page_title", "without_site_name"]
 _SITE_SUFFIX = re.compile(r"\s+(?:[|·•«»:]|-{1,2}|–|—|::)\s+")
 # Where a <title> may be cut between the headline and the site's name ("Headline | Site",
 # "Headline - DW - 13.06.2023", "Site: Headline"): the separators, kept by the split.
-_TITLE_CUT = re.compile(r"(\s+(?:[|·•«»:/~>]|::|-{1,2}|–|—)\s+|\s*[|_]\s*)")
+_TITLE_CUT = re.compile(r"(\s+(?:[|·•«»:/~>]|::|-{1,2}|–|—)\s+|\s*[|_]\s*|:\s+)")
 _QUOTES = str.maketrans({"’": "'", "‘": "'", "´": "'", "`": "'", "“": '"', "”": '"', "„": '"'})
 _LONGEST_LINE = 400  # page lines longer than this are never a headline
 

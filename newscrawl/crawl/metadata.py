@@ -122,6 +122,7 @@ _ROLE_WORDS = re.compile(
     re.IGNORECASE,
 )
 _MAX_AUTHORS = 8
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _BYLINE_LINES = 40  # lines after the <h1> searched for a "By ..." line
 _BYLINE_LINE = re.compile(
     r"^(?:(?:posted|written|reported|text)\s+)?(?:by|von|par|por|door|di|av|de|przez)\s*:?\s+"
@@ -272,18 +273,20 @@ def _fits_url(when: datetime, url_when: datetime | None, full: bool) -> bool:
 
 def text_date(dom: Dom, url: str | None = None) -> datetime | None:
     """The publication date htmldate finds in the page's text and attributes (its extensive
-    search: visible dates near the headline, date-like classes); None without htmldate."""
+    search: visible dates near the headline, date-like classes). htmldate writes a bare month
+    or year (a copyright line) as its first day: a first of the month counts only where the
+    page writes that day out."""
     if not dom.elements:
         return None
     try:
         from htmldate import find_date
     except ImportError:  # pragma: no cover - htmldate is a dependency
         return None
-    root = dom.elements[0].getroottree().getroot()
+    markup = etree.tostring(dom.elements[0].getroottree().getroot(), encoding="unicode")
     tomorrow = datetime.now(UTC) + timedelta(days=1)
     try:  # htmldate reads only its own lxml.html trees: it is handed the page's markup
         found = find_date(
-            etree.tostring(root, encoding="unicode"),
+            markup,
             extensive_search=True,
             original_date=True,
             url=url,
@@ -292,7 +295,31 @@ def text_date(dom: Dom, url: str | None = None) -> datetime | None:
         )
     except Exception:  # a date library's bug must not cost the page
         return None
-    return parse_time(found)
+    when = parse_time(found)
+    return when if when is None or when.day != 1 or _writes_first_day(markup, when) else None
+
+
+def _writes_first_day(markup: str, when: datetime) -> bool:
+    """Whether the page writes the first day of `when`'s month as a date."""
+    y, m = when.year, when.month
+    numeric = (
+        f"{y}-{m:02}-01",
+        f"{y}/{m:02}/01",
+        f"{y}.{m:02}.01",
+        f"{y}{m:02}01",
+        f"01.{m:02}.{y}",
+        f"1.{m}.{y}",
+        f"01/{m:02}/{y}",
+        f"{m:02}/01/{y}",
+        f"{m}/1/{y}",
+        f"{y}年{m}月1日",
+    )
+    if any(form in markup for form in numeric):
+        return True
+    month = _MONTHS[m - 1]
+    return bool(
+        re.search(rf"\b(?:0?1(?:st)?\.?\s+{month}|{month}\w*\.?\s+0?1(?:st)?\b)", markup, re.I)
+    )
 
 
 def publication_time(
