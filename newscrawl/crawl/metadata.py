@@ -18,8 +18,7 @@ from email.utils import parsedate_to_datetime
 from typing import Any
 from urllib.parse import urlsplit
 
-from lxml import etree
-
+from newscrawl.crawl.datelines import shown_date
 from newscrawl.dom import Dom
 
 __all__ = [
@@ -35,7 +34,6 @@ __all__ = [
     "parse_time",
     "publication_time",
     "published_time",
-    "text_date",
     "url_date",
 ]
 
@@ -96,6 +94,10 @@ _BYLINE_CLASSES = frozenset(
         "byline-author",
     }
 )
+# Bylines are looked for among the elements around the first <h1>: this many before it and
+# after it (without an <h1>, among the page's first BYLINE_AFTER + BYLINE_BEFORE elements).
+_BYLINE_BEFORE = 300
+_BYLINE_AFTER = 600
 _BY = re.compile(
     r"^\s*(?:(?:posted|written|reported)\s+)?(?:by|von|par|por|door|di|av)\s*:?\s+", re.IGNORECASE
 )
@@ -122,7 +124,6 @@ _ROLE_WORDS = re.compile(
     re.IGNORECASE,
 )
 _MAX_AUTHORS = 8
-_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _BYLINE_LINES = 40  # lines after the <h1> searched for a "By ..." line
 _BYLINE_LINE = re.compile(
     r"^(?:(?:posted|written|reported|text)\s+)?(?:by|von|par|por|door|di|av|de|przez)\s*:?\s+"
@@ -271,57 +272,6 @@ def _fits_url(when: datetime, url_when: datetime | None, full: bool) -> bool:
     return (when.year, when.month) == (url_when.year, url_when.month)
 
 
-def text_date(dom: Dom, url: str | None = None) -> datetime | None:
-    """The publication date htmldate finds in the page's text and attributes (its extensive
-    search: visible dates near the headline, date-like classes). htmldate writes a bare month
-    or year (a copyright line) as its first day: a first of the month counts only where the
-    page writes that day out."""
-    if not dom.elements:
-        return None
-    try:
-        from htmldate import find_date
-    except ImportError:  # pragma: no cover - htmldate is a dependency
-        return None
-    markup = etree.tostring(dom.elements[0].getroottree().getroot(), encoding="unicode")
-    tomorrow = datetime.now(UTC) + timedelta(days=1)
-    try:  # htmldate reads only its own lxml.html trees: it is handed the page's markup
-        found = find_date(
-            markup,
-            extensive_search=True,
-            original_date=True,
-            url=url,
-            min_date=datetime(1990, 1, 1),
-            max_date=tomorrow.replace(tzinfo=None),
-        )
-    except Exception:  # a date library's bug must not cost the page
-        return None
-    when = parse_time(found)
-    return when if when is None or when.day != 1 or _writes_first_day(markup, when) else None
-
-
-def _writes_first_day(markup: str, when: datetime) -> bool:
-    """Whether the page writes the first day of `when`'s month as a date."""
-    y, m = when.year, when.month
-    numeric = (
-        f"{y}-{m:02}-01",
-        f"{y}/{m:02}/01",
-        f"{y}.{m:02}.01",
-        f"{y}{m:02}01",
-        f"01.{m:02}.{y}",
-        f"1.{m}.{y}",
-        f"01/{m:02}/{y}",
-        f"{m:02}/01/{y}",
-        f"{m}/1/{y}",
-        f"{y}年{m}月1日",
-    )
-    if any(form in markup for form in numeric):
-        return True
-    month = _MONTHS[m - 1]
-    return bool(
-        re.search(rf"\b(?:0?1(?:st)?\.?\s+{month}|{month}\w*\.?\s+0?1(?:st)?\b)", markup, re.I)
-    )
-
-
 def publication_time(
     dom: Dom,
     url: str | None = None,
@@ -333,7 +283,8 @@ def publication_time(
 
     Unmarked dates must agree with the URL's date where it has one (its day, or with only a
     year and month, that month); a URL with a day is the last resort, one with only a month
-    never gives a date. `search_text` False skips htmldate's search of the text."""
+    never gives a date. `search_text` False skips the search of the lines around the headline
+    for a shown date (`newscrawl.crawl.datelines`)."""
     url_when, full = url_date(url)
     unmarked: list[str] = []
     for value, marked in _time_candidates(dom, ld if ld is not None else json_ld(dom)):
@@ -344,8 +295,9 @@ def publication_time(
     for value in unmarked:
         if (when := parse_time(value)) and _fits_url(when, url_when, full):
             return when, False
-    if search_text and (when := text_date(dom, url)) and _fits_url(when, url_when, full):
-        return when, False
+    shown = shown_date(dom, page_language(dom)) if search_text else None
+    if shown and _fits_url(shown, url_when, full):
+        return shown, False
     return (url_when if full else None), False
 
 
@@ -353,7 +305,7 @@ def published_time(
     dom: Dom, url: str | None = None, ld: list[dict[str, Any]] | None = None, any_time: bool = True
 ) -> datetime | None:
     """When the page was published: meta, then JSON-LD, then generic date meta, then <time>,
-    then the date htmldate finds in the text, then a full date in the URL.
+    then a date shown by the headline, then a full date in the URL.
 
     With `any_time` False only markup naming the publication time counts (a listing's first
     <time> is a teaser's, not the page's).
@@ -512,22 +464,25 @@ def page_author(dom: Dom, ld: list[dict[str, Any]] | None = None) -> str | None:
 def _authors_in_body(dom: Dom, publishers: set[str]) -> list[str]:
     """The texts of the rel=author links and itemprop=author elements (their itemprop=name
     where they have one), else the names in the first "byline"-classed element ("By Jane Doe,
-    Staff Writer" -> Jane Doe), else a "By Jane Doe" line under the headline."""
+    Staff Writer" -> Jane Doe), else a "By Jane Doe" line under the headline; among the
+    elements around the first <h1> (a byline is by the headline)."""
+    h1 = dom.nodes_of("h1")
+    first = max(0, h1[0] - _BYLINE_BEFORE) if h1 else 0
+    last = min(len(dom.tag), (h1[0] if h1 else first) + _BYLINE_AFTER + _BYLINE_BEFORE * (not h1))
     marked: list[str] = []
-    byline: list[str] | None = None
-    for node, tag in enumerate(dom.tag):
+    byline: list[str] = []
+    for node in range(first, last):
+        if not dom.has_attributes[node]:
+            continue
         el = dom.elements[node]
-        if (tag == "a" and "author" in (el.get("rel") or "").split()) or el.get(
-            "itemprop"
-        ) == "author":
-            named = el if tag == "a" else _itemprop_name(el)
-            text = " ".join((named.text_content() if named is not el else dom.text(node)).split())
+        if (dom.tag[node] == "a" and "author" in (el.get("rel") or "").split()) or (
+            el.get("itemprop") == "author"
+        ):
+            text = " ".join("".join(_itemprop_name(el).itertext()).split())
             if 0 < len(text) <= 100:
                 marked.extend(clean_names(text, publishers))
-        elif byline is None and _BYLINE_CLASSES.intersection(
-            (el.get("class") or "").lower().split()
-        ):
-            byline = _byline_names(dom.text(node), publishers) or None
+        elif not byline and _BYLINE_CLASSES.intersection((el.get("class") or "").lower().split()):
+            byline = _byline_names(dom.text(node), publishers)
     return marked or byline or _text_byline(dom, publishers)
 
 
