@@ -81,16 +81,22 @@ def without_site_name(dom: Dom, title: str) -> str:
 
 
 def page_title(dom: Dom) -> str:
-    """og:title (without the site's name, `without_site_name`), else the longest <h1> the
-    <title> contains (a site's name in an <h1> is in the <title> too), else the headline part
-    of <title>; without a <title>, the first <h1>."""
-    og = dom.meta.get("og:title") or dom.meta.get("twitter:title")
+    """The headline: the longest <h1> that the <title> or og:title confirms (holds, and is
+    not mostly something else: a site's name in an <h1> is in the <title> too), else og:title,
+    else the <title>, each without the site's name (`without_site_name`; for a <title> the page
+    does not confirm, its longest part); without either, the first <h1>."""
+    title = " ".join(dom.title.split()) if dom.title else ""
+    og = " ".join((dom.meta.get("og:title") or dom.meta.get("twitter:title") or "").split())
+    headings = h1_texts(dom)
+    for stated in (title, og):
+        folded = _fold(stated)
+        named = [text for _, text in headings if _fold(text) in folded]
+        confirmed = [text for text in named if 2 * len(text) >= len(stated)]
+        if confirmed:
+            return max(confirmed, key=len)
     if og:
         return without_site_name(dom, og)
-    title = dom.title
-    headings = h1_texts(dom)
-    if not title:
-        return headings[0][1] if headings else ""
-    folded = title.casefold()
-    named = [text for _, text in headings if text.casefold() in folded]
-    return max(named, key=len) if named else _headline_part(title)
+    if title:
+        headline = without_site_name(dom, title)
+        return headline if headline != title else _headline_part(title)
+    return headings[0][1] if headings else ""
