@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from urllib.parse import urlsplit
 
 from newscrawl.dom import Dom
 
@@ -60,9 +61,10 @@ def without_site_name(dom: Dom, title: str) -> str:
     """The headline of `title` without the site's name: when the page's own text (an <h1>,
     og:title, twitter:title or a line of the page) is `title` less a shorter part set off by a
     separator ("Storm closes harbour | Gazette", "Storm closes harbour - DW - 13.06.2023",
-    "Gazette: Storm closes harbour"), that headline as the page writes it; else `title` with
-    its whitespace collapsed. A title the page does not confirm is kept whole: a colon or dash
-    may belong to the headline itself."""
+    "Gazette: Storm closes harbour"), that headline as the page writes it; else, when a first
+    or last part is the site's name (og:site_name, application-name, its host name), the title
+    without it; else `title` with its whitespace collapsed. A title the page does not confirm
+    is kept whole: a colon or dash may belong to the headline itself."""
     title = " ".join(title.split())
     parts = _TITLE_CUT.split(title)  # text, separator, text, ...
     if len(parts) < 3:
@@ -77,7 +79,45 @@ def without_site_name(dom: Dom, title: str) -> str:
             found = own.get(_fold(headline))
             if found and len(rest) < len(headline) and len(found) > len(best):
                 best = found
-    return best or title
+    return best or _named_site_cut(dom, parts) or title
+
+
+def _site_names(dom: Dom) -> set[str]:
+    """The site's names, folded without spaces: og:site_name, application-name and the
+    labels of its host name ("www.dw.com" -> "dw", "dw.com")."""
+    names = {dom.meta.get("og:site_name", ""), dom.meta.get("application-name", "")}
+    host = (urlsplit(dom.url or "").hostname or "").removeprefix("www.")
+    if host:
+        names.update((host, host.split(".")[0]))
+    return {_squeezed(name) for name in names if len(_squeezed(name)) >= 2}
+
+
+def _squeezed(text: str) -> str:
+    return "".join(_fold(text).split())
+
+
+def _named_site_cut(dom: Dom, parts: list[str]) -> str:
+    """The title less its first or last parts when one of them is the site's name (a date
+    beside it goes too): "Storm closes harbour - DW - 13.06.2023" on dw.com; "" when no
+    end part names the site."""
+    names = _site_names(dom)
+    texts = parts[::2]
+    if not names or len(texts) < 2:
+        return ""
+
+    def site_or_date(text: str) -> bool:
+        squeezed = _squeezed(text)
+        return squeezed in names or not any(ch.isalpha() for ch in squeezed)
+
+    first, last = 0, len(texts)
+    while last - first > 1 and site_or_date(texts[last - 1]):
+        last -= 1
+    while last - first > 1 and site_or_date(texts[first]):
+        first += 1
+    dropped = texts[:first] + texts[last:]
+    if not any(_squeezed(text) in names for text in dropped):
+        return ""
+    return "".join(parts[2 * first : 2 * last - 1])
 
 
 def page_title(dom: Dom) -> str:

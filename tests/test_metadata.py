@@ -129,6 +129,16 @@ def test_the_site_name_stays_unless_the_page_confirms_the_headline() -> None:
     assert without_site_name(dom, "Other headline | Gazette") == "Other headline | Gazette"
 
 
+def test_a_title_part_naming_the_site_goes() -> None:
+    dw = parse_html("<html><body><h2>Trams</h2></body></html>", "https://www.dw.com/en/t/a-1")
+    assert without_site_name(dw, "Tram line extended – DW – 13.06.2023") == "Tram line extended"
+    named = parse_html(
+        "<html><head><meta property='og:site_name' content='Harbour Post'></head></html>"
+    )
+    assert without_site_name(named, "Harbour Post: Storm closes quay") == "Storm closes quay"
+    assert without_site_name(named, "Storm | closes quay") == "Storm | closes quay"
+
+
 def test_labels_name_pages_by_path_or_by_dataset_and_id(tmp_path: Path) -> None:
     (tmp_path / "set" / "html").mkdir(parents=True)
     (tmp_path / "set" / "html" / "p1.html").write_text(_page(""))
