@@ -113,6 +113,8 @@ def test_author_strings_are_split_into_people() -> None:
 def test_a_visible_byline_under_the_headline() -> None:
     html = _page("", "<p>Sunday, May 5, 2024</p><p>By MARK SHERMAN</p><p>The court ruled.</p>")
     assert page_metadata(parse_html(html)).authors == ("Mark Sherman",)
+    role = _page("", "<p>By Elizabeth Mullener Staff writer</p><p>The court ruled.</p>")
+    assert page_metadata(parse_html(role)).authors == ("Elizabeth Mullener",)
     lower = _page("", "<p>By submitting this form you agree.</p><p>The court ruled.</p>")
     assert page_metadata(parse_html(lower)).authors == ()
 

@@ -138,7 +138,7 @@ def read_labels(path: Path, data: Path | None = None) -> Iterator[Labelled]:
             continue
         authors = label.get("authors")
         yield Labelled(
-            path.stem,
+            f"{path.parent.name}/{path.stem}",
             str(label.get("html") or label.get("id")),
             html,
             url,

@@ -494,10 +494,13 @@ def _itemprop_name(el: Any) -> Any:
 
 
 def _byline_names(text: str, publishers: set[str]) -> list[str]:
-    """The names of a byline: its first line, up to a "|" or a comma ("By Jane Doe, Staff
-    Writer" -> Jane Doe; "Jane Doe and Bo Li" -> both)."""
+    """The names of a byline: its first line, up to a "|", a comma or a role ("By Jane Doe,
+    Staff Writer" and "By Jane Doe Staff writer" -> Jane Doe; "Jane Doe and Bo Li" -> both)."""
     first = text.strip().split("\n", 1)[0]
     head = _BY.sub("", first).split(" | ", 1)[0].split(",", 1)[0]
+    role = _ROLE_WORDS.search(head)
+    if role and len(head[: role.start()].split()) >= 2:  # "Jane Doe Staff writer"
+        head = head[: role.start()]
     return clean_names(head, publishers)
 
 
