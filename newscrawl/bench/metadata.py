@@ -33,6 +33,7 @@ import unicodedata
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 __all__ = ["HELP", "Guess", "Labelled", "add_arguments", "read_labels", "run", "score"]
 
@@ -197,10 +198,11 @@ def trafilatura_guess() -> Callable[[Labelled], Guess] | None:
         doc = bare_extraction(
             page.html.decode("utf-8", "replace"), url=page.url, with_metadata=True
         )
-        if doc is None:
-            return Guess("", None, [])
-        authors = [a.strip() for a in (doc.author or "").split(";") if a.strip()]
-        return Guess(doc.title, doc.date, authors)
+        fields: dict[str, Any] = {}
+        if doc is not None:
+            fields = doc if isinstance(doc, dict) else doc.as_dict()
+        authors = [a.strip() for a in str(fields.get("author") or "").split(";") if a.strip()]
+        return Guess(str(fields.get("title") or ""), fields.get("date"), authors)
 
     return guess
 
@@ -262,7 +264,7 @@ def _share(part: float, whole: int) -> str:
 def _row(source: str, system: str, t: Tally) -> str:
     f1 = f"{t.author_f1 / t.authored:.3f}" if t.authored else "  -  "
     return (
-        f"{source:<16} {system:<12} {_share(t.titles_right, t.titles):>8} {t.titles:>5}"
+        f"{source:<22} {system:<12} {_share(t.titles_right, t.titles):>8} {t.titles:>5}"
         f" {_share(t.dates_right, t.dates):>8} {t.dates:>5} {f1:>8} {t.authored:>5}"
         f" {_share(t.author_empty, t.authored):>8} {_share(t.author_extra, t.unauthored):>8}"
     )
@@ -322,7 +324,7 @@ def run(args: argparse.Namespace) -> int:
         print("no labelled pages", file=sys.stderr)
         return 1
     print(
-        f"{'source':<16} {'system':<12} {'title ok':>8} {'n':>5} {'date ok':>8} {'n':>5}"
+        f"{'source':<22} {'system':<12} {'title ok':>8} {'n':>5} {'date ok':>8} {'n':>5}"
         f" {'auth F1':>8} {'n':>5} {'no auth':>8} {'extra':>8}"
     )
     sources = sorted({source for source, _ in tallies}, key=lambda s: (s != "demo", s))

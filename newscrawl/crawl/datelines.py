@@ -74,7 +74,8 @@ def headline_lines(dom: Dom, after: int = LINES_AFTER, before: int = LINES_BEFOR
 
 def _lines(dom: Dom, start: int, step: int, limit: int) -> Iterator[str]:
     texts, blocks = dom.piece_text, dom.piece_block
-    block, line, count = -1, [], 0
+    block, count = -1, 0
+    line: list[str] = []
     k = start
     while 0 <= k < len(texts):
         if blocks[k] != block:

@@ -510,7 +510,8 @@ def _text_byline(dom: Dom, publishers: set[str]) -> list[str]:
     capitalised word by word, as bylines write names."""
     h1 = dom.nodes_of("h1")
     piece = dom.piece_start[h1[0]] if h1 else 0
-    lines, block, line = 0, -1, []
+    lines, block = 0, -1
+    line: list[str] = []
     texts = dom.piece_text
     for k in range(piece, len(texts)):
         if dom.piece_block[k] != block:
