@@ -13,6 +13,7 @@ import pytest
 
 from newscrawl.bench.metadata import Guess, Labelled, Tally, read_labels, score
 from newscrawl.cli import main
+from newscrawl.crawl.datelines import date_in_line
 from newscrawl.crawl.metadata import clean_names, page_metadata, parse_time, url_date
 from newscrawl.dom import parse_html
 from newscrawl.extractors import DEFAULT_EXTRACTOR, build_extractor
@@ -163,3 +164,45 @@ def test_bench_scores_the_fixtures_for_every_system(capsys: pytest.CaptureFixtur
     rows = {line.split()[1]: line.split() for line in capsys.readouterr().out.splitlines()[1:]}
     assert rows["newscrawl"][2:4] == ["100.0%", str(len(LABELS))]
     assert "trafilatura" in rows and "htmldate" in rows
+
+
+@pytest.mark.parametrize(
+    ("line", "day"),
+    [
+        ("Saturday, December 29, 2007", "2007-12-29"),
+        ("Dec. 31, 2007 11:14 AM", "2007-12-31"),
+        ("Wednesday 14 December 2011 18.29 GMT", "2011-12-14"),
+        ("04-01-2012, ostatnia aktualizacja 04-01-2012 08:02", "2012-01-04"),
+        ("13. Juni 2023", "2023-06-13"),
+        ("le 7 mars 2024 à 11h", "2024-03-07"),
+        ("31 de mayo de 2023", "2023-05-31"),
+        ("28 ноября 2011 19:00", "2011-11-28"),
+        ("4 stycznia 2012", "2012-01-04"),
+        ("2012年01月11日20:54", "2012-01-11"),
+        ("优活健康资讯网 2012-01-12 10:50", "2012-01-12"),
+        ("1/10/2008, 3:50 a.m. EST", "2008-01-10"),
+        ("Posted 13/01/2008", "2008-01-13"),
+        ("31.02.2024", None),  # not a day
+        ("Call 0800 2024 1234", None),
+        ("Page 3 of 12", None),
+    ],
+)
+def test_date_in_a_dateline(line: str, day: str | None) -> None:
+    when = date_in_line(line, day_first=False)
+    assert (when.date().isoformat() if when else None) == day
+
+
+def test_an_ambiguous_numeric_date_reads_by_the_page_language() -> None:
+    assert date_in_line("03/04/2024", day_first=True) == datetime(2024, 4, 3, tzinfo=UTC)
+    assert date_in_line("03/04/2024", day_first=False) == datetime(2024, 3, 4, tzinfo=UTC)
+
+
+def test_a_shown_date_is_read_near_the_headline_only() -> None:
+    masthead = "<p>Friday, 19 December 2025</p>"
+    story = "<p>By Ann Lee</p><p>14 December 2025</p><p>The council met.</p>"
+    html = f"<html><body>{masthead}<h1>Council meets</h1>{story}</body></html>"
+    assert page_metadata(parse_html(html)).published == datetime(2025, 12, 14, tzinfo=UTC)
+    no_h1 = html.replace("h1>", "h2>")  # a page's first lines are its masthead: no date
+    assert page_metadata(parse_html(no_h1)).published is None
+    above = f"<html><body><p>14 Dec 2025</p><h1>Council meets</h1><p>{'Text. ' * 20}</p>"
+    assert page_metadata(parse_html(above)).published == datetime(2025, 12, 14, tzinfo=UTC)
