@@ -1,10 +1,16 @@
-"""Page metadata a corpus user filters on: publication time, language, author.
+"""Page metadata a corpus user filters on: publication time, language, authors
+(`page_metadata` gives all of them for one page).
 
-Read from the parsed page only (no second parse): ``<meta>`` (Open Graph ``article:*``, Dublin
-Core, schema.org ``itemprop``, the names news CMSs use), JSON-LD ``NewsArticle``/``BlogPosting``
-blocks, ``<time datetime>`` elements and, last, a date in the URL. Each source is tried in the
-order news-please and trafilatura trust them; a value that does not parse, or a date outside
-1990..tomorrow, is skipped.
+Read from the parsed page only (no second parse). Dates: ``<meta>`` that names the publication
+time (Open Graph ``article:published_time`` and ``article:published:time``, schema.org
+``itemprop``, the names news CMSs use), then JSON-LD ``datePublished`` of an article (any
+``...Article``/``...Posting``, a review or a ``ClaimReview``), then generic date ``<meta>``
+(``date``, ``dc.date``: often the day a page changed), then ``<time>``, then a date shown by
+the headline (`newscrawl.crawl.datelines`), then a full date in the URL; a URL with only a
+year and month is a check on unmarked dates, never a day. Authors: JSON-LD persons (by name or
+given and family name), then every author ``<meta>``, then the byline by the headline; e-mail
+addresses, URLs and the publisher's name are never authors. A value that does not parse, or
+a date outside 1990..tomorrow, is skipped; broken or oversized JSON-LD is skipped unread.
 """
 
 from __future__ import annotations
