@@ -35,13 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from newscrawl.crawl.checks import setting_list
 from newscrawl.crawl.items import PageItem
-from newscrawl.crawl.metadata import (
-    json_ld,
-    ld_articles,
-    page_author,
-    page_language,
-    publication_time,
-)
+from newscrawl.crawl.metadata import json_ld, ld_articles, page_metadata
 from newscrawl.dom import Dom, PageError, parse_html
 from newscrawl.extractors import DEFAULT_EXTRACTOR, EXTRACTORS, Extraction, Extractor, get_extractor
 from newscrawl.extractors.context import SiteContext, extract_in_site
@@ -281,9 +275,9 @@ class ExtractionPipeline:
     def _metadata(self, item: PageItem, dom: Dom) -> None:
         try:
             ld = json_ld(dom)
-            item.published, item.extras["dated"] = publication_time(dom, item.final_url, ld)
-            item.language = page_language(dom, item.headers.get("content-language"))
-            item.author = page_author(dom, ld)
+            found = page_metadata(dom, item.final_url, item.headers.get("content-language"), ld)
+            item.published, item.extras["dated"] = found.published, found.dated
+            item.language, item.author = found.language, found.author
             item.extras["ld_article"] = bool(ld_articles(ld))
         except Exception as err:  # metadata is a bonus; never lose the page over it
             logger.warning("metadata of %s failed: %s", item.final_url, err)

@@ -278,7 +278,9 @@ def test_page_title_is_the_headline_not_the_site_name_in_an_h1() -> None:
     no_h1 = page.replace("h1>", "h2>")
     assert page_title(parse_html(no_h1)) == "Harbour bridge reopens"  # the <title>'s longest part
     og = page.replace("<head>", "<head><meta property='og:title' content='Bridge reopens'>")
-    assert page_title(parse_html(og)) == "Bridge reopens"
+    assert page_title(parse_html(og)) == "Harbour bridge reopens"  # <title> and <h1> agree
+    og_only = og.replace("<title>Harbour bridge reopens | Daily</title>", "")
+    assert page_title(parse_html(og_only)) == "Bridge reopens"  # og:title over an unconfirmed h1
 
 
 def test_text_and_links_after_the_document_end_stay_in_the_body() -> None:

@@ -12,8 +12,9 @@ the demo server replaces with the site's scheme://host:port.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from html import escape
 
 from newscrawl.demo.text import Block
@@ -124,19 +125,42 @@ def block_html(block: Block, link: Link | None = None) -> str:
     return f"<p>{paragraph_html(block.text, link)}</p>"
 
 
-def article_meta(story: StoryView, with_times: bool) -> str:
+def article_meta(story: StoryView, theme: str, site_title: str) -> str:
+    """The <head> lines an article page of `theme` carries: each site marks its publication
+    time and author in its own era's way, with the traps real sites set. The table site has
+    no date markup (its date is only shown) and names its publisher as the author <meta>; the
+    div site writes JSON-LD (a Person by given and family name, the publication and the
+    change time), a desk e-mail as the author <meta> and its own name in og:title; the blog
+    writes ``article:published:time`` (colons throughout) and shows a <time>."""
+    title = f"{story.title} | {site_title}" if theme == "div" else story.title
     out = (
         f'<meta name="description" content="{e(story.summary)}">\n'
         f'<meta property="og:type" content="article">\n'
-        f'<meta property="og:title" content="{e(story.title)}">\n'
+        f'<meta property="og:title" content="{e(title)}">\n'
     )
-    if with_times:
-        out += (
-            f'<meta property="article:published_time" '
-            f'content="{story.published.isoformat()}">\n'
-            f'<meta name="author" content="{e(story.author)}">\n'
+    if theme == "table":
+        return out + f'<meta name="author" content="{e(site_title)}">\n'
+    if theme == "div":
+        given, _, family = story.author.rpartition(" ")
+        data = {
+            "@context": "https://schema.org",
+            "@type": "NewsArticle",
+            "headline": story.title,
+            "datePublished": story.published.isoformat(),
+            "dateModified": (story.published + timedelta(days=3)).isoformat(),
+            "author": [{"@type": "Person", "givenName": given, "familyName": family}],
+            "publisher": {"@type": "Organization", "name": site_title},
+        }
+        ld = json.dumps(data, ensure_ascii=False).replace("</", "<\\/")
+        desk = f"newsdesk@{site_title.lower().removeprefix('the ').replace(' ', '-')}.test"
+        return (
+            out
+            + f'<meta name="author" content="{e(desk)}">\n'
+            + f'<script type="application/ld+json">{ld}</script>\n'
         )
-    return out
+    return out + (
+        f'<meta property="article:published:time" content="{story.published.isoformat()}">\n'
+    )
 
 
 class Theme:

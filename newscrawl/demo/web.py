@@ -235,14 +235,13 @@ class _Builder:
     # -- page families -------------------------------------------------------------------
 
     def articles(self) -> None:
-        with_times = self.theme.name != "table"  # the old site has no article meta tags
         for story in self.stories:
             view = self.view(story, full=True)
             info = PageInfo(
                 story.path,
                 story.text.title,
                 charset=story.charset,
-                meta=article_meta(view, with_times),
+                meta=article_meta(view, self.theme.name, self.spec.title),
                 current=view.section.href,
             )
             main = self.theme.article(view, self.related(story))

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from newscrawl.dom import Dom
 from newscrawl.scripts import CJK_AND_HANGUL
-from newscrawl.title import page_title
+from newscrawl.title import page_title, without_site_name
 
 if TYPE_CHECKING:
     from newscrawl.extractors.nce import NCEConfig
@@ -99,7 +99,8 @@ def lead_line(dom: Dom, pieces: list[int]) -> str:
 
 
 def find_title(dom: Dom, pieces: list[int], cfg: NCEConfig) -> str:
-    """The title: the longest candidate before the content (seed rule), with refinements.
+    """The title: the longest candidate before the content (seed rule), with refinements,
+    without the site's name where the page confirms its headline (`without_site_name`).
 
     Candidates are the <title> and the nodes before the content with `alpha8` to
     `title_max_words` words, at least `alpha9` of them found in the content, and a link density
@@ -110,6 +111,10 @@ def find_title(dom: Dom, pieces: list[int], cfg: NCEConfig) -> str:
     part is preferred, and when there is none, so is a first content line that echoes it (the
     headline often opens the content itself, where the seed does not look).
     """
+    return without_site_name(dom, _title_search(dom, pieces, cfg))
+
+
+def _title_search(dom: Dom, pieces: list[int], cfg: NCEConfig) -> str:
     bag: list[Counter[str]] = []
 
     def in_content(words: list[str]) -> bool:
