@@ -41,6 +41,7 @@ __all__ = [
     "record",
     "record_failure",
     "refuse",
+    "start_failure",
 ]
 
 # kind -> what the summary calls it
@@ -189,3 +190,15 @@ def refuse(crawler: Crawler, kind: str, url: str, site: str, message: str) -> Cr
     exc = CrawlRefusal(message, kind)
     exc.recorded = True
     return exc
+
+
+def start_failure(exc: BaseException) -> str:
+    """Why a site's start page gave nothing, in words for the summary."""
+    if isinstance(exc, HttpError):
+        return f"start page answered HTTP {exc.response.status}"
+    kind, detail = classify(exc)
+    if kind == "robots_disallowed":
+        return "robots.txt disallows the start page"
+    name = KINDS.get(kind, kind)
+    detail = detail if len(detail) <= 160 else detail[:157] + "..."
+    return f"start page: {name} ({detail})" if detail and detail != name else f"start page: {name}"
