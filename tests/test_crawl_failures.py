@@ -4,17 +4,21 @@ sites served on 127.0.0.1 by the test."""
 
 from __future__ import annotations
 
+import contextlib
+import gzip
 import json
 import random
 import subprocess
+import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
 import pytest
 from crawl_helpers import FAST_CRAWL
-from recording_server import Answer, RecordingServer
+from recording_server import HTML, Answer, RecordingServer
 
 from newscrawl.crawl.runner import crawl_command
 
@@ -120,9 +124,64 @@ def test_a_full_disk_stops_the_crawl_in_one_line_and_resumes(small_disk: Path) -
     assert "Traceback" not in full.stderr and "Errno 28" not in full.stderr
     assert full.stderr.count("ERROR: disk full: No space left on device") == 1
     assert "stopped: disk full" in full.stdout  # the summary, printed though not written
+    # "errors logged 1  e.g. " had no example
+    logged = [line for line in full.stdout.splitlines() if "errors logged" in line]
+    assert logged and all("e.g. disk full: No space left on device" in x for x in logged)
     assert summary is None or summary["reason"] == "disk full"
     assert temporary == []
     assert resumed.returncode == 0, resumed.stderr[-3000:]
     for dataset in ("pages", "articles"):
         urls = pq.read_table(out / dataset, columns=["final_url"]).column(0).to_pylist()
         assert len(urls) == len(set(urls)) == 21, dataset
+
+
+def slow_page(handler: BaseHTTPRequestHandler) -> None:
+    """A page that answers after the crawl's download timeout."""
+    time.sleep(6)
+    with contextlib.suppress(OSError):  # the crawler gave up on it
+        body = b"<html><body><p>A slow page.</p></body></html>"
+        handler.send_response(200)
+        handler.send_header("Content-Type", "text/html")
+        handler.send_header("Content-Length", str(len(body)))
+        handler.end_headers()
+        handler.wfile.write(body)
+
+
+def test_error_kinds_name_what_happened(tmp_path: Path) -> None:
+    """A gzip sitemap bomb was counted as "unsafe XML (entities)", a Content-Encoding bomb as
+    "other error", and the timeouts of pages asked for before the site had its cap vanished
+    (their retries were refused by the cap)."""
+    links = "".join(f'<a href="/fast{j}">fast</a> ' for j in range(3))
+    links += "".join(f'<a href="/slow{j}">slow</a> ' for j in range(4))
+    site: dict[str, Answer | Any] = {
+        "/": Answer(200, f"<html><body>{links}</body></html>".encode())
+    }
+    site |= {f"/fast{j}": Answer(200, PAGE) for j in range(3)}
+    site |= {f"/slow{j}": slow_page for j in range(4)}
+    # 60 MB of XML in 60 KB: past the sitemap protocol's 50 MB
+    bomb = gzip.compress(b"<urlset>" + b" " * (60 << 20), compresslevel=9)
+    site["/sitemap.xml"] = Answer(200, bomb, {"Content-Type": "application/x-gzip"})
+    # a start page that inflates past DOWNLOAD_MAXSIZE
+    inflating = gzip.compress(b"<html><body>" + b" " * (3 << 20), compresslevel=9)
+    encoded = {**HTML, "Content-Encoding": "gzip"}
+    settings = ("DOWNLOAD_TIMEOUT=2", "RETRY_TIMES=2", "DOWNLOAD_MAXSIZE=2000000")
+    with (
+        RecordingServer(site) as capped,
+        RecordingServer({"/": Answer(200, inflating, encoded)}) as bombed,
+    ):
+        result, summary = crawl(
+            f"{capped.origin}/,{bombed.origin}/", tmp_path / "out", *settings, pages=4
+        )
+    assert result.returncode == 3, result.stderr[-3000:]  # the bombed site gave no page
+    errors, samples = summary["errors"], summary["samples"]
+    assert errors.get("decompression_bomb") == 2, errors
+    assert "unsafe_xml" not in errors and "other" not in errors
+    assert any("/sitemap.xml" in s for s in samples["decompression_bomb"])
+    assert any(f"{bombed.origin}/" in s for s in samples["decompression_bomb"])
+    failure = summary["sites"][site_name(bombed)]["failure"]
+    assert failure.startswith("no page: start page: decompression bomb"), failure
+    # each slow page is accounted for, its timeout shown, and not retried once the cap was met
+    slow = errors.get("after_cap", 0) + errors.get("cap_reached", 0)
+    assert slow == 4 and errors.get("after_cap", 0) >= 1, errors
+    assert all("timeout" in s for s in samples["after_cap"]), samples["after_cap"]
+    assert "timeout" not in errors  # none of them was a page the crawl still needed

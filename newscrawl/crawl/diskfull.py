@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DISK_FULL_REASON",
     "DISK_FULL_STAT",
+    "DROPPED",
     "DiskFullExtension",
     "DiskFullFilter",
     "disk_full_message",
@@ -40,6 +41,7 @@ logger = logging.getLogger(__name__)
 
 DISK_FULL_REASON = "disk full"
 DISK_FULL_STAT = "newscrawl/disk_full"
+DROPPED = "newscrawl_dropped"  # set on a log record the filter dropped
 _ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT})
 _WORDS = ("No space left on device", "Disk quota exceeded")
 
@@ -114,6 +116,7 @@ class DiskFullFilter(logging.Filter):
             return True
         if self.first is not None:
             self.dropped += 1
+            setattr(record, DROPPED, True)  # for handlers this filter is not on
             return False
         self.first = record
         if ": " not in text and self.where:

@@ -35,11 +35,12 @@ from scrapy import signals
 from newscrawl.crawl.diskfull import (
     DISK_FULL_REASON,
     DISK_FULL_STAT,
+    DROPPED,
     disk_full_message,
     is_disk_full,
     write_atomic,
 )
-from newscrawl.crawl.errors import KINDS, error_report
+from newscrawl.crawl.errors import KINDS, SAMPLES_PER_KIND, ErrorReport, error_report
 from newscrawl.crawl.state import CrawlState, crawl_state
 from newscrawl.storage.writer import read_columns
 
@@ -62,7 +63,9 @@ SKIP_KINDS = (
     "redirect_scheme",
     "not_html",
     "unsafe_xml",
+    "decompression_bomb",
     "too_large",
+    "after_cap",
 )
 
 
@@ -318,6 +321,35 @@ def read_summary(out: str | os.PathLike[str], crawl_id: str) -> dict[str, Any] |
         return None
 
 
+class ErrorSamples(logging.Handler):
+    """A log handler keeping the first lines of the first errors logged, as the examples of
+    the summary's "errors logged" (and of "exception in a spider callback")."""
+
+    def __init__(self, report: ErrorReport) -> None:
+        super().__init__(logging.ERROR)
+        self.report = report
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if getattr(record, DROPPED, False):
+            return  # not shown, not counted
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError):
+            message = str(record.msg)
+        lines = message.strip().splitlines() or [record.levelname]
+        text = lines[0] if len(lines[0]) <= 300 else lines[0][:297] + "..."
+        if record.exc_info and record.exc_info[1] is not None:
+            exc = record.exc_info[1]
+            text += f": {type(exc).__name__}: {str(exc)[:200]}"
+        kinds = ["log_error"]
+        if message.startswith("Spider error processing"):
+            kinds.append("spider_exception")
+        for kind in kinds:
+            samples = self.report.samples[kind]
+            if len(samples) < SAMPLES_PER_KIND:
+                samples.append(text)
+
+
 class CrawlSummary:
     """Extension: build, log and store the summary when the spider closes."""
 
@@ -325,14 +357,20 @@ class CrawlSummary:
         self.crawler = crawler
         self.started = time.monotonic()
         self.stored: tuple[Counter[str], Counter[str]] = (Counter(), Counter())
+        self.errors = ErrorSamples(error_report(crawler))
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(self._stop_samples, signal=signals.engine_stopped)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CrawlSummary:
         return cls(crawler)
 
+    def _stop_samples(self) -> None:
+        logging.getLogger().removeHandler(self.errors)
+
     def spider_opened(self, spider: Spider) -> None:
+        logging.getLogger().addHandler(self.errors)
         self.started = time.monotonic()
         state = crawl_state(self.crawler)
         self.stored = (Counter(state.site_pages), stored_articles_per_site(state))

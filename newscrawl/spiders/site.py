@@ -566,7 +566,7 @@ class SiteSpider(scrapy.Spider):
         try:
             return parse(response.body)
         except UnsafeXmlError as err:
-            record(self.crawler, "unsafe_xml", response.url, run.spec.name, str(err))
+            record(self.crawler, err.kind, response.url, run.spec.name, str(err))
             return None
 
     def _listed_pages(
