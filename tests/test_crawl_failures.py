@@ -15,6 +15,7 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from crawl_helpers import FAST_CRAWL
@@ -185,3 +186,22 @@ def test_error_kinds_name_what_happened(tmp_path: Path) -> None:
     assert slow == 4 and errors.get("after_cap", 0) >= 1, errors
     assert all("timeout" in s for s in samples["after_cap"]), samples["after_cap"]
     assert "timeout" not in errors  # none of them was a page the crawl still needed
+
+
+def test_a_write_that_meets_a_full_disk_publishes_no_torn_file(small_disk: Path) -> None:
+    """pyarrow closes a file whose write failed without a word: it was renamed into the
+    dataset without its footer, and every later read of the dataset failed."""
+    from newscrawl.storage.writer import ParquetDatasetWriter
+
+    schema = pa.schema([("site", pa.string()), ("text", pa.string())])
+    writer = ParquetDatasetWriter(small_disk / "rows", schema, ["site"], row_group_rows=8)
+    rng = random.Random(0)
+    with pytest.raises(OSError, match="No space left on device"):
+        for _ in range(2000):
+            text = "".join(rng.choices("abcdefghijklmnopqrstuvwxyz", k=4000))
+            writer.write({"site": "a", "text": text})
+    writer.close()  # nothing of the broken file is left to close
+    files = list((small_disk / "rows").rglob("*"))
+    assert not [f for f in files if f.name.endswith(".tmp")]
+    for path in (f for f in files if f.suffix == ".parquet"):
+        pq.read_metadata(path)  # whole
