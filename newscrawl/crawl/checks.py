@@ -164,9 +164,9 @@ def check_components(values: Mapping[str, Any]) -> None:
     missing package), when a component `values` names cannot be loaded: NEWSCRAWL_GEOMETRY's
     browser and its driver, and every class path of Scrapy's component settings (middlewares,
     pipelines, extensions, download handlers, scheduler, queues...)."""
-    from newscrawl.template.geometry import GeometryError, check_geometry
-
     if "NEWSCRAWL_GEOMETRY" in values:
+        from newscrawl.template.geometry import GeometryError, check_geometry
+
         try:
             check_geometry(str(values["NEWSCRAWL_GEOMETRY"]))
         except GeometryError as err:
