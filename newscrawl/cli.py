@@ -71,7 +71,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"newscrawl {args.command}: cannot write{where}: {err.strerror}", file=sys.stderr)
         return 1
     except ModuleNotFoundError as err:
-        extra = _EXTRAS.get((err.name or "").split(".")[0])
+        from newscrawl.crawl.checks import EXTRAS
+
+        extra = EXTRAS.get((err.name or "").split(".")[0])
         if extra is None:
             raise
         print(
@@ -92,19 +94,6 @@ def _drop_stdout() -> None:
         os.dup2(devnull, sys.stdout.fileno())
     except (OSError, ValueError):  # stdout closed or not a real file: nothing left to flush
         pass
-
-
-# The optional packages a command may need, and the extra that installs each.
-_EXTRAS = {
-    "redis": "distributed",
-    "scrapy_redis": "distributed",
-    "dask": "distributed",
-    "distributed": "distributed",
-    "playwright": "render",
-    "scrapy_playwright": "render",
-    "trafilatura": "bench",
-    "pandas": "bench",
-}
 
 
 if __name__ == "__main__":

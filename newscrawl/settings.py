@@ -72,6 +72,8 @@ DOWNLOADER_MIDDLEWARES = {
 # the crawl id and resume state, HTML-only downloads, the end-of-crawl summary
 EXTENSIONS = {
     "newscrawl.crawl.state.CrawlStateExtension": 0,
+    # a full disk stops the crawl with one line (not a traceback per writer)
+    "newscrawl.crawl.diskfull.DiskFullExtension": 5,
     "newscrawl.crawl.content.HtmlOnlyExtension": 10,
     "newscrawl.crawl.summary.CrawlSummary": 900,
     "newscrawl.crawl.gcfreeze.FrozenStartupExtension": 1000,

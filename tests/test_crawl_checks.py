@@ -208,3 +208,92 @@ def test_a_missing_optional_package_is_one_line(
     assert main(["enqueue", "--redis", "redis://127.0.0.1:1/0", "http://example.com/"]) == 2
     err = capsys.readouterr().err
     assert "pip install 'newscrawl[distributed]'" in err and "Traceback" not in err
+
+
+# Runs `newscrawl` with some packages made unimportable, as if they were not installed.
+WITHOUT_PACKAGES = """
+import sys
+from importlib.abc import MetaPathFinder
+
+BLOCKED = set(sys.argv[1].split(","))
+
+
+class NotInstalled(MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name.split(".")[0] in BLOCKED:
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, NotInstalled())
+from newscrawl.cli import main
+
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+PLAYWRIGHT_HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
+
+
+@pytest.mark.parametrize(
+    ("blocked", "setting", "message"),
+    [
+        (
+            "playwright",
+            "NEWSCRAWL_GEOMETRY=chromium",
+            "NEWSCRAWL_GEOMETRY=chromium needs playwright",
+        ),
+        (
+            "scrapy_playwright",
+            f'DOWNLOAD_HANDLERS={{"http": "{PLAYWRIGHT_HANDLER}"}}',
+            f"DOWNLOAD_HANDLERS names {PLAYWRIGHT_HANDLER}, but there is no module "
+            "scrapy_playwright: pip install 'newscrawl[render]'",
+        ),
+    ],
+)
+def test_a_missing_component_a_setting_names_stops_the_crawl_before_fetching(
+    tmp_path: Path, blocked: str, setting: str, message: str
+) -> None:
+    """Chromium geometry without playwright crawled everything and only warned in the log;
+    a download handler whose package is missing failed every request."""
+    import subprocess
+    import sys
+
+    from recording_server import Answer, RecordingServer
+
+    from newscrawl.template.geometry import CHROMIUM_PATH
+
+    if blocked == "playwright" and not os.path.exists(CHROMIUM_PATH):
+        message = "chromium is not at"  # checked first; the crawl stops all the same
+    out = tmp_path / "out"
+    home = Answer(200, b"<html><body><p>A page with some text.</p></body></html>")
+    with RecordingServer({"/": home}) as site:
+        argv = ["crawl", f"{site.origin}/", "--out", str(out), "--fast-local", "--set", setting]
+        result = subprocess.run(
+            [sys.executable, "-c", WITHOUT_PACKAGES, blocked, *argv],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    assert site.requested == []
+    assert result.returncode == 2, result.stderr[-2000:]
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("newscrawl crawl: ") and message in lines[0]
+    assert not (out / "pages").exists()
+
+
+def test_component_settings_are_loaded_when_checked() -> None:
+    check_settings({"SCHEDULER": "scrapy.core.scheduler.Scheduler", "REFERRER_POLICY": "origin"})
+    check_settings(
+        {"DOWNLOADER_MIDDLEWARES": {"scrapy.downloadermiddlewares.retry.RetryMiddleware": None}}
+    )
+    with pytest.raises(
+        ValueError,
+        match=re.escape("ITEM_PIPELINES names newscrawl.pipelines.rawpages.Nope, which cannot"),
+    ):
+        check_settings({"ITEM_PIPELINES": '{"newscrawl.pipelines.rawpages.Nope": 300}'})
+    with pytest.raises(
+        ValueError,
+        match=re.escape("SCHEDULER names nowhere.Scheduler, but there is no module nowhere"),
+    ):
+        check_settings({"SCHEDULER": "nowhere.Scheduler"})

@@ -316,6 +316,113 @@ def test_chromium_batch_reuses_one_browser_and_agrees_with_static(chromium):
     assert 0.5 < np.median(ratio) < 2
 
 
+class Canary:
+    """An HTTP server on 127.0.0.1 (IPv4) and ::1 that records every path asked of it."""
+
+    def __init__(self) -> None:
+        import contextlib
+        import socket
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.requested: list[str] = []
+        canary = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                canary.requested.append(self.path)
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        class Server6(ThreadingHTTPServer):
+            address_family = socket.AF_INET6
+
+        self.servers = [ThreadingHTTPServer(("127.0.0.1", 0), Handler)]
+        with contextlib.suppress(OSError):  # no IPv6 loopback here
+            self.servers.append(Server6(("::1", 0), Handler))
+        for server in self.servers:
+            threading.Thread(target=server.serve_forever, daemon=True).start()
+        port = self.servers[0].server_address[1]
+        # the loopback address as a page may spell it
+        self.origins = [
+            f"http://127.0.0.1:{port}",
+            f"http://localhost:{port}",
+            f"http://2130706433:{port}",
+            f"http://127.1:{port}",
+            f"http://[::ffff:127.0.0.1]:{port}",
+        ]
+        if len(self.servers) > 1:
+            self.origins.append(f"http://[::1]:{self.servers[1].server_address[1]}")
+
+    def close(self) -> None:
+        for server in self.servers:
+            server.shutdown()
+            server.server_close()
+
+
+def fetching_page(origin: str) -> str:
+    """A page with every way markup alone (no script) makes a browser fetch from `origin`."""
+    hints = "".join(
+        f'<link rel="{rel}" href="{origin}/{rel}" as="fetch" crossorigin>'
+        for rel in ("prefetch", "preload", "prerender", "dns-prefetch", "preconnect")
+    )
+    return f"""<!DOCTYPE html><html><head>{hints}
+<link rel="modulepreload" href="{origin}/modulepreload">
+<link rel="preload" as="image" imagesrcset="{origin}/srcset 1x">
+<link rel="stylesheet" href="{origin}/stylesheet"><link rel="icon" href="{origin}/icon">
+<link rel="manifest" href="{origin}/manifest">
+<meta http-equiv="refresh" content="0;url={origin}/refresh">
+<style>@import url({origin}/import); body {{ background: url({origin}/background) }}
+@font-face {{ font-family: x; src: url({origin}/font) }} p {{ font-family: x }}</style></head>
+<body><p style="background-image: url({origin}/inline)">Text of the page.</p>
+<img src="{origin}/img"><img srcset="{origin}/imgset 1x"><picture><source srcset="{origin}/source">
+<img src="{origin}/picture"></picture><iframe src="{origin}/iframe"></iframe>
+<object data="{origin}/object"></object><embed src="{origin}/embed">
+<video poster="{origin}/poster" src="{origin}/video" preload="auto"></video>
+<audio src="{origin}/audio" preload="auto"></audio><input type="image" src="{origin}/input">
+<a href="{origin}/link" ping="{origin}/ping">a link</a></body></html>"""
+
+
+@pytest.mark.chromium
+def test_chromium_fetches_nothing_a_page_names(chromium):
+    """The crawl's browser (resources off) lays a page out without a single request leaving it:
+    prefetch and preload hints included (request routing does not see those), whatever form
+    of the loopback address they name, and a refresh does not navigate away."""
+    import time
+
+    canary = Canary()
+    try:
+        for origin in canary.origins:
+            dom = parse_html(fetching_page(origin))
+            boxes = chromium.boxes(dom)
+            assert boxes[node(dom, "p"), 2] > 0  # laid out
+        # Prefetches are sent after the load event: give any of them time to arrive.
+        time.sleep(1.5)
+        chromium.boxes(parse_html("<html><body><p>next page</p></body></html>"))
+    finally:
+        canary.close()
+    assert canary.requested == []
+
+
+def test_marked_html_disarms_hints_and_refreshes():
+    dom = parse_html(fetching_page("http://127.0.0.1:9"))
+    offline = marked_html(dom, offline=True)
+    marked = parse_html(offline)
+    hints = [el for el in marked.elements if el.tag == "link" and el.get("rel") != "stylesheet"]
+    hints = [el for el in hints if el.get("rel") not in ("icon", "manifest")]
+    assert len(hints) == 7 and all(el.get("href") is el.get("imagesrcset") is None for el in hints)
+    refresh = [el for el in marked.elements if el.get("http-equiv") == "refresh"]
+    assert refresh and refresh[0].get("content") is None
+    assert '<head data-nc-id="1"><meta content="default-src' in offline
+    assert "Content-Security-Policy" not in marked_html(dom, "http://example.org/")
+    ids = [el.get(ID_ATTRIBUTE) for el in marked.elements if el.get(ID_ATTRIBUTE) is not None]
+    assert sorted(map(int, ids)) == list(range(len(dom)))  # every node still has its box
+
+
 @pytest.mark.chromium
 def test_render_boxes_with_an_async_page():
     """The scrapy-playwright route: an async Playwright page lays the Dom out."""

@@ -13,9 +13,10 @@ with conditional requests, each article stays once in DIR/articles (changed vers
 DIR/versions, duplicates to DIR/duplicates) and each site's template is learnt from its stored
 pages too; --full fetches everything again. Two runs into one DIR never overlap (a lock).
 
-Exit status: 0 the crawl finished and every site was reached; 3 it finished but some sites
-failed (their start page could not be fetched); 1 it failed (did not finish, or every site
-failed); 2 bad arguments; 75 another run holds DIR's lock (nothing was done).
+Exit status: 0 the crawl finished and every site gave pages; 3 it finished but some sites
+failed (not one page of theirs could be fetched: the start page missing or refused, robots.txt
+disallowing it...; the summary says why); 1 it failed (did not finish, or every site failed);
+2 bad arguments; 75 another run holds DIR's lock (nothing was done).
 
 Open the result with pandas.read_parquet("DIR/articles"), polars.scan_parquet(
 "DIR/articles/**/*.parquet", hive_partitioning=True) or DuckDB's read_parquet(
@@ -181,6 +182,13 @@ def _run_locked(args: argparse.Namespace) -> int:
         print("newscrawl crawl: the crawl ended without a summary (see the log)", file=sys.stderr)
         return 1
     print(format_summary(summary))
+    if summary.get("disk_full"):
+        print(
+            f"newscrawl crawl: disk full ({summary['disk_full']}); free some space, then "
+            "resume with --resume",
+            file=sys.stderr,
+        )
+        return 1
     status = summary.get("status") or crawl_status(summary.get("reason", ""), summary["sites"])
     if status != "ok":
         failed = ", ".join(summary.get("failed_sites") or []) or "-"

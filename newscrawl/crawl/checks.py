@@ -3,7 +3,9 @@
 A typo in an option must stop the command with one clear line, not run a crawl that writes no
 text (an unknown extractor) or end in a traceback halfway (a bad network, log level or number).
 `check_settings` reads only the values the user gave (options and ``--set``): the project's own
-settings are known to be good.
+settings are known to be good. An optional component a value names (chromium geometry and the
+Playwright it drives, a Scrapy class path such as scrapy-playwright's download handler) must be
+there now: a crawl would otherwise fetch, and only then fail page by page or site by site.
 """
 
 from __future__ import annotations
@@ -12,11 +14,19 @@ import difflib
 import json
 import logging
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["check_crawl_id", "check_settings", "known_settings", "setting_list"]
+__all__ = [
+    "EXTRAS",
+    "check_components",
+    "check_crawl_id",
+    "check_settings",
+    "known_settings",
+    "setting_list",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -43,6 +53,20 @@ _READ_ELSEWHERE = frozenset(
     }
 )
 _OURS = "NEWSCRAWL_"
+# The optional packages a command or setting may need, and the extra that installs each.
+EXTRAS = {
+    "redis": "distributed",
+    "scrapy_redis": "distributed",
+    "dask": "distributed",
+    "distributed": "distributed",
+    "playwright": "render",
+    "scrapy_playwright": "render",
+    "trafilatura": "bench",
+    "pandas": "bench",
+}
+# Scrapy settings that are dicts of components (class paths) without a <NAME>_BASE of defaults.
+_COMPONENT_DICTS = frozenset({"ADDONS"})
+_CLASS_PATH = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)+")
 
 
 def check_crawl_id(crawl_id: str) -> str:
@@ -77,6 +101,7 @@ def check_settings(values: Mapping[str, Any]) -> None:
 
         check_site_method(str(values["NEWSCRAWL_SITE_METHOD"]))
     _check_learned_model(settings)
+    check_components(values)
     if "NEWSCRAWL_ALLOW_PRIVATE" in values:
         _check_allow_private(values["NEWSCRAWL_ALLOW_PRIVATE"])
     if "LOG_LEVEL" in values and not _is_log_level(values["LOG_LEVEL"]):
@@ -132,6 +157,56 @@ def _closest(name: str, known: frozenset[str]) -> str:
     else:
         close = difflib.get_close_matches(name, known, n=1, cutoff=0.8)
     return f" (did you mean {close[0]}?)" if close else ""
+
+
+def check_components(values: Mapping[str, Any]) -> None:
+    """Raise ValueError, with one line naming the setting (and the pip extra that installs a
+    missing package), when a component `values` names cannot be loaded: NEWSCRAWL_GEOMETRY's
+    browser and its driver, and every class path of Scrapy's component settings (middlewares,
+    pipelines, extensions, download handlers, scheduler, queues...)."""
+    if "NEWSCRAWL_GEOMETRY" in values:
+        from newscrawl.template.geometry import GeometryError, check_geometry
+
+        try:
+            check_geometry(str(values["NEWSCRAWL_GEOMETRY"]))
+        except GeometryError as err:
+            raise ValueError(str(err)) from None
+    for name, value in values.items():
+        for path in _class_paths(name, value):
+            _load_component(name, path)
+
+
+def _class_paths(name: str, value: Any) -> list[str]:
+    """The class paths `value` names when `name` is a Scrapy component setting (a dict of
+    components, or one class path); disabled (None) entries and objects are not paths."""
+    from scrapy.settings import BaseSettings, default_settings
+
+    default = getattr(default_settings, name, None)
+    if hasattr(default_settings, f"{name}_BASE") or name in _COMPONENT_DICTS:
+        try:
+            found = BaseSettings({name: value}).getdict(name)
+        except (TypeError, ValueError):
+            raise ValueError(f"{name}={value!r}: not a JSON object") from None
+        # {path: order} for middlewares and the like, {scheme: path} for download handlers
+        paths = [v if isinstance(v, str) else k for k, v in found.items() if v is not None]
+        return [p for p in paths if isinstance(p, str) and _CLASS_PATH.fullmatch(p)]
+    named = value.strip() if isinstance(value, str) else ""
+    one_class = isinstance(default, str) and _CLASS_PATH.fullmatch(default)
+    return [named] if one_class and _CLASS_PATH.fullmatch(named) else []
+
+
+def _load_component(name: str, path: str) -> None:
+    from scrapy.utils.misc import load_object
+
+    try:
+        load_object(path)
+    except ModuleNotFoundError as err:
+        missing = err.name or path
+        extra = EXTRAS.get(missing.split(".")[0])
+        hint = f": pip install 'newscrawl[{extra}]'" if extra else ""
+        raise ValueError(f"{name} names {path}, but there is no module {missing}{hint}") from None
+    except (ImportError, NameError, ValueError) as err:  # no such name in the module
+        raise ValueError(f"{name} names {path}, which cannot be loaded ({err})") from None
 
 
 def _check_extractors(settings: Any) -> None:

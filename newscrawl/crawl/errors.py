@@ -41,6 +41,7 @@ __all__ = [
     "record",
     "record_failure",
     "refuse",
+    "start_failure",
 ]
 
 # kind -> what the summary calls it
@@ -63,8 +64,11 @@ KINDS: dict[str, str] = {
     "robots_disallowed": "disallowed by robots.txt",
     "offsite": "offsite",
     "cap_reached": "page cap reached",
+    "after_cap": "failed after its site had its pages (not retried)",
     "trap": "crawler trap",
     "unsafe_xml": "unsafe XML (entities) refused",
+    "decompression_bomb": "decompression bomb (inflates past the size limit) refused",
+    "broken_compression": "broken compressed body",
     "retry_after_too_long": "Retry-After too long",
     "extract_error": "extraction error",
     "sitepass_worker_lost": "site pass worker process died (killed, out of memory?)",
@@ -137,6 +141,8 @@ def classify(exc: BaseException) -> tuple[str, str]:
         return _http_kind(exc.response.status), f"status {exc.response.status}"
     if isinstance(exc, StopDownload):
         return "not_html", "download stopped: not an HTML page"
+    if isinstance(exc, IgnoreRequest) and _decompression_bomb(exc):
+        return "decompression_bomb", str(exc)
     if isinstance(exc, IgnoreRequest):
         message = str(exc)
         if "robots.txt" in message:
@@ -169,6 +175,14 @@ def classify(exc: BaseException) -> tuple[str, str]:
     return "other", f"{type(exc).__name__}: {exc}"
 
 
+def _decompression_bomb(exc: IgnoreRequest) -> bool:
+    """Scrapy's HttpCompressionMiddleware refused a body that inflates past DOWNLOAD_MAXSIZE."""
+    cause = exc.__cause__
+    if cause is not None and type(cause).__name__ == "_DecompressionMaxSizeExceeded":
+        return True
+    return "during decompression" in str(exc)
+
+
 def record_failure(crawler: Crawler, failure: Failure, site: str = "") -> str:
     """Record the failure of a request (unless its refusal was recorded already); its kind."""
     exc = failure.value
@@ -189,3 +203,15 @@ def refuse(crawler: Crawler, kind: str, url: str, site: str, message: str) -> Cr
     exc = CrawlRefusal(message, kind)
     exc.recorded = True
     return exc
+
+
+def start_failure(exc: BaseException) -> str:
+    """Why a site's start page gave nothing, in words for the summary."""
+    if isinstance(exc, HttpError):
+        return f"start page answered HTTP {exc.response.status}"
+    kind, detail = classify(exc)
+    if kind == "robots_disallowed":
+        return "robots.txt disallows the start page"
+    name = KINDS.get(kind, kind)
+    detail = detail if len(detail) <= 160 else detail[:157] + "..."
+    return f"start page: {name} ({detail})" if detail and detail != name else f"start page: {name}"

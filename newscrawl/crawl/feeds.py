@@ -52,7 +52,13 @@ _FEED_TYPES = ("application/rss+xml", "application/atom+xml", "application/rdf+x
 
 
 class UnsafeXmlError(ValueError):
-    """An XML document that declares entities, or expands past the size limit."""
+    """An XML document refused: it declares entities (`kind` "unsafe_xml"), inflates past the
+    size limit ("decompression_bomb"), is over it ("too_large") or is broken gzip
+    ("broken_compression"); `kind` is the crawl summary's."""
+
+    def __init__(self, message: str, kind: str = "unsafe_xml") -> None:
+        super().__init__(message)
+        self.kind = kind
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,7 +89,7 @@ def _gunzip(body: bytes, max_bytes: int) -> bytes:
     with gzip.GzipFile(fileobj=io.BytesIO(body)) as stream:
         data = stream.read(max_bytes + 1)
     if len(data) > max_bytes:
-        raise UnsafeXmlError(f"gzip body inflates past {mib(max_bytes)}")
+        raise UnsafeXmlError(f"gzip body inflates past {mib(max_bytes)}", "decompression_bomb")
     return data
 
 
@@ -100,9 +106,9 @@ def _checked(
         try:
             body = _gunzip(body, max_bytes)
         except (OSError, EOFError) as err:
-            raise UnsafeXmlError(f"broken gzip body: {err}") from None
+            raise UnsafeXmlError(f"broken gzip body: {err}", "broken_compression") from None
     if len(body) > max_bytes:
-        raise UnsafeXmlError(f"XML body is over {mib(max_bytes)}")
+        raise UnsafeXmlError(f"XML body is over {mib(max_bytes)}", "too_large")
     if _ENTITY_DECL.search(xml_text(body)):
         raise _entities_refused()
     try:

@@ -40,6 +40,7 @@ from urllib.parse import unquote
 
 import pyarrow.parquet as pq
 
+from newscrawl.crawl.diskfull import write_atomic
 from newscrawl.crawl.feeds import parse_date
 from newscrawl.crawl.state import crawl_state, crawl_statuses
 from newscrawl.storage.writer import read_columns
@@ -332,9 +333,7 @@ def write_validators(history: CrawlHistory, validators: dict[str, dict[str, str]
     folder = history.out / _STATE_DIR / history.current
     folder.mkdir(parents=True, exist_ok=True)
     name = f"{VALIDATORS_FILE}-{socket.gethostname()}-{os.getpid()}.json"
-    tmp = folder / f".{name}.tmp"
-    tmp.write_text(json.dumps(validators, indent=1, sort_keys=True))
-    os.replace(tmp, folder / name)
+    write_atomic(folder / name, json.dumps(validators, indent=1, sort_keys=True))
     return folder / name
 
 

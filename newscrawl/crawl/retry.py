@@ -5,6 +5,10 @@ asking to be left alone for five seconds, and a polite crawler waits. This subcl
 long (in seconds or as an HTTP date) before handing back the retry, holding the request's
 download slot so the same site gets nothing else meanwhile. A wait longer than
 ``NEWSCRAWL_RETRY_AFTER_MAX`` seconds is not worth it: the request is given up and reported.
+
+A page request that fails (a timeout, a 5xx...) once its site already has its cap of pages is
+not retried: the page would not be kept. It is reported as ``after_cap`` with what went wrong
+(the retry used to be refused by the cap, and the timeout disappeared from the summary).
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from scrapy.utils.response import response_status_message
 from twisted.internet import task
 
-from newscrawl.crawl.errors import refuse
+from newscrawl.crawl.errors import classify, refuse
+from newscrawl.crawl.sitecap import site_has_its_pages
 
 if TYPE_CHECKING:
     from scrapy import Request
@@ -51,17 +56,39 @@ class RetryAfterMiddleware(RetryMiddleware):
     """RetryMiddleware that waits as long as Retry-After says (up to a limit) before a retry."""
 
     max_wait: float = 120.0
+    default_cap: int = 200
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> RetryAfterMiddleware:
         middleware = super().from_crawler(crawler)
         middleware.max_wait = crawler.settings.getfloat("NEWSCRAWL_RETRY_AFTER_MAX", 120.0)
+        middleware.default_cap = crawler.settings.getint("MAX_PAGES_PER_SITE", 200)
         return middleware
+
+    def process_exception(  # type: ignore[override]
+        self, request: Request, exception: Exception
+    ) -> Request | Response | None:
+        if isinstance(exception, self.exceptions_to_retry) and self._not_needed(request):
+            kind, detail = classify(exception)
+            raise self._after_cap(request, f"{kind}: {detail}")
+        return super().process_exception(request, exception)
+
+    def _not_needed(self, request: Request) -> bool:
+        """A page whose site has its pages (a retry would be refused, the page not kept)."""
+        return not request.meta.get("dont_retry", False) and site_has_its_pages(
+            self.crawler, request, self.default_cap
+        )
+
+    def _after_cap(self, request: Request, what: str) -> Exception:
+        site = request.meta.get("site", "")
+        return refuse(self.crawler, "after_cap", request.url, site, what)
 
     # Scrapy >= 2.13 calls it without the (deprecated) spider argument its stub still declares
     async def process_response(  # type: ignore[override]
         self, request: Request, response: Response
     ) -> Request | Response:
+        if response.status in self.retry_http_codes and self._not_needed(request):
+            raise self._after_cap(request, f"status {response.status}")
         wait = parse_retry_after(response.headers.get("Retry-After"))
         if (
             wait is None

@@ -79,15 +79,22 @@ def crawl_settings(
 
 
 def run_crawl(sites: str, settings: Settings) -> dict[str, Any] | None:
-    """Crawl `sites` (a site-list path or URLs) in this process; the summary, if written."""
+    """Crawl `sites` (a site-list path or URLs) in this process; its summary, if it got one
+    (also when a full disk kept it from its file). After a crawl stopped by a full disk its
+    half-written temporary files are deleted."""
     from scrapy.crawler import CrawlerProcess
 
-    from newscrawl.crawl.summary import read_summary
+    from newscrawl.crawl.diskfull import remove_temporary_files
+    from newscrawl.crawl.summary import read_summary, run_summary
 
     process = CrawlerProcess(settings)
     process.crawl("site", sites=sites)
     process.start()
-    return read_summary(settings["NEWSCRAWL_OUT"], settings["NEWSCRAWL_CRAWL_ID"])
+    out, crawl_id = Path(settings["NEWSCRAWL_OUT"]), settings["NEWSCRAWL_CRAWL_ID"]
+    summary = run_summary(crawl_id) or read_summary(out, crawl_id)
+    if summary is not None and summary.get("disk_full"):
+        remove_temporary_files(out, crawl_id)
+    return summary
 
 
 def crawl_command(

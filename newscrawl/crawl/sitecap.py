@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from scrapy import Request
     from scrapy.crawler import Crawler
 
-__all__ = ["SiteCapMiddleware", "page_count", "pages_stat"]
+__all__ = ["SiteCapMiddleware", "page_count", "pages_stat", "site_has_its_pages"]
 
 
 def pages_stat(site: str) -> str:
@@ -30,6 +30,18 @@ def pages_stat(site: str) -> str:
 def page_count(crawler: Crawler, site: str) -> int:
     """HTML pages `site` has yielded so far in this crawl (stored ones included)."""
     return int(crawler.stats.get_value(pages_stat(site), 0)) if crawler.stats else 0
+
+
+def site_has_its_pages(crawler: Crawler, request: Request, default_cap: int) -> bool:
+    """Whether `request` is a new page request of a site that already has its cap of pages
+    (a page stored before a stop is replayed, not fetched: never refused)."""
+    if request.meta.get("newscrawl_kind") != "page" or request.meta.get("newscrawl_replayed"):
+        return False
+    site = request.meta.get("site", "")
+    cap = request.meta.get("max_pages", default_cap)
+    if not cap or page_count(crawler, site) < cap:
+        return False
+    return canonical_url(request.url) not in crawl_state(crawler).stored_pages
 
 
 class SiteCapMiddleware:
@@ -44,13 +56,9 @@ class SiteCapMiddleware:
         return cls(crawler, crawler.settings.getint("MAX_PAGES_PER_SITE", 200))
 
     def process_request(self, request: Request) -> None:
-        if request.meta.get("newscrawl_kind") != "page" or request.meta.get("newscrawl_replayed"):
-            return
-        site = request.meta.get("site", "")
-        cap = request.meta.get("max_pages", self.default_cap)
-        if cap and page_count(self.crawler, site) >= cap:
-            if canonical_url(request.url) in crawl_state(self.crawler).stored_pages:
-                return  # stored before a stop: replayed, not fetched, already counted
+        if site_has_its_pages(self.crawler, request, self.default_cap):
+            site = request.meta.get("site", "")
+            cap = request.meta.get("max_pages", self.default_cap)
             raise refuse(
                 self.crawler, "cap_reached", request.url, site, f"{site} has its {cap} pages"
             )

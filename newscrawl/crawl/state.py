@@ -13,7 +13,8 @@ deletes its `articles` and `nodes` files at the start and runs its site pass aga
 stored page, so `nodes` covers every stored page after any stop.
 
 Scrapy's JOBDIR (scheduler queue, seen-request filter) is kept after a clean pause; after a
-kill (state still "running") it is torn - its queue files and seen filter are written lazily -
+kill (state still "running") or a stop by a full disk (reason "disk full") it is torn - its
+queue files and seen filter are written lazily, and fetched pages may not have been stored -
 so it is cleared and the crawl restarts from the site list, replaying what was stored.
 """
 
@@ -33,6 +34,7 @@ from urllib.parse import quote, unquote
 
 from scrapy import signals
 
+from newscrawl.crawl.diskfull import DISK_FULL_REASON, DISK_FULL_STAT, write_atomic
 from newscrawl.storage.writer import (
     closed_files,
     fsync_path,
@@ -179,9 +181,7 @@ class CrawlState:
             "updated": datetime.now(UTC).isoformat(timespec="seconds"),
             **extra,
         }
-        tmp = self.state_dir / ".state.json.tmp"
-        tmp.write_text(json.dumps(data, indent=1))
-        os.replace(tmp, self.state_dir / "state.json")
+        write_atomic(self.state_dir / "state.json", json.dumps(data, indent=1))
 
 
 def crawl_statuses(out: Path) -> dict[str, dict[str, Any]]:
@@ -229,12 +229,16 @@ def open_crawl_state(settings: Any) -> CrawlState:
     jobdir = Path(settings["JOBDIR"]) if settings.get("JOBDIR") else None
     state = CrawlState(out=out, crawl_id=_crawl_id(settings, jobdir), jobdir=jobdir)
     previous = state.read_status()
-    state.unclean = previous.get("status") == "running"
+    # a full disk tore what was being written, JOBDIR's queue included
+    disk_full = previous.get("reason") == DISK_FULL_REASON
+    state.unclean = previous.get("status") == "running" or disk_full
     if state.unclean:
         logger.warning(
-            "crawl %s did not stop cleanly (pid %s); resuming from its complete Parquet files",
+            "crawl %s %s; resuming from its complete Parquet files",
             state.crawl_id,
-            previous.get("pid"),
+            "was stopped by a full disk"
+            if disk_full
+            else f"did not stop cleanly (pid {previous.get('pid')})",
         )
         if jobdir is not None:
             _clear_torn_jobdir(jobdir)
@@ -280,4 +284,7 @@ class CrawlStateExtension:
         logger.info("crawl id %s, writing to %s", self.state.crawl_id, self.state.out)
 
     def spider_closed(self, spider: Spider, reason: str) -> None:
+        stats = self.crawler.stats
+        if stats is not None and stats.get_value(DISK_FULL_STAT):
+            reason = DISK_FULL_REASON
         self.state.write_status("finished" if reason == "finished" else "paused", reason=reason)

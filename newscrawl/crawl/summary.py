@@ -13,9 +13,11 @@ An incremental run (earlier crawls in the same folder) also says per site what i
 (stored articles not fetched again, or fetched with the same text), ``not_modified`` (304
 answers to conditional requests), duplicates, ``refetched`` (stored listing pages fetched again)
 and ``redesigned`` (the site's template changed: its site pass used only pages of the new
-design). ``status`` is "ok", "partial" (some sites failed: their start page could not be
-fetched) or "failed" (the crawl did not finish, or every site failed); `newscrawl crawl` exits
-0, 3 and 1 for them.
+design). ``status`` is "ok", "partial" (some sites failed) or "failed" (the crawl did not
+finish, or every site failed); `newscrawl crawl` exits 0, 3 and 1 for them. A site fails when
+it yields no page at all: its start page could not be fetched (a network error, an HTTP error,
+robots.txt disallows it, not HTML), or the crawl finished without one page of it fetched or
+revalidated; its ``failure`` says why.
 """
 
 from __future__ import annotations
@@ -30,7 +32,15 @@ from typing import TYPE_CHECKING, Any
 
 from scrapy import signals
 
-from newscrawl.crawl.errors import KINDS, error_report
+from newscrawl.crawl.diskfull import (
+    DISK_FULL_REASON,
+    DISK_FULL_STAT,
+    DROPPED,
+    disk_full_message,
+    is_disk_full,
+    write_atomic,
+)
+from newscrawl.crawl.errors import KINDS, SAMPLES_PER_KIND, ErrorReport, error_report
 from newscrawl.crawl.state import CrawlState, crawl_state
 from newscrawl.storage.writer import read_columns
 
@@ -40,7 +50,7 @@ if TYPE_CHECKING:
     from scrapy import Spider
     from scrapy.crawler import Crawler
 
-__all__ = ["CrawlSummary", "format_summary", "kind_lines", "read_summary"]
+__all__ = ["CrawlSummary", "format_summary", "kind_lines", "read_summary", "run_summary"]
 
 logger = logging.getLogger(__name__)
 # Kinds that are the crawler declining, not the web failing.
@@ -53,7 +63,9 @@ SKIP_KINDS = (
     "redirect_scheme",
     "not_html",
     "unsafe_xml",
+    "decompression_bomb",
     "too_large",
+    "after_cap",
 )
 
 
@@ -83,13 +95,24 @@ def _incremental(stats: dict[str, Any], site: str) -> dict[str, int]:
     return {"new": _site_stat(stats, site, "articles"), **found}
 
 
-def _site_failed(stats: dict[str, Any], site: str) -> bool:
-    """The site's start page failed and nothing of the site was reached (no page fetched or
-    revalidated): a site whose home page fails but whose sitemap works is not failed."""
+def _site_failure(
+    stats: dict[str, Any], site: str, errors: Counter[str] | dict[str, int], finished: bool
+) -> str:
+    """Why the site failed, or "" when it did not. A site fails when nothing of it was reached
+    (no page fetched or revalidated) and either the crawl finished or its start page failed
+    for a reason that fails a site (an unfinished crawl had no chance at a site it did not
+    start). A site whose home page fails but whose sitemap works is not failed."""
     reached = ("pages", "refetched", "not_modified", "unchanged")
-    return bool(_site_stat(stats, site, "failed")) and not any(
-        _site_stat(stats, site, name) for name in reached
-    )
+    if any(_site_stat(stats, site, name) for name in reached):
+        return ""
+    if not (finished or _site_stat(stats, site, "failed")):
+        return ""
+    start = stats.get(f"newscrawl/site/{site}/start_failure")
+    if start:
+        return f"no page: {start}"
+    found = sorted(errors.items(), key=lambda kv: -kv[1])
+    kinds = ", ".join(f"{KINDS.get(kind, kind)} {count}" for kind, count in found)
+    return f"no page fetched ({kinds})" if kinds else "no page fetched"
 
 
 def crawl_status(reason: str, sites: dict[str, dict[str, Any]]) -> str:
@@ -124,22 +147,26 @@ def build_summary(
 ) -> dict[str, Any]:
     """The summary; `stored` is (pages, articles) per site stored before the run started."""
     stats = crawler.stats.get_stats() if crawler.stats else {}
+    if stats.get(DISK_FULL_STAT):
+        reason = DISK_FULL_REASON  # stopped as Ctrl-C stops a crawl, for this reason
     report = error_report(crawler)
     state = crawl_state(crawler)
     stored_pages, stored_articles = stored or (Counter(), Counter())
     spider = crawler.spider
     names = list(getattr(spider, "sites", {}) or report.by_site)
-    sites: dict[str, dict[str, Any]] = {
-        name: {
+    sites: dict[str, dict[str, Any]] = {}
+    for name in names:
+        errors = dict(report.by_site.get(name, {}))
+        failure = _site_failure(stats, name, errors, reason == "finished")
+        sites[name] = {
             "pages": _site_stat(stats, name, "pages"),
             "articles": stored_articles[name] + _site_stat(stats, name, "articles"),
             "rows": _site_stat(stats, name, "rows"),
-            "errors": dict(report.by_site.get(name, {})),
+            "errors": errors,
             "incremental": _incremental(stats, name),
-            "failed": _site_failed(stats, name),
+            "failed": bool(failure),
+            "failure": failure,
         }
-        for name in names
-    }
     pages = sum(s["pages"] for s in sites.values())
     fetched = max(pages - sum(stored_pages[name] for name in names), 0)
     return {
@@ -166,6 +193,8 @@ def build_summary(
             "pages": int(stats.get("newscrawl/written/pages", 0)),
             "nodes": int(stats.get("newscrawl/written/nodes", 0)),
         },
+        # "No space left on device: PATH" when a full disk stopped the crawl
+        "disk_full": str(stats.get(DISK_FULL_STAT, "") or ""),
         "replayed": int(stats.get("newscrawl/replayed", 0)),
         "skipped_as_written": int(stats.get("newscrawl/written/skipped", 0)),
         "requests": int(stats.get("downloader/request_count", 0)),
@@ -203,6 +232,8 @@ def format_summary(summary: dict[str, Any]) -> str:
         f"crawl {summary['crawl_id']} ({summary['reason']}) in {summary['elapsed_s']:.1f} s: "
         f"{counts}, peak memory {summary['peak_rss_mb']:.0f} MB",
     ]
+    if summary.get("disk_full"):
+        lines.append(f"stopped: disk full ({summary['disk_full']})")
     if resumed.get("pages") or summary.get("replayed"):
         lines.append(
             f"resumed: {resumed.get('pages', 0)} pages and {resumed.get('articles', 0)} "
@@ -219,6 +250,10 @@ def format_summary(summary: dict[str, Any]) -> str:
         lines.append(
             f"  {name:<{width}}  {site['pages']:>5}  {site['articles']:>8}  {errors:>6}{failed}"
         )
+    failures = [(n, s.get("failure")) for n, s in summary["sites"].items() if s.get("failed")]
+    if failures:
+        lines.append("failed sites:")
+        lines += [f"  {name}: {why or 'no page fetched'}" for name, why in failures]
     if summary.get("incremental"):
         lines += _incremental_lines(summary["sites"], width)
     problems = {k: v for k, v in summary["errors"].items() if k not in SKIP_KINDS}
@@ -266,6 +301,16 @@ def _incremental_lines(sites: dict[str, Any], width: int) -> list[str]:
     return lines
 
 
+# The summary of each crawl this process ran, by crawl id: what `newscrawl crawl` prints even
+# when a full disk kept it from summary.json.
+_RUN_SUMMARIES: dict[str, dict[str, Any]] = {}
+
+
+def run_summary(crawl_id: str) -> dict[str, Any] | None:
+    """The summary of crawl `crawl_id` as this process last built it (None if it did not)."""
+    return _RUN_SUMMARIES.get(crawl_id)
+
+
 def read_summary(out: str | os.PathLike[str], crawl_id: str) -> dict[str, Any] | None:
     from pathlib import Path
 
@@ -276,6 +321,35 @@ def read_summary(out: str | os.PathLike[str], crawl_id: str) -> dict[str, Any] |
         return None
 
 
+class ErrorSamples(logging.Handler):
+    """A log handler keeping the first lines of the first errors logged, as the examples of
+    the summary's "errors logged" (and of "exception in a spider callback")."""
+
+    def __init__(self, report: ErrorReport) -> None:
+        super().__init__(logging.ERROR)
+        self.report = report
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if getattr(record, DROPPED, False):
+            return  # not shown, not counted
+        try:
+            message = record.getMessage()
+        except (TypeError, ValueError):
+            message = str(record.msg)
+        lines = message.strip().splitlines() or [record.levelname]
+        text = lines[0] if len(lines[0]) <= 300 else lines[0][:297] + "..."
+        if record.exc_info and record.exc_info[1] is not None:
+            exc = record.exc_info[1]
+            text += f": {type(exc).__name__}: {str(exc)[:200]}"
+        kinds = ["log_error"]
+        if message.startswith("Spider error processing"):
+            kinds.append("spider_exception")
+        for kind in kinds:
+            samples = self.report.samples[kind]
+            if len(samples) < SAMPLES_PER_KIND:
+                samples.append(text)
+
+
 class CrawlSummary:
     """Extension: build, log and store the summary when the spider closes."""
 
@@ -283,14 +357,20 @@ class CrawlSummary:
         self.crawler = crawler
         self.started = time.monotonic()
         self.stored: tuple[Counter[str], Counter[str]] = (Counter(), Counter())
+        self.errors = ErrorSamples(error_report(crawler))
         crawler.signals.connect(self.spider_opened, signal=signals.spider_opened)
         crawler.signals.connect(self.spider_closed, signal=signals.spider_closed)
+        crawler.signals.connect(self._stop_samples, signal=signals.engine_stopped)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> CrawlSummary:
         return cls(crawler)
 
+    def _stop_samples(self) -> None:
+        logging.getLogger().removeHandler(self.errors)
+
     def spider_opened(self, spider: Spider) -> None:
+        logging.getLogger().addHandler(self.errors)
         self.started = time.monotonic()
         state = crawl_state(self.crawler)
         self.stored = (Counter(state.site_pages), stored_articles_per_site(state))
@@ -298,11 +378,16 @@ class CrawlSummary:
     def spider_closed(self, spider: Spider, reason: str) -> Path:
         elapsed = time.monotonic() - self.started
         summary = build_summary(self.crawler, reason, elapsed, self.stored)
-        folder = crawl_state(self.crawler).state_dir
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / "summary.json"
-        tmp = folder / ".summary.json.tmp"
-        tmp.write_text(json.dumps(summary, indent=1, default=str))
-        os.replace(tmp, path)
+        state = crawl_state(self.crawler)
+        _RUN_SUMMARIES[state.crawl_id] = summary
+        path = state.state_dir / "summary.json"
+        try:
+            state.state_dir.mkdir(parents=True, exist_ok=True)
+            write_atomic(path, json.dumps(summary, indent=1, default=str))
+        except OSError as err:
+            if not is_disk_full(err):
+                raise
+            summary["disk_full"] = summary["disk_full"] or disk_full_message(err)
+            logger.error("summary not written: %s", disk_full_message(err))
         logger.info("newscrawl summary\n%s", format_summary(summary))
         return path

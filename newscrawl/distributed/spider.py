@@ -423,7 +423,9 @@ class RedisSiteSpider(RedisSpider, SiteSpider):
             return await self._redis(
                 lambda: self.queue.complete(self.worker, lease.site, **record), "record a site"
             )
+        why = self.crawler.stats.get_value(f"newscrawl/site/{run.spec.name}/start_failure")
         reason = f"no HTML page fetched from {run.spec.url} (worker {self.worker})"
+        reason += f": {why}" if why else ""
         return await self._redis(
             lambda: self.queue.fail(self.worker, lease.site, reason), "record a site"
         )

@@ -33,7 +33,7 @@ from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.defer import maybe_deferred_to_future
 
 from newscrawl.crawl.content import is_html_type
-from newscrawl.crawl.errors import CrawlRefusal, record, record_failure
+from newscrawl.crawl.errors import CrawlRefusal, record, record_failure, start_failure
 from newscrawl.crawl.feeds import (
     UnsafeXmlError,
     feed_entries,
@@ -566,7 +566,7 @@ class SiteSpider(scrapy.Spider):
         try:
             return parse(response.body)
         except UnsafeXmlError as err:
-            record(self.crawler, "unsafe_xml", response.url, run.spec.name, str(err))
+            record(self.crawler, err.kind, response.url, run.spec.name, str(err))
             return None
 
     def _listed_pages(
@@ -588,9 +588,12 @@ class SiteSpider(scrapy.Spider):
         request = request_of(failure)
         record_failure(self.crawler, failure, request.meta.get("site", ""))
         run = self.sites.get(request.meta.get("site", ""))
-        seed = request.meta.get("newscrawl_seed")
-        if run is not None and seed and _start_failed(failure):
-            self._site_stat(run, "failed")
+        if run is not None and request.meta.get("newscrawl_seed"):
+            # the summary's reason, should the site yield no page at all
+            stat = f"newscrawl/site/{run.spec.name}/start_failure"
+            self.crawler.stats.set_value(stat, start_failure(failure.value))
+            if _start_failed(failure):
+                self._site_stat(run, "failed")
         return self._answered(run, ())
 
     def discovery_failed(self, failure: Failure) -> Iterator[scrapy.Request]:

@@ -263,7 +263,13 @@ class ParquetDatasetWriter:
             parts.append(pa.Table.from_pylist(buffer.rows, schema=self.file_schema))
         table = pa.concat_tables(parts) if len(parts) > 1 else parts[0]
         handle = self._open.get(key) or self._open_file(key, buffer.since)
-        handle.writer.write_table(table, row_group_size=max(table.num_rows, 1))
+        try:
+            handle.writer.write_table(table, row_group_size=max(table.num_rows, 1))
+        except BaseException:
+            # a failed write (a full disk) leaves a file pyarrow would still close "fine",
+            # torn: it is dropped, never published
+            self._drop_file(key)
+            raise
         handle.rows += table.num_rows
         self.rows_written += table.num_rows
         if handle.rows >= self.file_rows:
@@ -280,12 +286,28 @@ class ParquetDatasetWriter:
         self._open[key] = handle
         return handle
 
+    def _drop_file(self, key: Partition) -> None:
+        """Forget partition `key`'s open file and delete it (its rows are lost)."""
+        handle = self._open.pop(key)
+        try:
+            handle.writer.close()
+        except OSError:
+            pass  # the file goes anyway
+        finally:
+            handle.tmp.unlink(missing_ok=True)
+
     def _close_file(self, key: Partition) -> Path | None:
-        handle = self._open.pop(key, None)
+        handle = self._open.get(key)
         if handle is None:
             return None
-        handle.writer.close()
-        fsync_path(handle.tmp)
+        try:
+            handle.writer.close()
+            _check_footer(handle.tmp)
+            fsync_path(handle.tmp)
+        except BaseException:
+            self._drop_file(key)
+            raise
+        del self._open[key]
         os.replace(handle.tmp, handle.final)
         if self.sync_folders:
             fsync_path(handle.final.parent)
@@ -396,6 +418,17 @@ def read_column(
     """(file, its partition values, the column's values) for every complete file."""
     for path, parts, values in read_columns(root, [column], partition):
         yield path, parts, values[column]
+
+
+def _check_footer(path: Path) -> None:
+    """OSError unless `path` ends as a whole Parquet file does (its magic bytes)."""
+    with path.open("rb") as file:
+        size = file.seek(0, os.SEEK_END)
+        if size >= 12:
+            file.seek(-4, os.SEEK_END)
+            if file.read(4) == b"PAR1":
+                return
+    raise OSError(f"{path}: not written whole (no Parquet footer)")
 
 
 def remove_torn_files(

@@ -40,6 +40,7 @@ from __future__ import annotations
 import atexit
 import os
 import threading
+from importlib import import_module
 from typing import Any
 
 from newscrawl.template.geometry.base import (
@@ -132,14 +133,24 @@ def _provider_name(name: str | None) -> str:
 
 def check_geometry(name: str | None) -> str:
     """The provider's canonical name, checked before a crawl relies on it: a ValueError naming
-    the choices for an unknown one, a GeometryError when chromium is asked for and missing (a
-    site pass would otherwise fail site by site, long after the crawl started)."""
+    the choices for an unknown one, a GeometryError when chromium is asked for and it, or the
+    Playwright that drives it, is missing (a site pass would otherwise fail site by site, long
+    after the crawl started)."""
     name = _provider_name(name)
-    if name == "chromium" and not os.path.exists(CHROMIUM_PATH):
+    if name != "chromium":
+        return name
+    if not os.path.exists(CHROMIUM_PATH):
         raise GeometryError(
             f"NEWSCRAWL_GEOMETRY=chromium but chromium is not at {CHROMIUM_PATH} "
             "(apt-get install chromium)"
         )
+    try:
+        import_module("playwright.sync_api")
+    except ImportError as err:
+        raise GeometryError(
+            f"NEWSCRAWL_GEOMETRY=chromium needs playwright, which cannot be imported ({err}): "
+            "pip install 'newscrawl[render]'"
+        ) from None
     return name
 
 

@@ -26,7 +26,17 @@ CHROMIUM_ARGS = (
     "--disable-sync",
     "--no-first-run",
 )
+# With resources off, every host name and address fails to resolve in the browser: no request
+# it makes reaches any server, whatever starts it (prefetches included, which Playwright's
+# request routing does not see).
+OFFLINE_ARGS = ("--host-resolver-rules=MAP * ~NOTFOUND",)
 ID_ATTRIBUTE = "data-nc-id"
+# Inline styles lay the page out; nothing is fetched (data: images and fonts need no network).
+OFFLINE_POLICY = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; font-src data:"
+# <link rel> values that make a browser fetch or connect ahead of need: never wanted for a layout
+RESOURCE_HINTS = frozenset(
+    {"prefetch", "preload", "prerender", "dns-prefetch", "preconnect", "modulepreload"}
+)
 
 
 # Every marked element's box in page coordinates, in one round trip.
@@ -38,12 +48,15 @@ BOXES_JS = """() => Array.from(document.querySelectorAll('[data-nc-id]'), (el) =
 _STRIPPED = ("script", "noscript")  # the Dom has no nodes for them; a browser with JS hides both
 
 
-def marked_html(dom: Dom, url: str | None = None) -> str:
+def marked_html(dom: Dom, url: str | None = None, offline: bool = False) -> str:
     """The Dom's markup with ``data-nc-id="<node id>"`` on every element, for a browser.
 
     Works on a copy (the Dom's own tree is shared with other stages and must not change).
-    Scripts and noscript blocks are dropped; with `url`, a ``<base href>`` makes the page's
-    relative stylesheet and image links resolve.
+    Scripts and noscript blocks are dropped, resource hints (``<link rel=prefetch>``,
+    preload, preconnect...) lose their URLs and ``<meta http-equiv=refresh>`` its target, so
+    the page neither fetches ahead nor navigates away; with `url`, a ``<base href>`` makes the
+    page's relative stylesheet and image links resolve. `offline` adds a Content-Security-Policy
+    that refuses every fetch (inline styles still apply).
     """
     if len(dom) == 0:
         return "<html></html>"
@@ -55,20 +68,37 @@ def marked_html(dom: Dom, url: str | None = None) -> str:
         copies[position[el]].set(ID_ATTRIBUTE, str(node))
     for el in [e for e in copies if isinstance(e.tag, str) and e.tag.lower() in _STRIPPED]:
         drop_tree(el)  # keeps its tail text
+    _disarm(copy)
     if url:
-        _add_base(copy, url)
+        _add_to_head(copy, lxml.html.Element("base", href=url))
+    if offline:  # first in <head>: before any element that could fetch
+        policy = lxml.html.Element("meta", content=OFFLINE_POLICY)
+        policy.set("http-equiv", "Content-Security-Policy")
+        _add_to_head(copy, policy)
     doctype = root.getroottree().docinfo.doctype or ""
     body = lxml.html.tostring(copy, encoding="unicode", method="html")
     return f"{doctype}\n{body}" if doctype else body
 
 
-def _add_base(root: lxml.html.HtmlElement, url: str) -> None:
+def _disarm(root: lxml.html.HtmlElement) -> None:
+    """Resource hints without their URLs, refreshes without their targets (the elements stay,
+    with their node ids)."""
+    for el in root.iter("link", "meta"):
+        if el.tag == "link":
+            rel = set((el.get("rel") or "").lower().split())
+            if rel & RESOURCE_HINTS:
+                for name in ("href", "imagesrcset", "imagesizes"):
+                    el.attrib.pop(name, None)
+        elif (el.get("http-equiv") or "").strip().lower() == "refresh":
+            el.attrib.pop("content", None)
+
+
+def _add_to_head(root: lxml.html.HtmlElement, el: lxml.html.HtmlElement) -> None:
     head = root.find("head")
     if head is None:
         head = lxml.html.Element("head")
         root.insert(0, head)
-    base = lxml.html.Element("base", href=url)
-    head.insert(0, base)
+    head.insert(0, el)
 
 
 def boxes_from_rects(count: int, rects: Iterable[Iterable[float]]) -> np.ndarray:
@@ -84,11 +114,12 @@ def boxes_from_rects(count: int, rects: Iterable[Iterable[float]]) -> np.ndarray
 async def render_boxes(page: Any, dom: Dom, url: str | None = None) -> np.ndarray:
     """Boxes of `dom` laid out in an open Playwright page (async API, e.g. scrapy-playwright's).
 
-    The page's content is replaced by the marked Dom; with `url`, the page's stylesheets load.
+    The page's content is replaced by the marked Dom; with `url`, the page's stylesheets and
+    images load, without it nothing is fetched.
     """
     if len(dom) == 0:
         return np.zeros((0, 4))
-    await page.set_content(marked_html(dom, url), wait_until="load")
+    await page.set_content(marked_html(dom, url, offline=not url), wait_until="load")
     return boxes_from_rects(len(dom), await page.evaluate(BOXES_JS))
 
 
@@ -97,8 +128,10 @@ class ChromiumGeometry:
 
     ``with ChromiumGeometry() as geometry: geometry.boxes(dom)`` starts the browser once and
     closes it at the end; used without ``with``, it starts on first use and closes at exit.
-    With `load_resources` (and a page `url`) the page's stylesheets and images are fetched,
-    otherwise every request is refused and the page is laid out with the default stylesheet.
+    With `load_resources` (and a page `url`) the page's stylesheets and images are fetched;
+    otherwise the browser fetches nothing at all (its name resolution is off, the page carries
+    a policy that refuses every fetch and every request is aborted) and lays the page out with
+    the default stylesheet and the page's inline styles.
     Playwright's sync API is bound to one thread and cannot run inside an asyncio loop: in
     Scrapy, use `render_boxes` with scrapy-playwright's page instead.
     """
@@ -139,8 +172,9 @@ class ChromiumGeometry:
 
         self._playwright = sync_playwright().start()
         try:
+            args = [*CHROMIUM_ARGS, *(() if self.load_resources else OFFLINE_ARGS)]
             self._browser = self._playwright.chromium.launch(
-                executable_path=self.executable_path, args=list(CHROMIUM_ARGS), headless=True
+                executable_path=self.executable_path, args=args, headless=True
             )
             width, height = self.viewport
             context = self._browser.new_context(
@@ -175,7 +209,8 @@ class ChromiumGeometry:
         self.start()
         from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-        markup = marked_html(dom, url if self.load_resources else None)
+        offline = not self.load_resources
+        markup = marked_html(dom, None if offline else url, offline=offline)
         # A resource that never finished loading does not stop us: the layout is there.
         with contextlib.suppress(PlaywrightTimeout):
             self._page.set_content(markup, wait_until="load")
