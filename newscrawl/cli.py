@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "merge": ("merge", "merge Parquet shards written by several workers"),
     "reextract": ("reextract", "extract stored pages again with another extractor or model"),
     "models": ("models", "rebuild the shipped models; cross-validate the learned extractor"),
+    "data": ("data", "build datasets of pages with gold main text (documentation sites)"),
 }
 
 
