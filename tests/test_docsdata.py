@@ -1,0 +1,157 @@
+"""The documentation dataset builder: gold text from a generator's markup, and the folder it
+writes, read back by the evaluation's own reader."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from newscrawl.cli import main
+from newscrawl.evaluation.dataset import read_dataset
+from newscrawl.evaluation.docsdata import page_gold, utf8_page
+
+FIXTURES = Path(__file__).parent / "fixtures" / "docs"
+
+
+def _gold(path: Path) -> tuple[str, str, str]:
+    found = page_gold(utf8_page(path.read_bytes()))
+    assert found is not None
+    generator, title, gold = found
+    return generator.name, title, gold
+
+
+def test_sphinx_gold_keeps_the_body_and_drops_navigation() -> None:
+    name, title, gold = _gold(FIXTURES / "sphinx" / "api.html")
+    assert name == "sphinx"
+    assert title == "Widget API — Fakelib 1.0 documentation"
+    blocks = gold.split("\n\n")
+    assert blocks[0] == "Widget API"  # the permalink mark is gone
+    assert "The Widget class draws a widget on a canvas." in blocks
+    assert "class Widget(size, colour='red')" in blocks  # the dt signature, no [source]
+    assert "Make a widget of the given size." in blocks
+    assert "Sizes are measured in pixels." in blocks
+    assert "Option | Meaning" in blocks and "size | width of the widget" in blocks
+    assert "w = Widget(3)\nw.draw()" in gold  # code keeps its lines, without line numbers
+    assert "More widgets" in blocks  # a toctree inside the body is the page's text
+    for junk in (
+        "¶",
+        "[source]",
+        "Navigation",
+        "previous chapter",
+        "Quick search",
+        "Go",
+        "Copyright",
+        "Table of Contents",
+        "1\n2",
+    ):
+        assert junk not in gold
+
+
+def test_docbook_gold_drops_header_and_footer_and_reads_latin1() -> None:
+    name, title, gold = _gold(FIXTURES / "docbook" / "ch01.html")
+    assert name == "docbook"
+    assert title == "Chapter 1. Getting started"
+    blocks = gold.split("\n\n")
+    assert blocks[:3] == ["Chapter 1. Getting started", "Table of Contents", "1.1. Installing"]
+    assert "This chapter explains how to install the café tool on a fresh system." in blocks
+    assert "# apt-get install cafe\n# cafe --version" in blocks
+    assert "--quiet" in blocks and "Print nothing but errors." in blocks
+    assert "Naïve users should read the whole chapter first." in blocks
+    for junk in ("Prev", "Next", "Home", "Fake Handbook", "Chapter 2"):
+        assert junk not in gold
+
+
+def test_utf8_page_rewrites_the_declared_charset() -> None:
+    text = utf8_page((FIXTURES / "docbook" / "ch01.html").read_bytes())
+    assert "charset=utf-8" in text and "ISO-8859-1" not in text and "café" in text
+    assert not text.lstrip().startswith("<?xml")
+
+
+def test_a_page_no_generator_wrote_has_no_gold() -> None:
+    assert page_gold("<html><body><p>Plain page, no generator.</p></body></html>") is None
+    assert page_gold("") is None
+
+
+def test_build_writes_a_dataset_evaluate_reads(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "docs"
+    code = main(
+        [
+            "data",
+            "docs",
+            f"fakelib={FIXTURES / 'sphinx'}",
+            f"fakebook={FIXTURES / 'docbook'}",
+            "--out",
+            str(out),
+            "-q",
+        ]
+    )
+    assert code == 0
+    data = read_dataset(out)
+    # genindex is an index, tiny.html is under the word minimum, broken.html is not HTML
+    assert data.ids == ["fakebook-0001", "fakelib-0001"]
+    for page in data:
+        assert page.gold.rstrip("\n") == page_gold(page.html.decode("utf-8"))[2]
+        assert page.meta["page_type"] == "documentation"
+    assert data.meta["fakelib-0001"]["site"] == "fakelib"
+    assert data.meta["fakelib-0001"]["url"] == "https://fakelib.example.org/en/latest/api.html"
+    assert data.meta["fakebook-0001"]["generator"] == "docbook"
+    assert data.meta["fakebook-0001"]["url"] is None
+    stats = json.loads((out / "stats.json").read_text())
+    assert stats["pages"] == 2 and stats["sites"] == 2
+    readme = (out / "README.md").read_text()
+    assert "## Gold conventions" in readme and "| fakelib |" in readme
+    capsys.readouterr()
+    assert main(["evaluate", str(out), "-e", "nce", "--no-progress"]) == 0
+    assert "nce" in capsys.readouterr().out
+
+
+def test_rebuild_replaces_the_dataset_without_stale_pages(tmp_path: Path) -> None:
+    out = tmp_path / "docs"
+    assert (
+        main(
+            [
+                "data",
+                "docs",
+                f"a={FIXTURES / 'sphinx'}",
+                f"b={FIXTURES / 'docbook'}",
+                "--out",
+                str(out),
+                "-q",
+            ]
+        )
+        == 0
+    )
+    assert main(["data", "docs", f"b={FIXTURES / 'docbook'}", "--out", str(out), "-q"]) == 0
+    assert sorted(p.name for p in (out / "html").iterdir()) == ["b-0001.html"]
+    assert sorted(p.name for p in (out / "gold").iterdir()) == ["b-0001.txt"]
+
+
+def test_bad_sources_and_outputs_are_one_line_errors(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "docs"
+    assert main(["data", "docs", str(tmp_path / "missing"), "--out", str(out)]) == 2
+    assert "no such folder" in capsys.readouterr().err
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "keep.txt").write_text("mine")
+    assert main(["data", "docs", str(FIXTURES / "docbook"), "--out", str(other)]) == 2
+    assert "not a dataset folder" in capsys.readouterr().err
+    assert (other / "keep.txt").read_text() == "mine"
+    # a folder with no page of a known generator leaves an existing dataset as it was
+    assert main(["data", "docs", f"b={FIXTURES / 'docbook'}", "--out", str(out), "-q"]) == 0
+    empty = tmp_path / "empty"
+    shutil.copytree(FIXTURES / "sphinx", empty)
+    for page in empty.glob("*.html"):
+        page.unlink()
+    assert main(["data", "docs", str(empty), "--out", str(out), "-q"]) == 2
+    assert "no page with gold text" in capsys.readouterr().err
+    assert sorted(p.name for p in (out / "html").iterdir()) == ["b-0001.html"]
+
+
+@pytest.mark.parametrize("per_site", ["0", "-3"])
+def test_per_site_must_be_positive(tmp_path: Path, per_site: str, capsys) -> None:
+    args = ["data", "docs", str(FIXTURES / "docbook"), "--out", str(tmp_path / "d")]
+    assert main([*args, "--per-site", per_site]) == 2
+    assert "--per-site" in capsys.readouterr().err
