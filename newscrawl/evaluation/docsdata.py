@@ -304,11 +304,49 @@ def detect_generator(root: lxml.html.HtmlElement, source: str) -> Generator | No
 # Gold text: the main elements' text, one block a paragraph.
 
 _BLOCKS = frozenset(
-    (
-        "address article aside blockquote body caption center dd details dialog dir div dl dt "
-        "fieldset figcaption figure footer h1 h2 h3 h4 h5 h6 header hgroup hr legend li main "
-        "menu nav ol p section summary table tbody thead tfoot ul"
-    ).split(" ")
+    [
+        "address",
+        "article",
+        "aside",
+        "blockquote",
+        "body",
+        "caption",
+        "center",
+        "dd",
+        "details",
+        "dialog",
+        "dir",
+        "div",
+        "dl",
+        "dt",
+        "fieldset",
+        "figcaption",
+        "figure",
+        "footer",
+        "h1",
+        "h2",
+        "h3",
+        "h4",
+        "h5",
+        "h6",
+        "header",
+        "hgroup",
+        "hr",
+        "legend",
+        "li",
+        "main",
+        "menu",
+        "nav",
+        "ol",
+        "p",
+        "section",
+        "summary",
+        "table",
+        "tbody",
+        "thead",
+        "tfoot",
+        "ul",
+    ]
 )
 _SPACE = re.compile(r"\s+")
 
