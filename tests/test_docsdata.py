@@ -155,3 +155,67 @@ def test_per_site_must_be_positive(tmp_path: Path, per_site: str, capsys) -> Non
     args = ["data", "docs", str(FIXTURES / "docbook"), "--out", str(tmp_path / "d")]
     assert main([*args, "--per-site", per_site]) == 2
     assert "--per-site" in capsys.readouterr().err
+
+
+# Small pages of the other generators: (html, generator, text kept, text left out)
+_PAGES = [
+    (
+        '<html><head><meta name="generator" content="Doxygen 1.9.4"></head><body>'
+        '<div class="header"><div class="summary"><a href="#pub-methods">Public Methods</a></div>'
+        '<div class="headertitle"><div class="title">Foo Class Reference</div></div></div>'
+        '<div class="contents"><h2 class="memtitle"><span class="permalink"><a href="#a1">◆</a>'
+        '</span>run()</h2><p>Runs the foo until it stops. <a href="#details">More...</a></p>'
+        "</div></body></html>",
+        "doxygen",
+        ["Foo Class Reference", "run()", "Runs the foo until it stops."],
+        ["Public Methods", "◆", "More..."],
+    ),
+    (
+        '<html><head><meta name="Generator" content="texi2any"></head><body>'
+        '<div class="chapter" id="Intro"><table class="header"><tr><td><a href="Top.html">'
+        '[Top]</a></td><td><a href="c.html">[Contents]</a></td></tr></table>'
+        "<h2>1 Intro</h2><p>The shell reads commands.</p></div><hr>"
+        "<p>This document was generated using texi2any.</p></body></html>",
+        "texinfo",
+        ["1 Intro", "The shell reads commands."],
+        ["[Top]", "[Contents]", "generated"],
+    ),
+    (
+        '<html><head><meta name="generator" content="rustdoc"></head><body>'
+        '<nav class="sidebar">Methods new push</nav><main><section id="main-content">'
+        '<div class="main-heading"><h1>Struct <a href="#">Stack</a></h1>'
+        '<span class="out-of-band"><a class="srclink" href="s.html">source</a></span></div>'
+        '<details class="rustdoc-toggle top-doc" open><summary class="hideme">'
+        "<span>Expand description</span></summary><p>A last-in first-out stack.</p>"
+        '</details><details class="rustdoc-toggle"><summary><h3>impl Any for T</h3></summary>'
+        "<p>Hidden until opened.</p></details></section></main></body></html>",
+        "rustdoc",
+        ["Struct Stack", "A last-in first-out stack.", "impl Any for T"],
+        ["Methods new", "source", "Expand description", "Hidden until opened."],
+    ),
+    (
+        "<html><head><!-- Book generated using mdBook --></head><body>"
+        '<nav id="sidebar">1. Getting Started</nav><div id="page-wrapper"><div id="content">'
+        "<main><h1>Hello</h1><pre><code>"
+        '<span class="boring">#![allow(unused)]\n</span>fn main() {}</code></pre></main>'
+        '<nav class="nav-wrapper"><a href="next.html">Next chapter</a></nav>'
+        "</div></div></body></html>",
+        "mdbook",
+        ["Hello", "fn main() {}"],
+        ["Getting Started", "allow", "Next chapter"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("html", "name", "kept", "dropped"), _PAGES)
+def test_other_generators_keep_the_body_only(
+    html: str, name: str, kept: list[str], dropped: list[str]
+) -> None:
+    found = page_gold(html)
+    assert found is not None
+    generator, _, gold = found
+    assert generator.name == name
+    for text in kept:
+        assert text in gold.split("\n\n")
+    for text in dropped:
+        assert text not in gold

@@ -2,8 +2,9 @@
 
 ``newscrawl data docs SOURCE... --out DIR`` writes a dataset of documentation pages whose gold
 main text is the documentation generator's own marking of the main body (Sphinx, DocBook,
-GTK-Doc, Doxygen, Javadoc, MkDocs, AsciiDoc, gi-docgen, Texinfo). Each SOURCE is one site: an
-installed Debian package's name (its HTML pages), a folder, or NAME=FOLDER to name the site. Up
+GTK-Doc, Doxygen, Javadoc, MkDocs, AsciiDoc, gi-docgen, Texinfo, rustdoc, mdBook). Each SOURCE
+is one site: an installed Debian package's name (its HTML pages), a folder, or NAME=FOLDER to
+name the site. Up
 to --per-site pages are taken from each (a fixed sample), the folder DIR is replaced by the new
 dataset only once it is complete, and DIR/README.md states the packages, versions, licences and
 gold conventions. `newscrawl evaluate DIR` and `newscrawl models build` take DIR as they take the

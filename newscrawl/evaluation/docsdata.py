@@ -3,7 +3,8 @@
 Documentation generators mark the main body of every page they write: Sphinx's
 ``div[role=main]``, DocBook's and GTK-Doc's content division between their navigation header
 and footer, Doxygen's ``div.contents``, Javadoc's ``main``, MkDocs' ``div[role=main]``, AsciiDoc's
-``#content``, gi-docgen's ``section#main``, Texinfo's body between its node headers. This module
+``#content``, gi-docgen's ``section#main``, rustdoc's ``section#main-content``, mdBook's
+``main``, Texinfo's body between its node headers. This module
 reads such a site from a folder (an installed Debian ``-doc`` package, say), recognises the
 generator of each page, takes that element as the page's gold main text (`gold_text`), and writes
 the pages in the layout of the dev datasets (`newscrawl.evaluation.dataset`)::
@@ -177,6 +178,7 @@ _ALWAYS_DROP = (
     "//*[@hidden]",
     "//*[@aria-hidden='true']",
     "//*[contains(translate(@style,' ',''),'display:none')]",
+    "//details[not(@open)]/*[not(self::summary)]",
     "//*[@role='navigation' or @role='search']",
     "//nav",
     "//a[normalize-space()='¶' or normalize-space()='#' or normalize-space()='§']",
@@ -274,6 +276,23 @@ GENERATORS: tuple[Generator, ...] = (
             f"//*[{_has_class('header')} or {_has_class('nav-panel')}]",
             "//table[.//a[normalize-space()='[Top]' or normalize-space()='[Contents]']]",
         ),
+    ),
+    Generator(
+        "rustdoc",
+        lambda root, _: "rustdoc" in _generator_meta(root),
+        lambda root: _first(root, "//section[@id='main-content']"),
+        (
+            f"//*[{_has_class('out-of-band')} or {_has_class('rightside')}]",
+            f"//a[{_has_class('srclink')} or {_has_class('anchor')} or {_has_class('test-arrow')}]",
+            f"//summary[{_has_class('hideme')}]",
+            f"//*[{_has_class('notable-traits')}]",
+        ),
+    ),
+    Generator(
+        "mdbook",
+        lambda root, source: "Book generated using mdBook" in source,
+        lambda root: _first(root, "//div[@id='content']/main", "//main"),
+        (f"//*[{_has_class('boring')}]",),
     ),
     Generator(
         "sphinx",
@@ -772,11 +791,14 @@ else `div.body`, `div[role=main]` |
 | AsciiDoc | `div#header` and `div#content` |
 | gi-docgen | `section#main` |
 | Texinfo (makeinfo) | the body less node headers (`div.header`, `div.nav-panel`) and `hr` |
+| rustdoc | `section#main-content` |
+| mdBook | `div#content > main` |
 
 Inside it, these are not main text and are left out: permalink marks (`¶`, `#`, `§`, Sphinx's
 `a.headerlink`), navigation (`nav`, `[role=navigation]`, previous/next links, breadcrumbs,
 Doxygen's member summary links and "More..."), sidebars, search boxes and forms, footers, line
-numbers of code listings, "[source]" links, copy buttons, scripts, styles and hidden elements.
+numbers of code listings, "[source]" links, copy buttons, scripts, styles and hidden elements
+(`hidden`, `display:none`, the body of a closed `details`, mdBook's hidden "boring" code lines).
 Kept: headings, paragraphs, lists, definition lists (`dt` signatures and `dd` descriptions),
 tables, code blocks, admonitions, and tables of contents the generator placed inside the main
 element (a Sphinx toctree, a DocBook chapter's toc, a Texinfo menu): on an index page they are
