@@ -219,3 +219,16 @@ def test_other_generators_keep_the_body_only(
         assert text in gold.split("\n\n")
     for text in dropped:
         assert text not in gold
+
+
+def test_stub_pages_that_differ_in_their_title_only_count_once(tmp_path: Path) -> None:
+    page = (FIXTURES / "sphinx" / "api.html").read_text(encoding="utf-8")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "a.html").write_text(page, encoding="utf-8")
+    (site / "b.html").write_text(page.replace("<h1>Widget API", "<h1>Old widget API"))
+    (site / "c.html").write_text(page.replace("draws a", "paints a"), encoding="utf-8")
+    out = tmp_path / "docs"
+    assert main(["data", "docs", str(site), "--out", str(out), "-q"]) == 0
+    paths = sorted(r["path"] for r in map(json.loads, (out / "meta.jsonl").open()))
+    assert len(paths) == 2 and "c.html" in paths

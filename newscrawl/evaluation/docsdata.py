@@ -642,21 +642,29 @@ def _candidates(source: Source, min_words: int) -> Iterator[DocsPage]:
 
 def pick_pages(source: Source, limit: int, min_words: int = 30) -> list[DocsPage]:
     """Up to `limit` pages of `source` with a gold text of at least `min_words` words, no two
-    with the same gold; a fixed sample (seeded by the site) when there are more."""
+    with the same gold, nor with the same text past their first block (stub and redirect pages
+    that differ in their title only); a fixed sample (seeded by the site) when there are more."""
     files = _spread(source.files, random.Random(source.site))
     picked: list[DocsPage] = []
     golds: set[str] = set()
     shuffled = Source(source.site, source.root, files=files)
     for page in _candidates(shuffled, min_words):
-        digest = hashlib.sha1(page.gold.encode()).hexdigest()
-        if digest in golds:
+        digests = _gold_digests(page.gold)
+        if golds.intersection(digests):
             continue
-        golds.add(digest)
+        golds.update(digests)
         picked.append(page)
         if len(picked) >= limit:
             break
     picked.sort(key=lambda p: str(p.path))
     return picked
+
+
+def _gold_digests(gold: str) -> set[str]:
+    """Digests of the whole gold text and of the text past its first block."""
+    _, _, rest = gold.partition("\n\n")
+    texts = {gold, rest} if rest else {gold}
+    return {hashlib.sha1(text.encode()).hexdigest() for text in texts}
 
 
 def _spread(files: list[Path], rng: random.Random) -> list[Path]:
@@ -806,10 +814,10 @@ the page's content.
 
 Text: whitespace normalised; every block element (paragraph, heading, list item, `dt`, `dd`,
 table row, ...) is one paragraph, paragraphs apart by a blank line as in the other datasets; a
-table row is its cells joined by ` | `; a `pre` block keeps its lines. Pages with fewer than the
-minimum number of gold words, and pages whose gold text another page of the site already has, are
-left out; general indexes, search pages, module indexes and highlighted source listings are not
-taken.
+table row is its cells joined by ` | `; a `pre` block keeps its lines. Left out: pages with
+fewer than the minimum number of gold words; pages whose gold text, or its text past the first
+block (stub and redirect pages that differ in their title only), another page of the site
+already has; general indexes, search pages, module indexes and highlighted source listings.
 """
 
 
