@@ -541,6 +541,14 @@ def _package_of(path: Path) -> str:
     return out.split(":", 1)[0].strip() if out else ""
 
 
+_LICENCE_NAMES = (
+    ("GPL", r"\bGNU GPL\b|GNU General Public License|\bGPL-?\d"),
+    ("LGPL", r"GNU Lesser General Public|\bLGPL"),
+    ("GFDL", r"GNU Free Documentation License|\bGFDL"),
+    ("permissive notice", r"Permission is granted to (copy|make)"),
+)
+
+
 def _package_licence(package: str) -> str:
     """The licences named in the package's Debian copyright file, in order of first mention."""
     copyright_file = Path("/usr/share/doc") / package / "copyright"
@@ -553,7 +561,12 @@ def _package_licence(package: str) -> str:
         name = found.group(1).strip()
         if name and name not in names:
             names.append(name)
-    return ", ".join(names[:4])
+    if names:
+        return ", ".join(names[:4])
+    # not in the machine-readable format: name what the text mentions, and where it is
+    mentioned = [name for name, pattern in _LICENCE_NAMES if re.search(pattern, text)]
+    where = f"see {copyright_file}"
+    return f"{', '.join(mentioned)} ({where})" if mentioned else where
 
 
 def parse_source(spec: str) -> Source:
