@@ -232,3 +232,18 @@ def test_stub_pages_that_differ_in_their_title_only_count_once(tmp_path: Path) -
     assert main(["data", "docs", str(site), "--out", str(out), "-q"]) == 0
     paths = sorted(r["path"] for r in map(json.loads, (out / "meta.jsonl").open()))
     assert len(paths) == 2 and "c.html" in paths
+
+
+def test_debian_set_names_the_packages_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    from newscrawl.evaluation import docsdata
+
+    absent = "newscrawl-test-absent-doc"
+    monkeypatch.setattr(docsdata, "DEBIAN_SOURCES", ((absent, absent),))
+    assert main(["data", "docs", "--debian", "--out", str(tmp_path / "d")]) == 2
+    err = capsys.readouterr().err
+    assert "apt-get install" in err and absent in err
+    assert not (tmp_path / "d").exists()
+    assert main(["data", "docs", "--out", str(tmp_path / "d")]) == 2
+    assert "--debian" in capsys.readouterr().err

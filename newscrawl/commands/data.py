@@ -32,9 +32,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     docs.add_argument(
         "sources",
-        nargs="+",
+        nargs="*",
         metavar="SOURCE",
         help="installed Debian package name, folder of HTML pages, or NAME=FOLDER",
+    )
+    docs.add_argument(
+        "--debian",
+        action="store_true",
+        help="add the project's spread of Debian 12 documentation sites (32 sites of 11 "
+        "generators; says which packages to install when some are missing)",
     )
     docs.add_argument("--out", "-o", required=True, type=Path, metavar="DIR", help="dataset folder")
     docs.add_argument(
@@ -55,30 +61,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from newscrawl.evaluation.docsdata import DocsDataError, build_docs_dataset, parse_source
+    from newscrawl.evaluation.docsdata import (
+        DocsDataError,
+        build_docs_dataset,
+        debian_sources,
+        parse_source,
+    )
 
     if args.per_site < 1 or args.min_words < 0:
         print("newscrawl data docs: --per-site must be ≥ 1 and --min-words ≥ 0", file=sys.stderr)
         return 2
+    if not args.sources and not args.debian:
+        print("newscrawl data docs: name a SOURCE, or --debian", file=sys.stderr)
+        return 2
+    words = [*args.sources, "--out", str(args.out), "--per-site", str(args.per_site)]
+    words += ["--min-words", str(args.min_words), *(["--debian"] if args.debian else [])]
     try:
-        sources = [parse_source(spec) for spec in args.sources]
-        command = "newscrawl data docs " + shlex.join(
-            [
-                *args.sources,
-                "--out",
-                str(args.out),
-                "--per-site",
-                str(args.per_site),
-                "--min-words",
-                str(args.min_words),
-            ]
-        )
+        sources = debian_sources() if args.debian else []
+        sources += [parse_source(spec) for spec in args.sources]
         stats = build_docs_dataset(
             sources,
             args.out,
             per_site=args.per_site,
             min_words=args.min_words,
-            command=command,
+            command="newscrawl data docs " + shlex.join(words),
             say=None if args.quiet else lambda line: print(line, file=sys.stderr),
         )
     except DocsDataError as err:

@@ -44,12 +44,14 @@ import lxml.etree
 import lxml.html
 
 __all__ = [
+    "DEBIAN_SOURCES",
     "GENERATORS",
     "DocsDataError",
     "DocsPage",
     "Generator",
     "Source",
     "build_docs_dataset",
+    "debian_sources",
     "detect_generator",
     "gold_text",
     "page_gold",
@@ -537,6 +539,10 @@ def _dpkg(*args: str) -> str:
 
 
 def _package_of(path: Path) -> str:
+    """The Debian package that installed `path` ("" for none; only /usr and /opt are looked
+    up, the places packages install to)."""
+    if not path.is_absolute() or path.parts[1:2] not in (("usr",), ("opt",)):
+        return ""
     out = _dpkg("-S", str(path))
     return out.split(":", 1)[0].strip() if out else ""
 
@@ -579,7 +585,7 @@ def parse_source(spec: str) -> Source:
     root = Path(path_text)
     if not root.is_dir():
         raise DocsDataError(f"{root}: no such folder")
-    package = _package_of(root.resolve()) or _package_of(root)
+    package = _package_of(root.resolve())
     source = Source(name or root.resolve().name, root, package)
     _describe(source)
     source.files = _page_files(root)
@@ -614,6 +620,66 @@ def _describe(source: Source) -> None:
     if source.package:
         source.version = _dpkg("-W", "-f=${Version}", source.package).strip()
         source.licence = _package_licence(source.package)
+
+
+_GTK_DOC = "/usr/share/gtk-doc/html"
+_RUST_DOC = "/usr/share/doc/rust-doc/html"
+_INSTALL_GUIDE = "/usr/share/doc/installation-guide-amd64"
+
+# A spread of documentation sites from Debian 12 packages: (SOURCE, package that installs it).
+# Python's and PostgreSQL's own manuals are deliberately absent.
+DEBIAN_SOURCES: tuple[tuple[str, str], ...] = (
+    ("python-django-doc", "python-django-doc"),
+    ("python-flask-doc", "python-flask-doc"),
+    ("python-scrapy-doc", "python-scrapy-doc"),
+    ("sphinx-doc", "sphinx-doc"),
+    ("python-sqlalchemy-doc", "python-sqlalchemy-doc"),
+    ("python-pytest-doc", "python-pytest-doc"),
+    ("python-requests-doc", "python-requests-doc"),
+    ("python-attr-doc", "python-attr-doc"),
+    ("fontforge-doc", "fontforge-doc"),
+    ("mkdocs-doc", "mkdocs-doc"),
+    ("debian-reference-en", "debian-reference-en"),
+    ("maint-guide", "maint-guide"),
+    ("debian-faq", "debian-faq"),
+    ("libpam-doc", "libpam-doc"),
+    (f"installation-guide-en={_INSTALL_GUIDE}/en", "installation-guide-amd64"),
+    (f"installation-guide-de={_INSTALL_GUIDE}/de", "installation-guide-amd64"),
+    (f"installation-guide-ja={_INSTALL_GUIDE}/ja", "installation-guide-amd64"),
+    (f"glib={_GTK_DOC}/glib", "libglib2.0-doc"),
+    (f"gio={_GTK_DOC}/gio", "libglib2.0-doc"),
+    (f"gtk3={_GTK_DOC}/gtk3", "libgtk-3-doc"),
+    (f"harfbuzz={_GTK_DOC}/harfbuzz", "libharfbuzz-doc"),
+    ("libsdl2-doc", "libsdl2-doc"),
+    ("sigc=/usr/share/doc/libsigc++-2.0-doc/reference/html", "libsigc++-2.0-doc"),
+    ("libjsoup-java-doc", "libjsoup-java-doc"),
+    ("libcommons-io-java-doc", "libcommons-io-java-doc"),
+    ("git-doc", "git-doc"),
+    ("libsoup-3.0-doc", "libsoup-3.0-doc"),
+    ("octave-doc", "octave-doc"),
+    ("zsh-doc", "zsh-doc"),
+    (f"rust-std={_RUST_DOC}/std", "rust-doc"),
+    (f"rust-book={_RUST_DOC}/book", "rust-doc"),
+    (f"rust-reference={_RUST_DOC}/reference", "rust-doc"),
+)
+
+
+def debian_sources() -> list[Source]:
+    """The sources of `DEBIAN_SOURCES`; `DocsDataError` names the packages to install when
+    some are missing."""
+    missing = sorted(
+        {
+            pkg
+            for _, pkg in DEBIAN_SOURCES
+            if not _dpkg("-W", "-f=${Status}", pkg).endswith("installed")
+        }
+    )
+    if missing:
+        raise DocsDataError(
+            "install the documentation first: apt-get install -y --no-install-recommends "
+            + " ".join(missing)
+        )
+    return [parse_source(spec) for spec, _ in DEBIAN_SOURCES]
 
 
 # ---------------------------------------------------------------------------------------------
