@@ -162,13 +162,15 @@ _PAGES = [
     (
         '<html><head><meta name="generator" content="Doxygen 1.9.4"></head><body>'
         '<div class="header"><div class="summary"><a href="#pub-methods">Public Methods</a></div>'
-        '<div class="headertitle"><div class="title">Foo Class Reference</div></div></div>'
+        '<div class="headertitle"><div class="title">Foo Class Reference</div>'
+        '<div class="ingroups"><a href="g.html">Widgets</a> » <a href="f.html">foo()</a></div>'
+        "</div></div>"
         '<div class="contents"><h2 class="memtitle"><span class="permalink"><a href="#a1">◆</a>'
         '</span>run()</h2><p>Runs the foo until it stops. <a href="#details">More...</a></p>'
         "</div></body></html>",
         "doxygen",
         ["Foo Class Reference", "run()", "Runs the foo until it stops."],
-        ["Public Methods", "◆", "More..."],
+        ["Public Methods", "◆", "More...", "Widgets"],
     ),
     (
         '<html><head><meta name="Generator" content="texi2any"></head><body>'

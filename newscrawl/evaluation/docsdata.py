@@ -213,7 +213,7 @@ GENERATORS: tuple[Generator, ...] = (
         (
             f"//div[{_has_class('summary')}]",
             f"//div[{_has_class('dynheader')} or {_has_class('dyncontent')}]",
-            f"//div[{_has_class('navpath')}]",
+            f"//div[{_has_class('navpath')} or {_has_class('ingroups')}]",
             "//a[normalize-space()='More...']",
             f"//span[{_has_class('permalink')}]",
             f"//span[{_has_class('lineno')}]",
@@ -883,9 +883,10 @@ else `div.body`, `div[role=main]` |
 
 Inside it, these are not main text and are left out: permalink marks (`¶`, `#`, `§`, Sphinx's
 `a.headerlink`), navigation (`nav`, `[role=navigation]`, previous/next links, breadcrumbs,
-Doxygen's member summary links and "More..."), sidebars, search boxes and forms, footers, line
-numbers of code listings, "[source]" links, copy buttons, scripts, styles and hidden elements
-(`hidden`, `display:none`, the body of a closed `details`, mdBook's hidden "boring" code lines).
+Doxygen's member summary links, group breadcrumbs and "More..."), sidebars, search boxes and
+forms, footers, line numbers of code listings, "[source]" links, copy buttons, scripts, styles
+and hidden elements (`hidden`, `display:none`, the body of a closed `details`, mdBook's hidden
+"boring" code lines).
 Kept: headings, paragraphs, lists, definition lists (`dt` signatures and `dd` descriptions),
 tables, code blocks, admonitions, and tables of contents the generator placed inside the main
 element (a Sphinx toctree, a DocBook chapter's toc, a Texinfo menu): on an index page they are
