@@ -35,6 +35,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "reextract": ("reextract", "extract stored pages again with another extractor or model"),
     "models": ("models", "rebuild the shipped models; cross-validate the learned extractor"),
     "settings": ("settings", "list the crawl's settings with their defaults"),
+    "data": ("data", "build datasets of pages with gold main text (documentation sites)"),
 }
 
 
