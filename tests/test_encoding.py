@@ -343,9 +343,7 @@ def test_stray_bytes_read_as_windows_1252_and_a_cut_sequence_as_one_replacement(
         ("cp1251", "<p>Москва - столица России, крупнейший город страны.</p>"),
     ],
 )
-def test_pages_in_other_charsets_are_not_taken_for_utf8_with_strays(
-    codec: str, text: str
-) -> None:
+def test_pages_in_other_charsets_are_not_taken_for_utf8_with_strays(codec: str, text: str) -> None:
     page = f"<html><body>{text * 3}</body></html>"
     data = page.encode(codec)
     assert decode_page(data).encoding != "utf-8"
