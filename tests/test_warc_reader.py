@@ -322,6 +322,19 @@ def test_damage_is_described_in_words(tmp_path: Path) -> None:
     )
 
 
+def test_bench_warc_damage_reads_every_record_past_the_damage(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from newscrawl.cli import main
+
+    assert main(["bench", "warc-damage", "--sizes", "2", "--repeat", "1"]) == 0
+    rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()[2:]}
+    assert set(rows) == {"base", "sound-2", "hole-2", "line-2"}
+    for kind in ("hole-2", "line-2"):  # every record of the base file, and the damage
+        assert rows[kind][2:4] == [rows["base"][2], "1"], rows
+        assert float(rows[kind][6]) > 0  # seconds beside the sound file of the same size
+
+
 def test_not_a_warc_and_an_enormous_record(tmp_path: Path) -> None:
     text = tmp_path / "notes.warc.gz"
     text.write_bytes(gzip.compress(b"hello, this is not an archive\n" * 50))
