@@ -82,6 +82,8 @@ _WIDE = ("utf-16", "utf-32")
 # strays and a text that does not read as mojibake (`_mostly_utf8`).
 _MOSTLY_UTF8 = 20
 _STRAY_ERRORS = "newscrawl-stray-cp1252"
+_VARIED_UTF8 = 3  # distinct multi-byte characters the weaker evidence needs
+_ASCII_AND_MARK = frozenset(map(chr, range(128))) | {"\ufffd"}
 _SPACES = re.compile(rb"\s+")
 # ISO-2022-JP's escape into JIS X 0208 (ESC $ @ or ESC $ B): 7-bit bytes that are Japanese text.
 _ISO2022_SHIFT = re.compile(rb"\x1b\$[@B]")
@@ -231,9 +233,10 @@ def _mostly_utf8(data: bytes) -> str | None:
 
     It reads as UTF-8 when its valid multi-byte sequences outweigh its strays by
     `_MOSTLY_UTF8` extra bytes each, or when it has at least as many valid multi-byte
-    characters as strays and does not read as mojibake so: text in another single-byte
-    charset forms valid sequences only by accident, far fewer than its strays, and CJK
-    double-byte text that forms many reads as a jumble of scripts in UTF-8."""
+    characters as strays, of several kinds, and does not read as mojibake so: text in another
+    single-byte charset forms valid sequences only by accident, far fewer than its strays or
+    one pair over and over (a brand name's ``É®``), and CJK double-byte text that forms many
+    reads as a jumble of scripts in UTF-8."""
     replaced = data.decode("utf-8", "replace")
     marks = replaced.count("\ufffd")
     strays = marks - data.count("\ufffd".encode())
@@ -241,12 +244,12 @@ def _mostly_utf8(data: bytes) -> str | None:
     characters = non_ascii - marks  # valid multi-byte characters
     # Each non-ASCII character adds its extra bytes; each U+FFFD adds 2 of its own.
     multibyte = len(replaced.encode("utf-8", "surrogatepass")) - len(replaced) - 2 * strays
-    if multibyte < _MOSTLY_UTF8 * max(strays, 1) and characters < strays:
+    if multibyte >= _MOSTLY_UTF8 * max(strays, 1):
+        return data.decode("utf-8", _STRAY_ERRORS)
+    if characters < strays or len(set(replaced) - _ASCII_AND_MARK) < _VARIED_UTF8:
         return None
     text = data.decode("utf-8", _STRAY_ERRORS)
-    if multibyte < _MOSTLY_UTF8 * max(strays, 1) and _mess(text) > _MESS_SUSPECT:
-        return None
-    return text
+    return text if _mess(text) <= _MESS_SUSPECT else None
 
 
 def _mess(text: str) -> float:

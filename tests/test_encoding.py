@@ -341,6 +341,8 @@ def test_stray_bytes_read_as_windows_1252_and_a_cut_sequence_as_one_replacement(
         ("gbk", "<p>北京市政府今天宣布，新的地铁线路将于明年正式开通运营。</p>"),
         ("shift_jis", "<p>東京都議会が開かれ、新しい地下鉄駅について議論しました。</p>"),
         ("cp1251", "<p>Москва - столица России, крупнейший город страны.</p>"),
+        # "É®" is valid UTF-8 (U+026E): one pair over and over is an accident, not UTF-8
+        ("iso8859-15", "<p>NESCAFÉ® Gold et NESCAFÉ® Classic, un café crème.</p>"),
     ],
 )
 def test_pages_in_other_charsets_are_not_taken_for_utf8_with_strays(codec: str, text: str) -> None:
