@@ -99,7 +99,7 @@ def shape_budget(cap: int, share: float) -> int:
 class ShapeBudget:
     """The pages each path shape of one site has taken from its budget (`limit` each)."""
 
-    limit: int
+    limit: int = _UNCAPPED_BUDGET
     taken: Counter[str] = field(default_factory=Counter)
 
     def spent(self, shape: str) -> bool:

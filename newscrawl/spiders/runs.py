@@ -62,5 +62,5 @@ class SiteRun:
     pages: int = 0  # PageItems yielded
     drained: bool = False
     started: bool = False  # its first requests were made
-    shapes: ShapeBudget = field(default_factory=lambda: ShapeBudget(0))  # trap budget per shape
+    shapes: ShapeBudget = field(default_factory=ShapeBudget)  # pages per URL shape (traps)
     released: bool = False  # the site pass wrote it and let go of it
