@@ -322,6 +322,7 @@ def test_damage_is_described_in_words(tmp_path: Path) -> None:
     )
 
 
+@pytest.mark.slow
 def test_bench_warc_damage_reads_every_record_past_the_damage(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
