@@ -20,7 +20,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "evaluate": ("evaluate", "score extractors against gold text on datasets"),
     "bench": (
         "bench",
-        "benchmarks: extract, crawl, ingest, charsets, smooth, scale, template, template-eval",
+        "benchmarks: extract, crawl, ingest, charsets, smooth, scale, template, template-eval, "
+        "metadata, warc-damage",
     ),
     "crawl": ("crawl", "crawl sites and write a Parquet article corpus"),
     "ingest": ("ingest", "read WARC/ARC archives through the crawl's pipelines"),

@@ -7,7 +7,10 @@ Order of evidence, strongest first (`decode_page` says which one decided, as `De
 3. the bytes being valid UTF-8 while holding non-ASCII bytes — random bytes in any other
    charset almost never form valid multi-byte UTF-8, so this beats a declaration that is
    often copied from a template and wrong (``declared`` when a declaration says UTF-8 too,
-   else ``detected``); a few stray bytes among many valid sequences still read as UTF-8;
+   else ``detected``); a page whose bytes are UTF-8 but for a few stray bytes (a footer
+   pasted in Latin-1) reads as UTF-8 too, its strays read as windows-1252, when it has at
+   least as many valid multi-byte characters as strays and reads cleanly so (other charsets'
+   text forms far fewer valid sequences than strays, or reads as mojibake in UTF-8);
 4. ``declared``: the charset of the HTTP ``Content-Type`` header, then of ``<meta>`` (read by
    w3lib), if the bytes decode strictly with it and, for a single-byte charset, the text does
    not read as mojibake (charset-normalizer's mess ratio);
@@ -74,8 +77,13 @@ _MESS_CHARS = 64 * 1024
 _MESS_SUSPECT = 0.2
 _MESS_MARGIN = 0.1
 _WIDE = ("utf-16", "utf-32")
-# Valid multi-byte UTF-8 (counted in extra bytes) per stray byte for a body to read as UTF-8.
+# Valid multi-byte UTF-8 (counted in extra bytes) per stray byte for a body to read as UTF-8
+# whatever its text reads like; with fewer, at least as many valid multi-byte characters as
+# strays and a text that does not read as mojibake (`_mostly_utf8`).
 _MOSTLY_UTF8 = 20
+_STRAY_ERRORS = "newscrawl-stray-cp1252"
+_VARIED_UTF8 = 3  # distinct multi-byte characters the weaker evidence needs
+_ASCII_AND_MARK = frozenset(map(chr, range(128))) | {"\ufffd"}
 _SPACES = re.compile(rb"\s+")
 # ISO-2022-JP's escape into JIS X 0208 (ESC $ @ or ESC $ B): 7-bit bytes that are Japanese text.
 _ISO2022_SHIFT = re.compile(rb"\x1b\$[@B]")
@@ -204,14 +212,44 @@ def _strict(data: bytes, codec: str) -> str | None:
         return None
 
 
+def _stray_as_cp1252(error: UnicodeError) -> tuple[str, int]:
+    """The UTF-8 decoder's error handler for `_mostly_utf8`: a lone stray byte reads as
+    windows-1252 (U+FFFD for the five bytes it leaves undefined), a cut multi-byte sequence
+    as U+FFFD."""
+    if not isinstance(error, UnicodeDecodeError):
+        raise error
+    bad = error.object[error.start : error.end]
+    text = bad.decode("cp1252", "replace") if len(bad) == 1 else "\ufffd"
+    return text, error.end
+
+
+codecs.register_error(_STRAY_ERRORS, _stray_as_cp1252)
+
+
 def _mostly_utf8(data: bytes) -> str | None:
-    """The UTF-8 text of a body with a few stray bytes among many valid multi-byte sequences
-    (an editor's slip in a UTF-8 page), with U+FFFD for the strays; None otherwise."""
-    text = data.decode("utf-8", "replace")
-    bad = text.count("\ufffd") - data.count("\ufffd".encode())
+    """The UTF-8 text of a body with a few stray bytes among valid multi-byte sequences (an
+    editor's slip, a footer pasted in Latin-1), its strays read as windows-1252; None for a
+    body in another charset.
+
+    It reads as UTF-8 when its valid multi-byte sequences outweigh its strays by
+    `_MOSTLY_UTF8` extra bytes each, or when it has at least as many valid multi-byte
+    characters as strays, of several kinds, and does not read as mojibake so: text in another
+    single-byte charset forms valid sequences only by accident, far fewer than its strays or
+    one pair over and over (a brand name's ``É®``), and CJK double-byte text that forms many
+    reads as a jumble of scripts in UTF-8."""
+    replaced = data.decode("utf-8", "replace")
+    marks = replaced.count("\ufffd")
+    strays = marks - data.count("\ufffd".encode())
+    non_ascii = len(replaced) - len(replaced.encode("ascii", "ignore"))
+    characters = non_ascii - marks  # valid multi-byte characters
     # Each non-ASCII character adds its extra bytes; each U+FFFD adds 2 of its own.
-    multibyte = len(text.encode("utf-8", "surrogatepass")) - len(text) - 2 * bad
-    return text if multibyte >= _MOSTLY_UTF8 * max(bad, 1) else None
+    multibyte = len(replaced.encode("utf-8", "surrogatepass")) - len(replaced) - 2 * strays
+    if multibyte >= _MOSTLY_UTF8 * max(strays, 1):
+        return data.decode("utf-8", _STRAY_ERRORS)
+    if characters < strays or len(set(replaced) - _ASCII_AND_MARK) < _VARIED_UTF8:
+        return None
+    text = data.decode("utf-8", _STRAY_ERRORS)
+    return text if _mess(text) <= _MESS_SUSPECT else None
 
 
 def _mess(text: str) -> float:

@@ -128,6 +128,10 @@ NEWSCRAWL_MAX_ACTIVE_SITES = 16
 NEWSCRAWL_EXTRACTOR_MAX_NODES = {"learned": 25_000}
 NEWSCRAWL_MAX_QUEUED_PER_SITE = 0  # requests queued per site (0: 10 x the page cap, >= 1000)
 NEWSCRAWL_TRAP_RUN = 10  # links in a row to same-shaped URLs before it is a trap
+# share of a site's page cap that the pages of one URL path shape may take when found on pages
+# of that shape (or carrying a session id): calendars, ?id=N linking to id=N+1, session ids
+# (at least 10 pages; 1000 for a site without a cap)
+NEWSCRAWL_TRAP_SHARE = 0.1
 NEWSCRAWL_RETRY_AFTER_MAX = 120.0  # longest Retry-After (seconds) waited for before a retry
 # a run into a folder holding earlier crawls fetches only what may be new (--full: False)
 NEWSCRAWL_INCREMENTAL = True

@@ -44,6 +44,7 @@ from newscrawl.crawl.urls import (
     host_site,
     is_far_date_url,
     url_shape,
+    usable_host,
 )
 from newscrawl.dom import parse_html
 from newscrawl.storage.schemas import ARTICLES_SCHEMA, PARTITION_BY
@@ -110,6 +111,28 @@ def test_calendar_urls_share_a_shape_and_far_dates_are_traps() -> None:
     assert is_far_date_url("http://s/events?month=1850-02", now)
     assert not is_far_date_url("http://s/2024/05/slug/", now)
     assert not is_far_date_url("http://s/story/1001101", now)  # an id, not a date
+
+
+@pytest.mark.parametrize(
+    ("url", "usable"),
+    [
+        ("http:///nohost", False),
+        ("http://\x00nul/x", False),
+        ("http://../x", False),
+        ("http://./x", False),
+        ("http://a..b/x", False),
+        ("http://a.b%2f/", False),
+        ("http://user@/x", False),
+        ("http://---/", False),
+        ("http://bücher.example/", True),  # punycoded
+        ("http://a_b.example./", True),
+        ("http://127.0.0.1:8080/", True),
+        ("http://[::1]/a", True),
+        ("http://localhost/", True),
+    ],
+)
+def test_a_host_that_names_no_machine_is_not_usable(url: str, usable: bool) -> None:
+    assert usable_host(SiteScope.of(canonical_url(url)).host) is usable
 
 
 # ---------------------------------------------------------------------------- site lists

@@ -293,7 +293,62 @@ def test_a_stray_byte_in_a_utf8_page_does_not_turn_it_into_mojibake() -> None:
     page = "<meta charset='utf-8'><p>" + "Ελληνικά κείμενα café “quoted” — dash. " * 20 + "</p>"
     decoded = decode_page(page.encode().replace(b"dash.", b"d\xe9sh.", 1))
     assert (decoded.encoding, decoded.source) == ("utf-8", "declared")
-    assert decoded.text.count("\ufffd") == 1 and "Ελληνικά κείμενα café" in decoded.text
+    assert decoded.text == page.replace("dash.", "désh.", 1)  # the stray read as windows-1252
+
+
+# An article in UTF-8 with few accented letters, its footer pasted in Latin-1 (seven bytes):
+# charset detection read it as ISO-8859-10 or ISO-8859-4, the whole article garbled.
+FRENCH_ARTICLE = (
+    "<html><head><title>Le plan de circulation approuvé</title></head><body><article>"
+    "<h1>Le plan de circulation approuvé</h1><p>Le conseil municipal a approuvé mardi le "
+    "nouveau plan de circulation du centre-ville, après trois mois de débats et une "
+    "consultation publique très suivie.</p><p>Selon le maire, les rues piétonnes seront "
+    "étendues dès le printemps prochain, et les livraisons se feront tôt le matin.</p>"
+    "<p>Les commerçants ont exprimé des inquiétudes sur la fréquentation, mais la chambre de "
+    "commerce a salué un projet équilibré.</p></article><footer>{footer}</footer></body></html>"
+)
+LATIN1_FOOTER = "© 2024 Société Générale de Presse, tous droits réservés"
+
+
+def french_article_bytes() -> bytes:
+    """FRENCH_ARTICLE in UTF-8 but for its footer, in Latin-1."""
+    head, _, tail = FRENCH_ARTICLE.partition("{footer}")
+    return head.encode() + LATIN1_FOOTER.encode("latin-1") + tail.encode()
+
+
+def test_a_utf8_page_with_a_latin1_footer_reads_as_utf8() -> None:
+    decoded = decode_page(french_article_bytes())
+    assert (decoded.encoding, decoded.source) == ("utf-8", "detected")
+    assert decoded.text == FRENCH_ARTICLE.format(footer=LATIN1_FOOTER)
+    # a declaration of another charset does not outweigh the UTF-8 either
+    declared = decode_page(french_article_bytes(), "text/html; charset=iso-8859-10")
+    assert declared.text == decoded.text
+
+
+def test_stray_bytes_read_as_windows_1252_and_a_cut_sequence_as_one_replacement() -> None:
+    body = "<p>Zürich, Genève, Köln — “quoted” words.</p>".encode()
+    data = body + b"<p>\x93smart\x94 \xa3 5, na\xefve \x81</p><p>cut \xe2\x80.</p>"
+    decoded = decode_page(data)
+    assert decoded.encoding == "utf-8"
+    assert decoded.text.endswith("<p>“smart” £ 5, naïve \ufffd</p><p>cut \ufffd.</p>")
+
+
+@pytest.mark.parametrize(
+    ("codec", "text"),
+    [
+        ("cp1250", "<p>Źródło: Urząd Miasta Łodzi. Ósmy raz zażółć gęślą jaźń.</p>"),
+        ("cp1253", "<p>Η Βουλή ψήφισε τον νέο προϋπολογισμό μετά από έντονη συζήτηση.</p>"),
+        ("gbk", "<p>北京市政府今天宣布，新的地铁线路将于明年正式开通运营。</p>"),
+        ("shift_jis", "<p>東京都議会が開かれ、新しい地下鉄駅について議論しました。</p>"),
+        ("cp1251", "<p>Москва - столица России, крупнейший город страны.</p>"),
+        # "É®" is valid UTF-8 (U+026E): one pair over and over is an accident, not UTF-8
+        ("iso8859-15", "<p>NESCAFÉ® Gold et NESCAFÉ® Classic, un café crème.</p>"),
+    ],
+)
+def test_pages_in_other_charsets_are_not_taken_for_utf8_with_strays(codec: str, text: str) -> None:
+    page = f"<html><body>{text * 3}</body></html>"
+    data = page.encode(codec)
+    assert decode_page(data).encoding != "utf-8"
 
 
 def test_binary_with_a_regular_nul_pattern_is_not_taken_for_utf16() -> None:

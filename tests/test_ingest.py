@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from warc_helpers import member_offsets, relength_member, small_captures, write_warc
+from warc_helpers import html_page, member_offsets, relength_member, small_captures, write_warc
 
 from newscrawl.crawl.runner import crawl_command
 from newscrawl.crawl.urls import canonical_url
@@ -120,6 +120,35 @@ def test_ingest_runs_archives_through_the_crawl_pipelines(tmp_path: Path) -> Non
     assert again.returncode == 0, again.stderr[-3000:]
     assert "already ingested in run ingest: 3 files" in again.stdout
     assert len(rows(out, "articles")) == len(articles)
+
+
+def test_hostless_urls_are_bad_urls_and_a_hole_is_read_past(tmp_path: Path) -> None:
+    # Each of these became a site ("", "\x00nul", "..") and the page after the hole was lost.
+    hostless = ["http:///nohost", "http://\x00nul/x", "http://../x"]
+    captures = small_captures(4, "good.example")
+    captures[1:1] = [Capture(url, html_page(7 + n)) for n, url in enumerate(hostless)]
+    archives = tmp_path / "archives"
+    archives.mkdir()
+    path = write_warc(archives / "a.warc", captures, gzip=False)
+    data = path.read_bytes()
+    at = data.index(b"WARC/1.0", data.index(b"good.example/story/3.html") - 400)
+    path.write_bytes(data[:at] + b"\0" * (2 << 20) + data[at:])
+    out = tmp_path / "out"
+    done = ingest(archives, "--out", out, "--json", tmp_path / "summary.json")
+    assert done.returncode == 0, done.stderr[-3000:]
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["skipped"]["bad_url"] == 3
+    assert summary["examples"]["bad_url"] == [
+        "http:///nohost (no usable host)",
+        "http://\\x00nul/x (no usable host)",
+        "http://../x (no usable host)",
+    ]
+    assert "\x00" not in done.stdout
+    assert "NUL bytes where a record should start; 2097152 bytes skipped" in done.stdout
+    articles = rows(out, "articles")
+    assert set(articles.site) == {"good.example"}
+    assert set(articles.final_url) == {f"https://good.example/story/{i}.html" for i in range(4)}
+    assert {p.name for p in out.rglob("*")}.isdisjoint({"", ".", "..", "\x00nul", "site=.."})
 
 
 def test_a_file_that_grew_since_it_was_ingested_is_read_again(tmp_path: Path) -> None:

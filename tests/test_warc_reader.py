@@ -250,6 +250,92 @@ def test_truncated_file_keeps_every_complete_record(tmp_path: Path) -> None:
     assert [p.kind for p in problems] == ["truncated"]
 
 
+def plain_file_with(tmp_path: Path, name: str, before: int, filler: bytes) -> tuple[Path, int]:
+    """A plain WARC of 4 pages with `filler` inserted before its `before`-th response record
+    (0: at the start of the file); and where the filler starts."""
+    path = write_warc(tmp_path / name, small_captures(4), gzip=False)
+    data = path.read_bytes()
+    responses = [o for kind, _, o in member_offsets(path) if kind == "response"]
+    at = responses[before - 1] if before else 0
+    path.write_bytes(data[:at] + filler + data[at:])
+    return path, at
+
+
+ALL_PAGES = [f"https://news.example/story/{i}.html" for i in range(4)]
+
+
+@pytest.mark.parametrize("hole", [50_000, 3 << 20])  # under and over the header line limit
+def test_a_hole_of_nul_bytes_in_a_plain_file_loses_no_record(tmp_path: Path, hole: int) -> None:
+    # The record after the hole was lost ("WARC/1.0" not at the start of a line was no record
+    # boundary), and a long hole was read as one line, in time quadratic in its length.
+    path, at = plain_file_with(tmp_path, "hole.warc", 2, b"\0" * hole)
+    records, problems = read(path)
+    assert pages(records) == ALL_PAGES
+    assert [(p.kind, p.offset) for p in problems] == [("corrupt", at)]
+    assert problems[0].detail == (
+        f"NUL bytes where a record should start; {hole} bytes skipped to the next record"
+    )
+    assert [r.head.type for r in records].count("metadata") == 4  # the record before it too
+
+
+@pytest.mark.parametrize(
+    "junk",
+    [
+        b"WARC/1.0 " + b"x" * (3 << 20),  # a version line that never ends
+        b"WARC/1.0\r\nWARC-Type: response\r\nX-Note: " + b"x" * (3 << 20),  # a header line
+    ],
+    ids=["version-line", "header-line"],
+)
+def test_a_header_line_over_the_limit_is_damage_read_past(tmp_path: Path, junk: bytes) -> None:
+    # The second used to be read as a response without a URL and reported as the raw text
+    # "AttributeError: 'NoneType' object has no attribute 'startswith'"; the first swallowed
+    # the record after it; both in time quadratic in the line's length.
+    path, _ = plain_file_with(tmp_path, "line.warc", 0, junk)
+    records, problems = read(path)
+    assert pages(records) == ALL_PAGES
+    assert records[0].head.type == "warcinfo"
+    assert [(p.kind, p.offset) for p in problems] == [("corrupt", 0)]
+    expected = f"a header line longer than 1 MiB; {len(junk)} bytes skipped to the next record"
+    assert problems[0].detail == expected
+
+
+def test_damage_is_described_in_words(tmp_path: Path) -> None:
+    # A response without a URL was reported as "AttributeError: 'NoneType' object has no
+    # attribute 'startswith'" by warcio; FastWARC reads it as a record, as warcio now does.
+    header = b"WARC/1.0\r\nWARC-Type: response\r\nContent-Length: 5\r\n\r\nhello\r\n\r\n"
+    path, _ = plain_file_with(tmp_path, "nouri.warc", 0, header)
+    records, problems = read(path)
+    assert pages(records) == ALL_PAGES and problems == []
+    assert (records[0].head.type, records[0].head.url, records[0].head.length) == (
+        "response",
+        "",
+        5,
+    )
+    garbage = b"\x00\x01 not a header \xff\r\n\r\n"
+    path, at = plain_file_with(tmp_path, "garbage.warc", 3, garbage)
+    records, problems = read(path)
+    assert pages(records) == ALL_PAGES
+    assert [(p.kind, p.offset) for p in problems] == [("corrupt", at)]
+    assert problems[0].detail == (
+        f"no record header where a record should start; {len(garbage)} bytes skipped to the"
+        " next record"
+    )
+
+
+@pytest.mark.slow
+def test_bench_warc_damage_reads_every_record_past_the_damage(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from newscrawl.cli import main
+
+    assert main(["bench", "warc-damage", "--sizes", "2", "--repeat", "1"]) == 0
+    rows = {line.split()[0]: line.split() for line in capsys.readouterr().out.splitlines()[2:]}
+    assert set(rows) == {"base", "sound-2", "hole-2", "line-2"}
+    for kind in ("hole-2", "line-2"):  # every record of the base file, and the damage
+        assert rows[kind][2:4] == [rows["base"][2], "1"], rows
+        assert float(rows[kind][6]) > 0  # seconds beside the sound file of the same size
+
+
 def test_not_a_warc_and_an_enormous_record(tmp_path: Path) -> None:
     text = tmp_path / "notes.warc.gz"
     text.write_bytes(gzip.compress(b"hello, this is not an archive\n" * 50))

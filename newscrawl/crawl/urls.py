@@ -8,6 +8,7 @@ port when it is not the scheme's default); its subdomains belong to it, other ho
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ __all__ = [
     "site_of",
     "trap_reason",
     "url_shape",
+    "usable_host",
 ]
 
 _DEFAULT_PORTS = {"http": 80, "https": 443}
@@ -224,6 +226,29 @@ def is_far_date_url(
 def host_site(host: str | None) -> str:
     """A host name as a site: lower-cased, without "www." (what `site_of` gives for a URL)."""
     return (host or "").lower().removeprefix("www.")
+
+
+# A label of a host name as sites spell them (letters, digits, hyphens, underscores: no dots,
+# no spaces, no control or percent-encoded characters); Unicode names come punycoded.
+_HOST_LABEL = re.compile(r"[a-z0-9_-]{1,63}")
+
+
+def usable_host(host: str | None) -> bool:
+    """Whether `host` (a URL's lower-cased host name, without brackets or port) names a
+    machine: an IP address, or a name of labels joined by dots (one final dot allowed) that
+    has a letter or digit. "", ".", "..", names with empty labels, spaces, control characters
+    or percent signs are none: a site named after them would be no site."""
+    if not host or len(host) > 253:
+        return False
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        pass
+    labels = host.removesuffix(".").split(".")
+    return all(_HOST_LABEL.fullmatch(label) for label in labels) and any(
+        c.isalnum() for c in host
+    )
 
 
 def site_of(url: str | None) -> str:

@@ -311,7 +311,7 @@ _SKIPS = {
     "not_200": "status other than 200",
     "not_html": "not HTML",
     "not_http": "not an http(s) URL",
-    "bad_url": "URL that cannot be parsed",
+    "bad_url": "URL that cannot be parsed or names no host",
     "duplicate": "URL captured again in the same file",
     "cap_reached": "site has its page cap in this file",
 }

@@ -51,7 +51,7 @@ from newscrawl.crawl.errors import error_report
 from newscrawl.crawl.items import PageItem, WarcOrigin
 from newscrawl.crawl.sitecap import page_count, pages_stat
 from newscrawl.crawl.state import crawl_state
-from newscrawl.crawl.urls import SiteScope, canonical_url
+from newscrawl.crawl.urls import SiteScope, canonical_url, usable_host
 from newscrawl.dom import PageError, page_text, page_tree, parse_html
 from newscrawl.ingest.outputs import (
     FileReport,
@@ -78,6 +78,13 @@ _YIELD_EVERY = 0.05  # seconds of pipeline work between turns of the event loop
 
 def _http_url(url: str) -> bool:
     return url.lower().startswith(("http://", "https://"))
+
+
+def _printable(text: str) -> str:
+    """`text` with its control characters written as escapes (an example in a report)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
 
 
 def wanted(head: RecordHead) -> bool:
@@ -186,27 +193,32 @@ class IngestSpider(scrapy.Spider):
         if head.type != "response":
             return None
         url = head.url
+        shown = _printable(url)
         if not _http_url(url):
-            report.note(report.skipped, "not_http", url or f"{path.name}@{head.offset}")
+            report.note(report.skipped, "not_http", shown or f"{path.name}@{head.offset}")
             return None
         if head.status != 200:
-            report.note(report.skipped, "not_200", f"{url} (status {head.status})")
+            report.note(report.skipped, "not_200", f"{shown} (status {head.status})")
             return None
         content_type = head.header("content-type")
         if not is_html_type(content_type) or record.payload is None:
-            report.note(report.skipped, "not_html", f"{url} ({content_type})")
+            report.note(report.skipped, "not_html", f"{shown} ({_printable(content_type)})")
             return None
         try:
             url = canonical_url(url)
+            scope = SiteScope.of(url)
         except ValueError:  # `http://[::1`, a port out of range: no page's address
-            report.note(report.skipped, "bad_url", url)
+            report.note(report.skipped, "bad_url", shown)
+            return None
+        if not usable_host(scope.host):  # `http:///x`, `http://../x`: no site to name
+            report.note(report.skipped, "bad_url", f"{shown} (no usable host)")
             return None
         key = hashlib.blake2b(url.encode("utf-8", "surrogatepass"), digest_size=8).digest()
         if key in run.seen:
             report.note(report.skipped, "duplicate", url)
             return None
         run.seen.add(key)
-        site = SiteScope.of(url).name
+        site = scope.name
         if self.cap and page_count(self.crawler, site) >= self.cap:
             report.note(report.skipped, "cap_reached", url)
             return None

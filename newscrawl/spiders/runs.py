@@ -12,6 +12,7 @@ from scrapy.utils.defer import maybe_deferred_to_future
 from newscrawl.crawl.links import LinkResolver
 from newscrawl.crawl.parsepool import PageLinks
 from newscrawl.crawl.sites import SiteSpec
+from newscrawl.crawl.traps import ShapeBudget
 from newscrawl.crawl.urls import SiteScope
 from newscrawl.dom import Dom, PageError
 
@@ -61,4 +62,5 @@ class SiteRun:
     pages: int = 0  # PageItems yielded
     drained: bool = False
     started: bool = False  # its first requests were made
+    shapes: ShapeBudget = field(default_factory=ShapeBudget)  # pages per URL shape (traps)
     released: bool = False  # the site pass wrote it and let go of it

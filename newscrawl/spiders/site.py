@@ -56,6 +56,7 @@ from newscrawl.crawl.private import AddressPolicy, literal_address, parse_allow_
 from newscrawl.crawl.sitecap import page_count, pages_stat
 from newscrawl.crawl.sites import SiteSpec, read_sites
 from newscrawl.crawl.state import crawl_state
+from newscrawl.crawl.traps import ShapeBudget, counts_against_budget, path_shape, shape_budget
 from newscrawl.crawl.urls import (
     SiteScope,
     absolute_url,
@@ -134,6 +135,7 @@ class SiteSpider(scrapy.Spider):
         self.validators: dict[str, dict[str, str]] = {}  # of this run's sitemaps and feeds
         self.max_queued = settings.getint("NEWSCRAWL_MAX_QUEUED_PER_SITE", 0)
         self.trap_run = settings.getint("NEWSCRAWL_TRAP_RUN", 10)
+        self.trap_share = settings.getfloat("NEWSCRAWL_TRAP_SHARE", 0.1)
         self.policy = AddressPolicy(parse_allow_private(settings.get("NEWSCRAWL_ALLOW_PRIVATE")))
         for spec in read_sites(source) if source else []:
             self.add_site(spec)
@@ -145,6 +147,7 @@ class SiteSpider(scrapy.Spider):
         """Crawl `spec` too (its own page cap, else the spider's default)."""
         cap = spec.max_pages if spec.max_pages is not None else self.default_cap
         run = self.sites[spec.name] = SiteRun(spec, spec.scope, cap)
+        run.shapes = ShapeBudget(shape_budget(cap, self.trap_share))
         return run
 
     def _save_validators(self) -> None:
@@ -275,6 +278,7 @@ class SiteSpider(scrapy.Spider):
             run.drained = True
             run.queued.clear()  # nothing of the site is asked for any more: memory stays flat
             run.discovery.clear()
+            run.shapes.clear()
             run.links.clear()
             self.crawler.signals.send_catch_log(site_drained, site=run.spec.name, pages=run.pages)
 
@@ -287,10 +291,11 @@ class SiteSpider(scrapy.Spider):
         priority: int = 0,
         modified: datetime | None = None,
         canonical: bool = False,
+        referer_path: str | None = None,
     ) -> scrapy.Request | None:
         """A request for a page of `run`'s site, or None (recorded) when it must not be made.
         `modified`: when a sitemap or feed says the page last changed; `canonical`: `url` is
-        canonical already."""
+        canonical already; `referer_path`: the path shape of the page it was found on."""
         url = url if canonical else canonical_url(url)
         if url in run.queued:
             return None
@@ -303,6 +308,10 @@ class SiteSpider(scrapy.Spider):
         shape = url_shape(url)
         length = run_length + 1 if shape == referer_shape else 0
         trap = trap_reason(url, length, self.trap_run)
+        family = path_shape(url)
+        budgeted = counts_against_budget(url, family, referer_path)
+        if not trap and budgeted and run.shapes.spent(family):
+            trap = f"over the budget of {run.shapes.limit} pages for {family}"
         if trap:
             record(self.crawler, "trap", url, run.spec.name, trap)
             run.queued.add(url)
@@ -324,7 +333,9 @@ class SiteSpider(scrapy.Spider):
             self.crawler.stats.inc_value("newscrawl/links/queue_full")
             return None
         run.queued.add(url)
-        meta = self._meta(run, "page", shape=shape, trap_run=length)
+        if budgeted:
+            run.shapes.take(family)
+        meta = self._meta(run, "page", shape=shape, trap_run=length, path_shape=family)
         headers: dict[str, str] = {}
         if known is not None:
             run.refetches += 1
@@ -497,8 +508,11 @@ class SiteSpider(scrapy.Spider):
                 yield self._discovery(run, feed, "feed", priority=5)
         shape = response.meta.get("shape")
         length = response.meta.get("trap_run", 0)
+        family = response.meta.get("path_shape")
         for url in run.links.resolve(base, links.hrefs):
-            request = self._page_request(run, url, shape, length, canonical=True)
+            request = self._page_request(
+                run, url, shape, length, canonical=True, referer_path=family
+            )
             if request is not None:
                 yield request
 

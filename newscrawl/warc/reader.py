@@ -8,16 +8,20 @@ real archives needs around them:
 - a file that is not a WARC or ARC at all is refused at once (warcio would read any text as
   ARC records);
 - a damaged stretch - a corrupt gzip member, a record whose declared length lies, a truncated
-  tail - is reported as a `Problem` with its offset, and reading starts again at the next record
-  boundary after it (the next gzip member that opens with a record header, or the next
-  ``WARC/1.x`` line of a plain file), so every good record after the damage is still read;
+  tail, a hole of NUL bytes, a header line that never ends - is reported as a `Problem` with
+  its offset and a description in words, and reading starts again at the next record boundary
+  after it (the next gzip member that opens with a record header, or the next ``WARC/1.x``
+  header of a plain file, wherever the damage left it), so every good record after the damage
+  is still read;
+- header lines are read up to `MAX_HEADER_LINE` bytes: a longer one is damage, so time and
+  memory stay linear in the file whatever it holds;
 - a record is read in one pass and checked before it is handed on: a payload cut short or
   running into the next record is a problem, not a page;
 - payloads are read only for the records the caller wants, at most `max_payload` bytes before
   and after decoding transfer and content encodings; larger ones are reported as too large and
   skipped without being held in memory.
 
-Memory is bounded by one record's capped payload, whatever the file size.
+Memory is bounded by one record's capped payload and one header line, whatever the file size.
 """
 
 from __future__ import annotations
@@ -34,11 +38,15 @@ from typing import Any, BinaryIO
 
 from warcio.archiveiterator import ArchiveIterator
 from warcio.bufferedreaders import BufferedReader, ChunkedDataReader, DecompressingBufferedReader
+from warcio.exceptions import ArchiveLoadFailed
+from warcio.recordloader import ArcWarcRecordLoader
+from warcio.statusandheaders import StatusAndHeadersParserException
 
 from newscrawl.warc.fastpath import FAST_READER, read_fast
 
 __all__ = [
     "ARCHIVE_SUFFIXES",
+    "MAX_HEADER_LINE",
     "Problem",
     "Record",
     "RecordHead",
@@ -54,6 +62,11 @@ _SCAN_CHUNK = 1 << 20
 _ARC_LINE = re.compile(rb"^\S+://\S* [0-9a-fA-F:.]+ \d{14} \S* -?\d+\s*$", re.MULTILINE)
 _REFERENCE_RECORDS = 4  # records warcio reads from where the fast reader met trouble
 _READ_ERRORS = (Exception,)  # any failure inside the container: reported, then resynchronised
+# The longest header line read (WARC or HTTP): FastWARC's limit for a whole header block.
+MAX_HEADER_LINE = 1 << 20
+# The start of a plain WARC record: its version line and a first header field.
+_WARC_HEAD = re.compile(rb"WARC/1\.[01]\r?\n[!-9;-~]+:[^\r\n]*\r?\n")
+_NUL_RUN = b"\0" * 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,15 +159,78 @@ def sniff_format(path: Path) -> tuple[str, bool] | None:
     return None
 
 
+class LongLineError(ValueError):
+    """A header line runs over `MAX_HEADER_LINE` bytes without ending."""
+
+
+class _LineCappedReader(DecompressingBufferedReader):
+    """warcio's reader, whose lines are read in linear time and at most `MAX_HEADER_LINE`
+    bytes long (warcio's own joins the line's pieces one by one, and has no bound)."""
+
+    def readline(self, length: int | None = None) -> bytes:
+        """The next line, or its first `length` bytes; raises LongLineError for a line over
+        `MAX_HEADER_LINE` bytes (with no `length` that stops before)."""
+        if length == 0:
+            return b""
+        want = None if length is None or length < 0 else length
+        parts: list[bytes] = []
+        size = 0
+        while True:
+            self._fillbuff()
+            if self.empty():
+                break
+            room = MAX_HEADER_LINE + 1 - size
+            part = self.buff.readline(room if want is None else min(room, want - size))
+            parts.append(part)
+            size += len(part)
+            if part.endswith(b"\n") or (want is not None and size >= want):
+                break
+            if size > MAX_HEADER_LINE:
+                raise LongLineError(f"a header line longer than {_mib(MAX_HEADER_LINE)}")
+        return b"".join(parts)
+
+
+class _Loader(ArcWarcRecordLoader):
+    """warcio's record loader, for which a response without a target URI is a record with no
+    HTTP headers (as FastWARC reads it), not a failure."""
+
+    def load_http_headers(self, rec_type: str, uri: str | None, stream: Any, length: int) -> Any:
+        if uri is None:
+            return None
+        return super().load_http_headers(rec_type, uri, stream, length)
+
+
+def _mib(size: int) -> str:
+    return f"{size / (1 << 20):g} MiB"
+
+
 class _Iterator(ArchiveIterator):
-    """warcio's iterator, counting "record not followed by newline" (a lying length) instead of
-    writing it to stderr."""
+    """warcio's iterator, reading lines with a length limit (`_LineCappedReader`), and counting
+    "record not followed by newline" (a lying length) instead of writing it to stderr.
+
+    A line over the limit met after a record (a hole of NUL bytes, say) ends the pass when the
+    next record is asked for, not before the record is handed on; `damage_at` is where that
+    line starts (plain files), for the problem's offset."""
+
+    def __init__(self, fileobj: Any, **options: Any) -> None:
+        super().__init__(fileobj, **options)
+        self.reader = _LineCappedReader(self.fh)
+        verify = bool(options.get("verify_http"))
+        self.loader = _Loader(verify_http=verify, arc2warc=bool(options.get("arc2warc")))
+        self.damage_at: int | None = None
+        self._long_line: LongLineError | None = None
 
     def _consume_blanklines(self) -> tuple[bytes | None, int]:
         empty_size = 0
         first_line = True
         while True:
-            line = self.reader.readline()
+            start = self._position()
+            try:
+                line = self.reader.readline()
+            except LongLineError as err:
+                self.err_count += first_line  # the record runs on into it: a lying length
+                self.damage_at, self._long_line = start, err
+                return None, empty_size
             if len(line) == 0:
                 return None, empty_size
             if len(line.rstrip()) == 0 or first_line:
@@ -164,6 +240,17 @@ class _Iterator(ArchiveIterator):
                 first_line = False
                 continue
             return line, empty_size
+
+    def _position(self) -> int | None:
+        """The reader's offset in a plain file (None in a gzipped one)."""
+        if self.reader.decompressor:
+            return None
+        return int(self.fh.tell()) - int(self.reader.rem_length())
+
+    def _next_record(self, next_line: bytes | None) -> Any:
+        if self._long_line is not None:
+            raise self._long_line
+        return super()._next_record(next_line)
 
 
 def _date(value: str | None) -> datetime | None:
@@ -353,7 +440,7 @@ def read_archive(
                 yield from _read_whole_gzip(path, state.records, wants, max_payload, kind)
                 return
             found = _next_boundary(fh, state.resume_after + 1, gzipped, kind)
-            failed = _after_stop(state.failed, found)
+            failed = _skipped(fh, _after_stop(state.failed, found), found, gzipped)
             if failed is not None:
                 yield failed
             if found is None:
@@ -433,12 +520,23 @@ def _read_from(
         if "non-chunked gzip" in str(err):
             state.stopped = state.whole_gzip = True
             return
-        at = flagged if flagged is not None else iterator.offset
+        at = iterator.offset if iterator.damage_at is None else iterator.damage_at
+        at = flagged if flagged is not None else at
         state.resume_after = max(at, state.resume_after)
         state.stopped = True
         if flagged is None:
-            message = str(err).strip().splitlines()[0][:120] if str(err).strip() else ""
-            state.failed = Problem("corrupt", at, f"{type(err).__name__}: {message}")
+            state.failed = Problem("corrupt", at, _unreadable(err))
+
+
+def _unreadable(err: Exception) -> str:
+    """What a read that failed with `err` met, in words."""
+    if isinstance(err, LongLineError):
+        return str(err)
+    if isinstance(err, (ArchiveLoadFailed, StatusAndHeadersParserException)):
+        return "no record header where a record should start"
+    if isinstance(err, (zlib.error, EOFError, OSError)):
+        return "data that cannot be decompressed or read"
+    return "a record header that cannot be read"
 
 
 def _damage(record: Any, head: RecordHead, ran_on: bool) -> Problem | None:
@@ -470,6 +568,21 @@ def _after_stop(failed: Problem | None, found: int | None) -> Problem | None:
         detail = f"{what}: declared length runs past the end of the file"
         return Problem("bad_length", failed.offset, detail)
     return failed
+
+
+def _skipped(
+    fh: BinaryIO, failed: Problem | None, found: int | None, gzipped: bool
+) -> Problem | None:
+    """`failed` with how much reading skipped after it to `found`, the next record (and, in a
+    plain file, whether the damage starts with NUL bytes: a hole)."""
+    if failed is None or found is None or found <= failed.offset:
+        return failed
+    detail = failed.detail
+    if not gzipped and os.pread(fh.fileno(), len(_NUL_RUN), failed.offset) == _NUL_RUN:
+        detail = "NUL bytes where a record should start"
+    skipped = found - failed.offset
+    detail = f"{detail}; {skipped} bytes skipped to the next record"
+    return Problem(failed.kind, failed.offset, detail)
 
 
 class _WholeGzip(io.RawIOBase):
@@ -585,6 +698,10 @@ def _starts_record(fh: BinaryIO, offset: int, gzipped: bool, kind: str) -> bool:
         except zlib.error:
             return False
     elif kind == "warc":
+        # A version line at the start of a line, or one that opens a header: a record
+        # written after garbage that did not end its line (a hole, a torn write) still counts.
+        if _WARC_HEAD.match(head):
+            return True
         if offset > 0:
             fh.seek(offset - 1)
             if fh.read(1) != b"\n":
