@@ -71,8 +71,8 @@ def test_a_real_static_site_is_crawled_beside_a_plain_scrapy_spider(tmp_path: Pa
         (site / f"p{n}.html").write_text(body + '<a href="http://example.org/">out</a></body>')
     done = bench("--site", site, "--start", "p0.html", "--cap", "10")
     assert done.returncode == 0, done.stderr[-3000:]
-    rows = {line.split()[0]: line.split() for line in done.stdout.splitlines()[2:5]}
-    assert set(rows) == {"plain-scrapy", "no-extraction", "every-stage"}
+    rows = {line.split()[0]: line.split() for line in done.stdout.splitlines()[2:6]}
+    assert set(rows) == {"plain-scrapy", "plain-scrapy-dfs", "no-extraction", "every-stage"}
     assert {row[1] for row in rows.values()} == {"10"}  # the same cap, met by each
     ratios = [line for line in done.stdout.splitlines() if "/ plain Scrapy" in line]
     assert len(ratios) == 2 and all(float(line.rsplit(":", 1)[1]) > 0 for line in ratios)

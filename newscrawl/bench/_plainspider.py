@@ -1,8 +1,10 @@
 """A plain Scrapy spider, the peer `newscrawl bench crawl --site` measures against: it follows
 every in-site link of each HTML page (parsel) until it has `cap` pages, then stops the crawl.
 
-Run as a script (``python _plainspider.py URL CAP``) so that nothing of newscrawl is imported;
-it prints one JSON line: pages, requests and seconds from spider open to close.
+Run as a script (``python _plainspider.py URL CAP ORDER``) so that nothing of newscrawl is
+imported; ORDER is `bfs` (breadth first, newscrawl's order: the same pages for the same cap) or
+`dfs` (Scrapy's default order). It prints one JSON line: pages, their HTML bytes, requests and
+seconds from spider open to close.
 """
 
 from __future__ import annotations
@@ -26,6 +28,11 @@ SETTINGS = {
     "LOG_LEVEL": "WARNING",
     "TELNETCONSOLE_ENABLED": False,
 }
+BREADTH_FIRST = {
+    "DEPTH_PRIORITY": 1,
+    "SCHEDULER_DISK_QUEUE": "scrapy.squeues.PickleFifoDiskQueue",
+    "SCHEDULER_MEMORY_QUEUE": "scrapy.squeues.FifoMemoryQueue",
+}
 
 
 class PlainSpider(scrapy.Spider):
@@ -39,6 +46,7 @@ class PlainSpider(scrapy.Spider):
         self.host = urlsplit(url).netloc
         self.cap = cap
         self.pages = 0
+        self.bytes = 0
         self.opened = self.closed_at = 0.0
 
     def parse(self, response: Response) -> Iterator[scrapy.Request]:
@@ -47,6 +55,7 @@ class PlainSpider(scrapy.Spider):
         if self.pages >= self.cap or not hasattr(response, "css"):
             return
         self.pages += 1
+        self.bytes += len(response.body)
         if self.pages >= self.cap:
             raise CloseSpider("cap")
         for href in response.css("a::attr(href)").getall():
@@ -55,8 +64,8 @@ class PlainSpider(scrapy.Spider):
                 yield scrapy.Request(url)
 
 
-def main(url: str, cap: int) -> None:
-    process = CrawlerProcess(SETTINGS)
+def main(url: str, cap: int, order: str = "bfs") -> None:
+    process = CrawlerProcess({**SETTINGS, **(BREADTH_FIRST if order == "bfs" else {})})
     crawler = process.create_crawler(PlainSpider)
     started = time.monotonic()
     process.crawl(crawler, url=url, cap=cap)
@@ -68,6 +77,7 @@ def main(url: str, cap: int) -> None:
         json.dumps(
             {
                 "pages": getattr(spider, "pages", 0),
+                "bytes": getattr(spider, "bytes", 0),
                 "requests": stats.get("downloader/request_count", 0),
                 "elapsed_s": elapsed,
                 "process_s": time.monotonic() - started,
@@ -77,4 +87,4 @@ def main(url: str, cap: int) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]))
+    main(sys.argv[1], int(sys.argv[2]), *sys.argv[3:4])

@@ -2,16 +2,19 @@
 Scrapy spider in the same run.
 
 DIR (e.g. a Debian `-doc` package's HTML folder) is served by ``python -m http.server`` on
-127.0.0.1 in a process of its own. Each round crawls it three times, each crawl a child
-process with the same settings (CONCURRENT_REQUESTS_PER_DOMAIN 8, no AutoThrottle, no download
-delay) and the same page cap: `plain-scrapy` (`_plainspider.py`: every in-site link followed,
-parsel), `no-extraction` (newscrawl fetching, parsing for links and writing raw pages) and
+127.0.0.1 in a process of its own. Each round crawls it four times, each crawl a child process
+with the same settings (CONCURRENT_REQUESTS_PER_DOMAIN 8, no AutoThrottle, no download delay) and
+the same page cap: `plain-scrapy` (`_plainspider.py`: every in-site link followed, parsel; breadth
+first, as newscrawl crawls, so both fetch the same pages), `plain-scrapy-dfs` (the same spider in
+Scrapy's default order, which on a documentation site reaches other, often smaller pages: compare
+its MB), `no-extraction` (newscrawl fetching, parsing for links and writing raw pages) and
 `every-stage` (newscrawl with its default pipelines: the site pass and extraction).
 
-pages/s is HTML pages over the seconds from spider open to close; `wall s` is the child
-process's whole life (imports and start-up included) and `CPU s` the CPU time of the child and
-the processes it waited for (its parse and site pass workers). A crawl that waits shows `wall
-s` well above `CPU s`; set it beside the plain spider's in the same run.
+pages/s is HTML pages over the seconds from spider open to close, MB their HTML; `wall s` is the
+child process's whole life (imports and start-up included) and `CPU s` the CPU time of the child
+and the processes it waited for (its parse workers; not the site pass workers, which its forkserver
+starts). A crawl that waits shows `wall s` well above `CPU s`; set it beside the plain spider's in
+the same run.
 """
 
 from __future__ import annotations
@@ -33,8 +36,10 @@ from typing import Any
 __all__ = ["REAL_VARIANTS", "crawl_real_site", "print_real_site", "serve_folder"]
 
 PEER = "plain-scrapy"
+PEER_DFS = "plain-scrapy-dfs"
 REAL_VARIANTS: dict[str, dict[str, Any]] = {
     PEER: {},
+    PEER_DFS: {},
     "no-extraction": {
         "ITEM_PIPELINES": {
             "newscrawl.pipelines.rawpages.RawPagePipeline": 400,
@@ -91,12 +96,18 @@ def _timed(command: list[str]) -> tuple[subprocess.CompletedProcess[str], float,
     return result, wall, cpu
 
 
-def _plain(url: str, cap: int) -> dict[str, Any]:
-    result, wall, cpu = _timed([sys.executable, str(_SPIDER), url, str(cap)])
+def _plain(url: str, cap: int, order: str) -> dict[str, Any]:
+    result, wall, cpu = _timed([sys.executable, str(_SPIDER), url, str(cap), order])
     if result.returncode != 0 or not result.stdout.strip():
         raise RuntimeError(f"plain spider failed ({result.returncode}): {result.stderr[-2000:]}")
     run = json.loads(result.stdout.strip().splitlines()[-1])
-    return {"pages": run["pages"], "seconds": run["elapsed_s"], "wall_s": wall, "cpu_s": cpu}
+    return {
+        "pages": run["pages"],
+        "mb": run["bytes"] / 1e6,
+        "seconds": run["elapsed_s"],
+        "wall_s": wall,
+        "cpu_s": cpu,
+    }
 
 
 def _newscrawl(url: str, cap: int, out: Path, overrides: dict[str, Any]) -> dict[str, Any]:
@@ -116,10 +127,20 @@ def _newscrawl(url: str, cap: int, out: Path, overrides: dict[str, Any]) -> dict
     summary = json.loads(summaries[-1].read_text())
     return {
         "pages": summary["pages"],
+        "mb": _html_bytes(out) / 1e6,
         "seconds": summary["elapsed_s"],
         "wall_s": wall,
         "cpu_s": cpu,
     }
+
+
+def _html_bytes(out: Path) -> int:
+    """Bytes of HTML of the pages a crawl wrote to `out`."""
+    import pyarrow.compute as pc
+    import pyarrow.dataset as ds
+
+    table = ds.dataset(out / "pages", format="parquet").to_table(columns=["html"])
+    return int(pc.sum(pc.binary_length(table["html"])).as_py() or 0)
 
 
 def crawl_real_site(
@@ -132,8 +153,8 @@ def crawl_real_site(
         url = base + start.lstrip("/")
         for i in range(repeat):
             for name in names:
-                if name == PEER:
-                    run = _plain(url, cap)
+                if name in (PEER, PEER_DFS):
+                    run = _plain(url, cap, "bfs" if name == PEER else "dfs")
                 else:
                     run = _newscrawl(url, cap, Path(tmp) / f"{name}-{i}", REAL_VARIANTS[name])
                 run["pages_per_s"] = run["pages"] / run["seconds"] if run["seconds"] else 0.0
@@ -154,16 +175,19 @@ def print_real_site(
         f"real site {folder}: cap {cap} pages; median of {repeat} crawl(s); "
         f"{os.cpu_count()} cores, load {load:.1f}"
     )
-    print(f"{'variant':<15} {'pages':>6} {'seconds':>8} {'pages/s':>8} {'wall s':>7} {'CPU s':>6}")
+    print(
+        f"{'variant':<16} {'pages':>6} {'MB':>6} {'seconds':>8} {'pages/s':>8} {'wall s':>7}"
+        f" {'CPU s':>6}"
+    )
     for name, row in results.items():
         print(
-            f"{name:<15} {row['pages']:>6.0f} {row['seconds']:>8.1f} {row['pages_per_s']:>8.1f}"
-            f" {row['wall_s']:>7.1f} {row['cpu_s']:>6.1f}"
+            f"{name:<16} {row['pages']:>6.0f} {row['mb']:>6.1f} {row['seconds']:>8.1f}"
+            f" {row['pages_per_s']:>8.1f} {row['wall_s']:>7.1f} {row['cpu_s']:>6.1f}"
         )
     peer = results.get(PEER)
     if not peer or not peer["pages_per_s"]:
         return
     for name, row in results.items():
-        if name != PEER:
+        if name not in (PEER, PEER_DFS):
             ratio = row["pages_per_s"] / peer["pages_per_s"]
             print(f"{name} / plain Scrapy (pages/s): {ratio:.2f}")
