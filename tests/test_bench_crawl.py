@@ -75,7 +75,7 @@ def test_a_real_static_site_is_crawled_beside_a_plain_scrapy_spider(tmp_path: Pa
     assert set(rows) == {"plain-scrapy", "plain-scrapy-dfs", "no-extraction", "every-stage"}
     assert {row[1] for row in rows.values()} == {"10"}  # the same cap, met by each
     ratios = [line for line in done.stdout.splitlines() if "/ plain Scrapy" in line]
-    assert len(ratios) == 2 and all(float(line.rsplit(":", 1)[1]) > 0 for line in ratios)
+    assert len(ratios) == 4 and all(float(line.rsplit(":", 1)[1]) > 0 for line in ratios)
 
 
 def test_a_site_folder_without_the_start_page_is_refused(tmp_path: Path) -> None:

@@ -184,10 +184,11 @@ def print_real_site(
             f"{name:<16} {row['pages']:>6.0f} {row['mb']:>6.1f} {row['seconds']:>8.1f}"
             f" {row['pages_per_s']:>8.1f} {row['wall_s']:>7.1f} {row['cpu_s']:>6.1f}"
         )
-    peer = results.get(PEER)
-    if not peer or not peer["pages_per_s"]:
-        return
-    for name, row in results.items():
-        if name not in (PEER, PEER_DFS):
-            ratio = row["pages_per_s"] / peer["pages_per_s"]
-            print(f"{name} / plain Scrapy (pages/s): {ratio:.2f}")
+    for peer_name, what in ((PEER, "plain Scrapy"), (PEER_DFS, "plain Scrapy, its default order")):
+        peer = results.get(peer_name)
+        if not peer or not peer["pages_per_s"]:
+            continue
+        for name, row in results.items():
+            if name not in (PEER, PEER_DFS):
+                ratio = row["pages_per_s"] / peer["pages_per_s"]
+                print(f"{name} / {what} (pages/s): {ratio:.2f}")
