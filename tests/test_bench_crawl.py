@@ -60,3 +60,24 @@ def test_the_other_checkout_crawls_with_its_own_item_pipelines(tmp_path: Path) -
     done = bench("--against", tmp_path)
     assert done.returncode == 1
     assert "the item pipelines of the other checkout" in done.stderr
+
+
+def test_a_real_static_site_is_crawled_beside_a_plain_scrapy_spider(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    for n in range(12):  # a ring of pages, each linking the next two and a file off the site
+        links = "".join(f'<a href="p{(n + k) % 12}.html">next</a> ' for k in (1, 2))
+        body = f"<html><body><h1>Page {n}</h1><p>{'Words of the page. ' * 40}</p>{links}"
+        (site / f"p{n}.html").write_text(body + '<a href="http://example.org/">out</a></body>')
+    done = bench("--site", site, "--start", "p0.html", "--cap", "10")
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = {line.split()[0]: line.split() for line in done.stdout.splitlines()[2:6]}
+    assert set(rows) == {"plain-scrapy", "plain-scrapy-dfs", "no-extraction", "every-stage"}
+    assert {row[1] for row in rows.values()} == {"10"}  # the same cap, met by each
+    ratios = [line for line in done.stdout.splitlines() if "/ plain Scrapy" in line]
+    assert len(ratios) == 4 and all(float(line.rsplit(":", 1)[1]) > 0 for line in ratios)
+
+
+def test_a_site_folder_without_the_start_page_is_refused(tmp_path: Path) -> None:
+    done = bench("--site", tmp_path, "--start", "nothing.html")
+    assert done.returncode == 2 and "no such page" in done.stderr

@@ -358,3 +358,21 @@ def test_snippets_given_as_one_string_are_one_phrase() -> None:
     counts = snippet_counts(text, meta)
     assert (counts.kept, counts.wanted) == (1, 1)
     assert (counts.left_out, counts.unwanted) == (1, 2)  # the number is no phrase
+
+
+def test_bench_extract_gives_a_table_per_dataset(
+    dataset: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    other = tmp_path / "other"
+    write(other / "html" / "x.html", html("one two three four five six"))
+    code = main(["bench", "extract", str(dataset), str(other), "-e", "paras", "-r", "1",
+                 "--clock", "wall"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0
+    heads = [line for line in out.splitlines() if line.startswith("bench extract: ")]
+    assert [line.split(" - ")[0] for line in heads] == [
+        f"bench extract: {dataset}",
+        f"bench extract: {other}",
+    ]
+    assert "1 pages" in heads[1] and "wall time" in heads[1]
+    assert main(["bench", "extract", str(dataset), str(tmp_path / "none"), "-e", "paras"]) == 2

@@ -35,6 +35,8 @@ pages/s is HTML pages written per second of crawl (spider open to close); peak m
 crawl process's maximum resident set, worker MB the largest of its parse-pool workers', pass
 MB the largest of its site pass workers' (0: the site pass ran in a thread). With
 --repeat K the variants run round by round (each once a round) and medians are reported.
+With --site DIR a real static site (a folder, e.g. a Debian -doc package's HTML) is crawled
+instead, beside a plain Scrapy spider in the same run (newscrawl/bench/_realsite.py).
 With --against DIR each variant is also crawled by the newscrawl checkout in DIR (an earlier
 commit: `git worktree add DIR COMMIT`) in the same rounds, labelled "(against)", and the
 ratio of this tree's pages/s to that tree's is printed: a before/after measured in one run.
@@ -140,7 +142,34 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a checkout of an earlier newscrawl (e.g. `git worktree add DIR COMMIT`): each "
         "variant is also crawled with that code, in the same rounds, and the ratio printed",
     )
+    parser.add_argument(
+        "--site",
+        type=_folder,
+        metavar="DIR",
+        help="crawl this real static site instead (a folder served by python -m http.server on "
+        "127.0.0.1): plain-scrapy, no-extraction and every-stage, and their ratios",
+    )
+    parser.add_argument(
+        "--start",
+        default="index.html",
+        metavar="PATH",
+        help="with --site: the page the crawls start from, a path in DIR (default: index.html)",
+    )
+    parser.add_argument(
+        "--cap",
+        type=positive_int,
+        default=200,
+        metavar="N",
+        help="with --site: pages per crawl (default: 200)",
+    )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
+
+
+def _folder(value: str) -> Path:
+    """An argparse type: an existing folder."""
+    if not Path(value).is_dir():
+        raise argparse.ArgumentTypeError(f"{value}: not a folder")
+    return Path(value)
 
 
 def _checkout(value: str) -> str:
@@ -250,6 +279,8 @@ def _row(runs: list[dict[str, Any]]) -> dict[str, float]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.site is not None:
+        return _run_real_site(args)
     from newscrawl.demo.docsite import DOCS_PAGES, DOCS_SITE, docs_site
     from newscrawl.demo.server import DemoServer, serve_pages
 
@@ -325,3 +356,21 @@ def _ratios(results: dict[str, dict[str, float]]) -> None:
     if "heavy-page" in results:
         ratio = results["heavy-page"]["other_pages_per_s"] / base["pages_per_s"]
         print(f"demo sites' pages/s beside the 9.9 MB page / without it: {ratio:.2f}")
+
+
+def _run_real_site(args: argparse.Namespace) -> int:
+    from newscrawl.bench._realsite import REAL_VARIANTS, crawl_real_site, print_real_site
+
+    if not (args.site / args.start).is_file():
+        print(f"bench crawl: {args.site / args.start}: no such page", file=sys.stderr)
+        return 2
+    try:
+        results = crawl_real_site(args.site, args.start, args.cap, args.repeat, list(REAL_VARIANTS))
+    except RuntimeError as err:
+        print(f"bench crawl: {err}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(results, indent=1))
+    else:
+        print_real_site(args.site, args.cap, args.repeat, results)
+    return 0

@@ -4,11 +4,14 @@ trafilatura's `bare_extraction` (default options) on the same pages, in the same
 default (learned) extractor's line includes the three seed extractors it runs for its features;
 its speed ratio against trafilatura is printed last.
 
-Everything runs in this one process on the same page bytes, read into memory first, so disk
-reads are not timed. Pages that cannot be parsed are left out of every stage. Each stage first
-runs on a few pages to warm up (imports, caches), then all stages are timed in turn over all
-pages, --repeat times; the table gives the median of the repeats. trafilatura is an optional
-extra (pip install 'newscrawl[bench]'); without it its line says so and the rest still runs.
+Everything runs in this one process on the same page bytes, read into memory first, so disk reads
+are not timed; a stage is timed by the process's CPU time (--clock cpu, the default: the figure
+other jobs on the machine do not move) or by the wall clock (--clock wall). Several datasets give a
+table each, one after the other. Pages that cannot be parsed are left out of every stage. Each
+stage first runs on a few pages to warm up (imports, caches), then all stages are timed in turn
+over all pages, --repeat times; the table gives the median of the repeats. trafilatura is an
+optional extra (pip install 'newscrawl[bench]'); without it its line says so and the rest still
+runs.
 """
 
 from __future__ import annotations
@@ -50,7 +53,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "dataset",
         metavar="DATASET",
         type=Path,
-        help="dataset folder (its html/ pages are used; gold is not needed) or a folder of pages",
+        nargs="+",
+        help="dataset folder (its html/ pages are used; gold is not needed) or a folder of "
+        "pages; several: a table each, in turn (e.g. CleanEval's pages beside WCXB's)",
     )
     parser.add_argument(
         "-n",
@@ -74,6 +79,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="A,B,...",
         help="comma-separated extractors (default: all registered)",
+    )
+    parser.add_argument(
+        "--clock",
+        choices=("cpu", "wall"),
+        default="cpu",
+        help="time each stage by this process's CPU time (default: steady on a machine other "
+        "jobs keep busy) or by the wall clock",
     )
 
 
@@ -140,15 +152,17 @@ def _trafilatura() -> tuple[Stage | None, str]:
     return trafilatura.bare_extraction, f"trafilatura {version} bare_extraction"
 
 
-def _time_stage(stage: Stage, pages: Sequence[bytes], timing: Timing) -> None:
+def _time_stage(
+    stage: Stage, pages: Sequence[bytes], timing: Timing, clock: Callable[[], float]
+) -> None:
     errors = 0
-    start = time.perf_counter()
+    start = clock()
     for data in pages:
         try:
             stage(data)
         except Exception:  # a failing page still cost its time; count it and go on
             errors += 1
-    timing.runs.append(time.perf_counter() - start)
+    timing.runs.append(clock() - start)
     timing.errors = max(timing.errors, errors)
 
 
@@ -181,21 +195,35 @@ def _report(timings: list[Timing], pages: int, ours: str, theirs: str) -> list[s
 
 def run(args: argparse.Namespace) -> int:
     from newscrawl.extractors import extractor_names
-    from newscrawl.pagefiles import dataset_pages
 
-    if not args.dataset.is_dir():
-        print(f"newscrawl bench extract: {args.dataset}: no such folder", file=sys.stderr)
+    missing = [str(folder) for folder in args.dataset if not folder.is_dir()]
+    if missing:
+        print(f"newscrawl bench extract: {', '.join(missing)}: no such folder", file=sys.stderr)
         return 2
     try:
         names = extractor_names(args.extractor)
-        stages = _stages(names)
+        _stages(names)  # an unknown or broken extractor is refused before any page is read
     except (ValueError, ImportError) as err:
         print(f"newscrawl bench extract: {err}", file=sys.stderr)
         return 2
-    paths = dataset_pages(args.dataset)[: args.limit]
+    for n, dataset in enumerate(args.dataset):
+        if n:
+            print()
+        code = _bench_dataset(args, dataset, names)
+        if code:
+            return code
+    return 0
+
+
+def _bench_dataset(args: argparse.Namespace, dataset: Path, names: list[str]) -> int:
+    """The table of one dataset's pages."""
+    from newscrawl.pagefiles import dataset_pages
+
+    stages = _stages(names)
+    paths = dataset_pages(dataset)[: args.limit]
     pages, left_out = _load_pages(paths)
     if not pages:
-        print(f"newscrawl bench extract: no parseable pages in {args.dataset}", file=sys.stderr)
+        print(f"newscrawl bench extract: no parseable pages in {dataset}", file=sys.stderr)
         return 2
     ours = list(stages)[-1]
     traf, traf_label = _trafilatura()
@@ -213,16 +241,18 @@ def run(args: argparse.Namespace) -> int:
 
     size = sum(map(len, pages)) / 1e6
     walk = "compiled" if COMPILED_WALK else "numpy (no C compiler when pip installed newscrawl)"
+    clock = time.process_time if args.clock == "cpu" else time.perf_counter
     print(
-        f"bench extract: {args.dataset} - {len(pages)} pages ({size:.1f} MB), {left_out} "
-        f"unparseable left out; one process; median of {args.repeat} runs after warm-up; "
+        f"bench extract: {dataset} - {len(pages)} pages ({size:.1f} MB, "
+        f"{size * 1000 / len(pages):.0f} KB a page), {left_out} unparseable left out; one "
+        f"process; {args.clock} time, median of {args.repeat} runs after warm-up; "
         f"tree walk: {walk}",
         flush=True,
     )
     _warm_up(stages, pages)
     for _ in range(args.repeat):
         for label, stage in stages.items():
-            _time_stage(stage, pages, timings[label])
+            _time_stage(stage, pages, timings[label], clock)
     for line in _report(list(timings.values()), len(pages), ours, traf_label):
         print(line)
     return 0

@@ -100,6 +100,7 @@ class ParsePool:
         self.workers = workers if workers >= 0 else (os.cpu_count() or 1)
         self.max_nodes = max_nodes
         self._pool: ProcessPoolExecutor | None = None
+        self._started = threading.Event()  # a worker of the pool has answered
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ParsePool:
@@ -112,14 +113,27 @@ class ParsePool:
     def links(
         self, body: bytes, url: str, content_type: str
     ) -> defer.Deferred[tuple[PageLinks, Dom | None]]:
-        if not self.workers:
+        if not self.workers or (self._pool is not None and not self._started.is_set()):
+            # inline too while the pool's workers are still starting (the crawl's first
+            # pages): the same links, without waiting for a worker's imports
             return defer.maybeDeferred(self._inline, body, url, content_type)
         try:
             future = self._executor().submit(page_links, body, url, content_type, self.max_nodes)
         except BrokenProcessPool:
             self._pool = None  # a worker died (killed for memory?): start a new pool
+            self._started.set()  # and wait for it: a page is not parsed inline for ever
             future = self._executor().submit(page_links, body, url, content_type, self.max_nodes)
         return future_deferred(future).addCallback(lambda links: (links, None))
+
+    def start(self) -> None:
+        """Start the workers now (the crawl's open), so that they import the parser while the
+        first requests are on the wire, not after the first page has come back: until that
+        page's links are read the crawl has nothing else to fetch."""
+        if not self.workers:
+            return
+        executor = self._executor()
+        for _ in range(self.workers):  # the executor starts a worker per job it cannot place
+            executor.submit(_ready).add_done_callback(lambda done: self._started.set())
 
     def _inline(self, body: bytes, url: str, content_type: str) -> tuple[PageLinks, Dom]:
         dom = parse_html(body, url, content_type, max_nodes=self.max_nodes)
@@ -145,6 +159,10 @@ def _start(crawl_pid: int) -> None:
     worker when the crawl is gone."""
     end_with(crawl_pid)
     parse_html(b"<p>warm</p>")
+
+
+def _ready() -> None:
+    """A job that does nothing: sent once per worker when the pool starts, so each starts."""
 
 
 def end_with(crawl_pid: int) -> None:

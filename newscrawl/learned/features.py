@@ -64,6 +64,7 @@ _GROUPS: dict[str, str] = {
     "forum": r"message|thread|forum|bbcode|quote|signature",
 }
 _GROUP_RES = [re.compile(p) for p in _GROUPS.values()]
+_ANY_GROUP = re.compile("|".join(f"(?:{p})" for p in _GROUPS.values()))  # one search for none
 # Structural tags whose presence above a block is a feature.
 _TAG_BITS = (
     "article", "main", "nav", "header", "footer", "aside", "form", "li", "table", "blockquote",
@@ -172,11 +173,25 @@ FEATURES: list[str] = [
 def _keyword_mask(words: str) -> int:
     """Bits of the keyword groups found in an element's class/id/role/itemprop words.
 
-    Cached: the same class strings repeat across a page's elements and a site's pages.
+    No group's pattern matches across whitespace (a whitespace before or after "ad" is a
+    token's start or end), so the words' mask is the OR of their whitespace-separated tokens'
+    masks. Cached, the words and each token: the same class strings and tokens repeat across
+    a page's elements and a site's pages.
     """
     mask = 0
+    for token in words.split():
+        mask |= _token_mask(token)
+    return mask
+
+
+@lru_cache(maxsize=1 << 16)
+def _token_mask(token: str) -> int:
+    """Bits of the keyword groups one token of an element's words matches."""
+    mask = 0
+    if not _ANY_GROUP.search(token):
+        return mask
     for bit, pattern in enumerate(_GROUP_RES):
-        if pattern.search(words):
+        if pattern.search(token):
             mask |= 1 << bit
     return mask
 

@@ -36,7 +36,6 @@ from typing import Any
 from urllib.parse import quote
 
 import pyarrow as pa
-import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
 __all__ = [
@@ -367,6 +366,8 @@ def closed_partitions(
     files = closed_files(root, partition)
     if not files:
         return []
+    import pyarrow.dataset as ds  # here: it imports pandas, which a crawl's start need not wait for
+
     base = Path(root)
     # Every partition column is read as a string ("007" stays "007"); the names are the
     # folders' own, the values and their percent-encoding are pyarrow's to parse.
