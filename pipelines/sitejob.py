@@ -31,6 +31,7 @@ from newscrawl.dom import Dom, PageError
 from newscrawl.extractors.base import Extraction
 from newscrawl.extractors.context import SiteContext, learn_site, site_methods
 from newscrawl.learned.sitetemplate import MAX_TEMPLATE_PAGES, hashes_template, page_hashes
+from newscrawl.storage.nodes import nodes_schema, nodes_table
 from newscrawl.template.carry import is_redesign
 from newscrawl.template.records import PageNodes
 from newscrawl.template.sitelevel import (
@@ -51,6 +52,7 @@ from newscrawl.template.sitepass import (
     page_choice,
     site_pass,
 )
+from newscrawl.template.streampass import count_site_hashes, streamed_site_pass
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -80,6 +82,7 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+NODE_ROWS_AT_ONCE = 65_536  # node rows the streamed pass holds before it writes them
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # a job's pages need no fetch time
 
 
@@ -117,7 +120,11 @@ class _SiteJob:
 
 @dataclass(frozen=True, slots=True)
 class SitePassJob(_SiteJob):
-    """One site's pass (its pages: the crawl's own, then earlier crawls' as context)."""
+    """One site's pass (its pages: the crawl's own, then earlier crawls' as context).
+    `staging`: a folder where the pass writes the site's `nodes` rows as it makes them (a
+    file the result names, `nodes_file`); empty: they come back in the result (`nodes`)."""
+
+    staging: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +238,8 @@ class SitePassResult:
     logs: list[tuple[str, int, str]] = field(default_factory=list)  # (logger, level, message)
     peak_rss_mb: float = 0.0  # the worker process's peak memory so far (0: in a thread)
     split: int = 0  # the workers the pass was split over (0: it ran whole)
+    nodes_file: str = ""  # the `nodes` rows in a staging file instead of `nodes`
+    held_elements: int = 0  # the most elements of parsed pages the pass held at once
 
 
 @dataclass(slots=True)
@@ -271,8 +280,12 @@ class SitePasser:
         result = SitePassResult()
         items = [_work_item(page, job.site) for page in job.pages]
         self.extraction.recorded.clear()
+        streamed = self._streams(job)
         try:
-            run = self._carried_pass(job, items, result)
+            if streamed:
+                run = self._streamed_pass(job, items, result)
+            else:
+                run = self._carried_pass(job, items, result)
         finally:
             result.recorded = list(self.extraction.recorded)
             self.extraction.recorded.clear()
@@ -280,9 +293,58 @@ class SitePasser:
         result.pages = {i: PageResult.of(item) for i, item in own.items() if item.stage}
         if run is not None:
             result.ran, result.template = True, run.template is not None
-            urls = {item.final_url for item in own.values()}
-            result.nodes = own_pages(run.sitelevel, urls).table(job.crawl)
+            if not streamed:
+                urls = {item.final_url for item in own.values()}
+                result.nodes = own_pages(run.sitelevel, urls).table(job.crawl)
         return result
+
+    def _streams(self, job: SitePassJob) -> bool:
+        """Whether the job's pass runs in two streaming passes (`newscrawl.template.streampass`):
+        SiteLevel as the site method, no earlier crawl's pages, extractors that read
+        SiteLevel's template at most."""
+        methods = site_methods(self.extraction.extractors.values())
+        own = not any(page.context for page in job.pages)
+        return job.method == "sitelevel" and own and methods <= {"sitelevel"}
+
+    def _streamed_pass(
+        self, job: SitePassJob, items: list[PageItem], result: SitePassResult
+    ) -> SitePassRun | None:
+        """The site pass in two streaming passes, its `nodes` rows written as they are made
+        (to `result.nodes_file` when the job names a staging folder, else into
+        `result.nodes`); None when it failed (pages go page-level)."""
+        by_raw: dict[int, PageItem] = {}
+        raws = []
+        for item in items:
+            raw = RawPage(item.final_url, item.html, item.content_type or None)
+            by_raw[id(raw)] = item
+            raws.append(raw)
+        doms = KeptDoms(job.site)
+        methods = site_methods(self.extraction.extractors.values())
+
+        def held(elements: int) -> None:
+            result.held_elements = max(result.held_elements, doms.nodes + elements)
+
+        try:
+            hashes = count_site_hashes(raws, doms.parse, "sitelevel" in methods)
+            context = None
+            if hashes.learned is not None:
+                context = SiteContext({"sitelevel": hashes.learned})
+
+            def extract(raw: RawPage, dom: Dom) -> Extraction:
+                return self._extract(by_raw[id(raw)], dom, context)
+
+            with NodeRows(job.crawl, job.site, hashes.kind, job.staging) as rows:
+                run = streamed_site_pass(
+                    job.site, raws, extract, hashes, doms.take, rows.add,
+                    geometry=job.geometry, held=held,
+                )  # fmt: skip
+        except Exception as err:  # the site's pages are still written, page by page
+            logger.warning("site pass of %s failed: %s", job.site, err)
+            result.errors += 1
+            return None
+        result.nodes, result.nodes_file = rows.table, rows.path
+        _apply_outcomes(run, by_raw)
+        return run
 
     def run_page(self, job: PageJob) -> SitePassResult:
         """The page-level extraction and article flag of one page (result `pages[0]`)."""
@@ -395,6 +457,70 @@ class SitePasser:
         pass that extracts the pages (which takes the Doms `doms` kept)."""
         methods = site_methods(self.extraction.extractors.values())
         return learn_site(raws, methods, doms.parse) if methods else None
+
+
+class NodeRows:
+    """A site's `nodes` rows as the streamed pass makes them, page by page: written to a
+    staging file in `staging` (`path`) a row group at a time, or, without a folder, kept
+    for one table (`table`). No file is left behind when the pass fails."""
+
+    def __init__(self, crawl: str, site: str, kind: str, staging: str = "") -> None:
+        self.crawl, self.site, self.kind, self.staging = crawl, site, kind, staging
+        self.path = ""
+        self.table: pa.Table | None = None
+        self.rows = 0
+        self._held: list[pa.Table] = []
+        self._held_rows = 0
+        self._writer: Any = None
+
+    def __enter__(self) -> NodeRows:
+        return self
+
+    def add(self, page: int, records: PageNodes, labels: np.ndarray) -> None:
+        """One page's rows (`page`: its number in the site)."""
+        table = nodes_table([records], [labels], self.crawl, self.site, self.kind, page)
+        self._held.append(table)
+        self._held_rows += table.num_rows
+        self.rows += table.num_rows
+        if self.staging and self._held_rows >= NODE_ROWS_AT_ONCE:
+            self._flush()
+
+    def _flush(self) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if not self._held:
+            return
+        if self._writer is None:
+            import os
+            import tempfile
+
+            os.makedirs(self.staging, exist_ok=True)
+            handle, self.path = tempfile.mkstemp(".parquet", "nodes-", self.staging)
+            os.close(handle)
+            self._writer = pq.ParquetWriter(self.path, nodes_schema(), compression="zstd")
+        self._writer.write_table(pa.concat_tables(self._held), row_group_size=NODE_ROWS_AT_ONCE)
+        self._held, self._held_rows = [], 0
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        import pyarrow as pa
+
+        if exc_type is not None:
+            if self._writer is not None:
+                self._writer.close()
+            if self.path:
+                import os
+
+                os.unlink(self.path)
+            self.path = ""
+            return
+        if self.staging:
+            self._flush()
+            if self._writer is not None:
+                self._writer.close()
+        elif self._held:
+            self.table = pa.concat_tables(self._held)
+        self._held = []
 
 
 def _raw(page: PassPage) -> RawPage:

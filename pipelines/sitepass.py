@@ -47,6 +47,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections import defaultdict
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from newscrawl.pipelines.classify import ArticleClassifierPipeline
@@ -86,6 +87,9 @@ if TYPE_CHECKING:
 __all__ = ["SitePassPipeline", "stored_items"]
 
 logger = logging.getLogger(__name__)
+# A site of more raw bytes than this is never split: the split pass holds every page's node
+# records in the crawl process, the whole pass in a worker streams them.
+SPLIT_MAX_BYTES = 64 << 20
 _PAGE_COLUMNS = ("url", "final_url", "fetched_at", "status", "content_type", "headers", "html")
 _WARC_COLUMNS = ("warc_file", "warc_offset", "warc_record_id", "warc_date")
 
@@ -293,7 +297,10 @@ class SitePassPipeline:
         """The site pass of `items` (in a worker process, or a thread); None when it did not
         run: the items are extracted page by page then."""
         pages = tuple(pass_page(item) for item in items)
-        job = SitePassJob(site, self.state.crawl_id, pages, self.geometry, self.method)
+        staging = str(self.state.state_dir / "nodes-staging")
+        job = SitePassJob(
+            site, self.state.crawl_id, pages, self.geometry, self.method, staging=staging
+        )
         result: SitePassResult | None
         try:
             if self.passer is not None:
@@ -345,6 +352,8 @@ class SitePassPipeline:
             return 1
         if len(job.pages) < self.split_pages or any(page.context for page in job.pages):
             return 1
+        if sum(len(page.html) for page in job.pages) > SPLIT_MAX_BYTES:
+            return 1  # its parts' node records would all be held here: streamed whole instead
         if job.method != "sitelevel" or job.geometry != "flow" or methods - {"sitelevel"}:
             return 1
         return self.pool.workers
@@ -399,21 +408,44 @@ class SitePassPipeline:
         if result is not None and result.ran:
             stage = "site" if result.template else "page"
             self.crawler.stats.inc_value(f"newscrawl/sitepass/{stage}_sites")
-            self._write_nodes(site, result.nodes)
+            self._write_nodes(site, result.nodes, result.nodes_file)
 
-    def _write_nodes(self, site: str, table: pa.Table | None) -> None:
-        """The site's `nodes` rows (None: the site was too small to label), in a file of
-        their own."""
-        if site in self.labelled:
-            return  # written before a stop that came before the articles
-        self.labelled.add(site)
-        rows = 0
-        if table is not None:
+    def _write_nodes(self, site: str, table: pa.Table | None, staged: str = "") -> None:
+        """The site's `nodes` rows (None and no `staged` file: the site was too small to
+        label), in a file of their own; a `staged` file is read a row group at a time and
+        removed."""
+        try:
+            if site in self.labelled:
+                return  # written before a stop that came before the articles
+            self.labelled.add(site)
+            rows = 0
             partition = {"crawl": self.state.crawl_id, "site": site}
+            if staged:
+                rows = self._copy_staged(staged, partition)
+            elif table is not None:
+                self.nodes.write_table(table, partition)
+                rows = table.num_rows
+            if rows:
+                self.nodes.close_partition(partition)
+            self.crawler.stats.inc_value("newscrawl/written/nodes", rows)
+        finally:
+            if staged:
+                Path(staged).unlink(missing_ok=True)
+
+    def _copy_staged(self, staged: str, partition: dict[str, str]) -> int:
+        """The rows of a site pass's staging file into the site's `nodes` partition."""
+        import pyarrow.parquet as pq
+
+        rows = 0
+        source = pq.ParquetFile(staged)
+        for group in range(source.num_row_groups):
+            table = source.read_row_group(group)
             self.nodes.write_table(table, partition)
-            self.nodes.close_partition(partition)
-            rows = table.num_rows
-        self.crawler.stats.inc_value("newscrawl/written/nodes", rows)
+            self.nodes.flush(partition)  # a row group held at a time
+            rows += table.num_rows
+            del table
+        source.close()
+        return rows
 
     async def _label_stored(self, site: str) -> None:
         """SiteLevel alone for a site whose articles were written but whose nodes were not

@@ -1,0 +1,189 @@
+"""The site pass in two streaming passes: what it holds does not grow with the site's elements.
+
+`site_pass` keeps every page's node records (`PageNodes`, some 70 bytes a node) until SiteLevel
+has labelled the whole site, then builds the site's `nodes` rows at once: a site of 200 pages
+of 95,000 elements held 19 million node records and a table of as many rows. The same rows and
+texts come from two passes over the pages, each holding one page's tree and records at a time
+(and what `KeptDoms` keeps within its budget, parsed once for both):
+
+1. `count_site_hashes` reads each page's node hashes and counts, per hash, the distinct pages
+   it occurs on (`HashCounts`): SiteLevel's template hashes for the whole site, and the learned
+   extractor's site template from the first `MAX_TEMPLATE_PAGES` pages, as `learn_site` learns
+   it; and the site's kind (blog or news) from every page's;
+2. `streamed_site_pass` takes the pages in SiteLevel's order: node records, SiteLevel's labels
+   from the counted template, the page's `nodes` rows handed to `sink` at once, its extraction
+   and what the slot decisions read (`PageChoice`); the slot decisions and final texts follow.
+
+It covers SiteLevel as the site method, without an earlier crawl's pages as context (the
+redesign test reads every page's records) and without `SitePassConfig.cut_sitelevel`; the
+caller passes other sites whole (`site_pass`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from newscrawl.dom import PageError
+from newscrawl.learned.sitetemplate import MAX_TEMPLATE_PAGES, TemplateHashes
+from newscrawl.template.records import PageNodes, node_hashes, page_kind
+from newscrawl.template.sitelevel import (
+    PageParser,
+    RawPage,
+    SiteLevelConfig,
+    SiteLevelRun,
+    label_page,
+    page_records,
+    site_order,
+)
+from newscrawl.template.sitepass import (
+    PageChoice,
+    PageExtract,
+    SitePassConfig,
+    SitePassRun,
+    SiteSlots,
+    finish_site_pass,
+    page_choice,
+)
+
+__all__ = ["HashCounts", "NodeSink", "SiteHashes", "count_site_hashes", "streamed_site_pass"]
+
+# A page's `nodes` rows as they are made: (first page number, its records, its labels).
+NodeSink = Callable[[int, PageNodes, np.ndarray], None]
+# Hashes gathered before they are merged into the counts (bounds the pages' arrays held).
+_PENDING_HASHES = 1 << 20
+
+
+class HashCounts:
+    """Per node hash, the number of distinct pages it occurs on (SiteLevel's counting): a page
+    whose root hash was seen already (the same page twice) and an empty page count for
+    nothing, and a page counts a hash once."""
+
+    def __init__(self) -> None:
+        self.pages = 0
+        self._roots: set[int] = set()
+        self._values = np.zeros(0, dtype=np.uint64)
+        self._counts = np.zeros(0, dtype=np.int64)
+        self._pending: list[np.ndarray] = []
+        self._pending_size = 0
+
+    def add(self, hashes: np.ndarray) -> None:
+        if not len(hashes) or int(hashes[0]) in self._roots:
+            return
+        self._roots.add(int(hashes[0]))
+        self.pages += 1
+        distinct = np.unique(hashes)
+        self._pending.append(distinct)
+        self._pending_size += len(distinct)
+        if self._pending_size >= _PENDING_HASHES:
+            self._merge()
+
+    def _merge(self) -> None:
+        if not self._pending:
+            return
+        values = np.concatenate([self._values, *self._pending])
+        counts = np.concatenate([self._counts, np.ones(self._pending_size, dtype=np.int64)])
+        self._pending, self._pending_size = [], 0
+        self._values, inverse = np.unique(values, return_inverse=True)
+        self._counts = np.bincount(inverse.ravel(), weights=counts, minlength=len(self._values))
+        self._counts = self._counts.astype(np.int64)
+
+    def frequent(self, config: SiteLevelConfig) -> np.ndarray:
+        """The hashes on at least p of the distinct pages (and on `min_occurrences`), sorted:
+        what `frequent_hashes` gives for the same pages."""
+        if not self.pages:
+            return np.zeros(0, dtype=np.uint64)
+        self._merge()
+        needed = max(config.min_occurrences, math.ceil(config.p * self.pages - 1e-9))
+        return self._values[self._counts >= needed]
+
+
+@dataclass(slots=True)
+class SiteHashes:
+    """What the first pass learns of a site: SiteLevel's template hashes (None: fewer parsed
+    pages than SiteLevel needs), the learned extractor's site template (None: not asked for,
+    or too few pages), the site's kind, and how many pages parsed."""
+
+    sitelevel: np.ndarray | None
+    learned: TemplateHashes | None
+    kind: str
+    parsed: int
+
+
+def count_site_hashes(
+    raws: Sequence[RawPage],
+    parse: PageParser,
+    learned: bool,
+    config: SiteLevelConfig | None = None,
+) -> SiteHashes:
+    """The first pass over a site's pages (`raws` in the job's order, each parsed by `parse`):
+    see the module docstring. `learned`: also the learned extractor's template."""
+    config = config or SiteLevelConfig()
+    site, first = HashCounts(), HashCounts()
+    parsed = blogs = 0
+    for index, raw in enumerate(raws):
+        try:
+            dom = parse(raw)
+        except PageError:
+            continue
+        hashes = node_hashes(dom)
+        parsed += 1
+        blogs += page_kind(raw.url, dom.meta.get("generator", "")) == "blog"
+        site.add(hashes)
+        if learned and index < MAX_TEMPLATE_PAGES:
+            first.add(hashes)
+        del dom
+    template = site.frequent(config) if parsed >= config.min_pages else None
+    learnt = None
+    # as `pages_template`: enough pages in the job, enough distinct ones among those parsed
+    if learned and len(raws) >= config.min_pages and first.pages >= config.min_pages:
+        learnt = TemplateHashes(first.frequent(config), first.pages)
+    kind = "blog" if blogs * 2 > parsed else "news"
+    return SiteHashes(template, learnt, kind, parsed)
+
+
+def streamed_site_pass(
+    site: str,
+    raws: Sequence[RawPage],
+    extract: PageExtract,
+    hashes: SiteHashes,
+    parse: PageParser,
+    sink: NodeSink | None = None,
+    *,
+    geometry: str = "flow",
+    config: SiteLevelConfig | None = None,
+    held: Callable[[int], None] | None = None,
+) -> SitePassRun:
+    """The second pass (see the module docstring): each page in SiteLevel's order parsed
+    (`parse`), its node records labelled with `hashes.sitelevel` and handed to `sink(page
+    number, records, labels)` (not when the site has too few pages), extracted (`extract`)
+    and read for the slot decisions; then the slot decisions and each page's final text. The
+    run's SiteLevel part keeps no records (`pages` empty, `labels` None). `held(elements)`
+    is told the elements of each page while its tree is held."""
+    config = config or SiteLevelConfig()
+    run = SiteLevelRun(site)
+    slots = SiteSlots()
+    choices: list[PageChoice] = []
+    seen: list[RawPage] = []
+    number = 0
+    for raw in site_order(raws):
+        try:
+            dom = parse(raw)
+        except PageError:
+            run.errors += 1
+            continue
+        if held is not None:
+            held(len(dom))
+        records = page_records(raw, dom, geometry)
+        if hashes.sitelevel is not None and sink is not None:
+            labels = label_page(records, hashes.sitelevel, config.html_share, config.share_of)
+            sink(number, records, labels)
+        number += 1
+        del records
+        choices.append(page_choice(dom, extract(raw, dom), slots))
+        seen.append(raw)
+        del dom
+    return finish_site_pass(run, seen, choices, SitePassConfig())
