@@ -17,6 +17,7 @@ met (`extract_budget`, `extract_error`, recorded in the crawl summary), the rede
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -88,20 +89,103 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # a job's pages need no fetch time
 
 @dataclass(frozen=True, slots=True)
 class PassPage:
-    """What the site pass reads of one page: its bytes, where they came from, and whether it
-    is an earlier crawl's page (`context`: it shapes the template, gets no result)."""
+    """What the site pass reads of one page: its bytes (or where they are stored: row `row`
+    of the `pages` file `stored`, `size` bytes, read by the pass when it needs them), where
+    they came from, and whether it is an earlier crawl's page (`context`: it shapes the
+    template, gets no result)."""
 
     final_url: str
     html: bytes
     content_type: str = ""
     content_language: str | None = None  # the Content-Language header (page metadata)
     context: bool = False
+    stored: str = ""
+    row: int = -1
+    size: int = 0
+
+    @property
+    def nbytes(self) -> int:
+        """The page's bytes, held or stored."""
+        return self.size if self.stored else len(self.html)
 
 
-def pass_page(item: PageItem) -> PassPage:
-    """The job's view of a buffered or stored page."""
+def pass_page(item: PageItem, stored: StoredRef | None = None) -> PassPage:
+    """The job's view of a buffered or stored page; with `stored`, its bytes are read from
+    there by the pass (the item holds none)."""
     language = item.headers.get("content-language")
-    return PassPage(item.final_url, item.html, item.content_type, language, item.context)
+    if stored is None:
+        return PassPage(item.final_url, item.html, item.content_type, language, item.context)
+    path, row, size = stored
+    return PassPage(item.final_url, b"", item.content_type, language, item.context, path, row, size)
+
+
+# Where a stored page's bytes are: (pages file, row, bytes).
+StoredRef = tuple[str, int, int]
+# The bytes of stored pages a pass keeps read at once (row groups of `pages` files).
+READ_BYTES = 64 << 20
+
+
+class StoredBytes:
+    """The bytes of stored pages (`PassPage.stored`), read a row group at a time; the row
+    groups read last are kept while they hold at most `budget` bytes."""
+
+    def __init__(self, budget: int = READ_BYTES) -> None:
+        self.budget = budget
+        self._starts: dict[str, list[int]] = {}
+        self._groups: dict[tuple[str, int], list[Any]] = {}
+        self._sizes: dict[tuple[str, int], int] = {}
+
+    def html(self, page: PassPage) -> bytes:
+        """The page's bytes (held, or read from its file)."""
+        if not page.stored:
+            return page.html
+        group, offset = self._locate(page.stored, page.row)
+        rows = self._groups.get((page.stored, group))
+        if rows is None:
+            rows = self._read(page.stored, group)
+        found = rows[offset]
+        return found if isinstance(found, bytes) else b""
+
+    def _locate(self, path: str, row: int) -> tuple[int, int]:
+        starts = self._starts.get(path)
+        if starts is None:
+            import pyarrow.parquet as pq
+
+            meta = pq.read_metadata(path)
+            starts, total = [], 0
+            for group in range(meta.num_row_groups):
+                starts.append(total)
+                total += meta.row_group(group).num_rows
+            starts.append(total)
+            self._starts[path] = starts
+        if not 0 <= row < starts[-1]:
+            raise PageError(f"row {row} not in {path}")
+        import bisect
+
+        group = bisect.bisect_right(starts, row) - 1
+        return group, row - starts[group]
+
+    def _read(self, path: str, group: int) -> list[Any]:
+        import pyarrow.parquet as pq
+
+        with pq.ParquetFile(path) as source:
+            rows = source.read_row_group(group, columns=["html"]).column(0).to_pylist()
+        size = sum(len(found) for found in rows if found)
+        while self._groups and sum(self._sizes.values()) + size > self.budget:
+            oldest = next(iter(self._groups))
+            del self._groups[oldest], self._sizes[oldest]
+        self._groups[(path, group)] = rows
+        self._sizes[(path, group)] = size
+        return rows
+
+    def resolved(self, pages: tuple[PassPage, ...]) -> tuple[PassPage, ...]:
+        """The pages with their bytes held (what the passes that hold every page read)."""
+        return tuple(
+            dataclasses.replace(page, html=self.html(page), stored="", row=-1, size=0)
+            if page.stored
+            else page
+            for page in pages
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,12 +362,15 @@ class SitePasser:
 
     def run(self, job: SitePassJob) -> SitePassResult:
         result = SitePassResult()
+        streamed = self._streams(job)
+        stored = StoredBytes()
+        if not streamed:  # the whole pass holds every page: their bytes too
+            job = dataclasses.replace(job, pages=stored.resolved(job.pages))
         items = [_work_item(page, job.site) for page in job.pages]
         self.extraction.recorded.clear()
-        streamed = self._streams(job)
         try:
             if streamed:
-                run = self._streamed_pass(job, items, result)
+                run = self._streamed_pass(job, items, result, stored)
             else:
                 run = self._carried_pass(job, items, result)
         finally:
@@ -307,18 +394,29 @@ class SitePasser:
         return job.method == "sitelevel" and own and methods <= {"sitelevel"}
 
     def _streamed_pass(
-        self, job: SitePassJob, items: list[PageItem], result: SitePassResult
+        self, job: SitePassJob, items: list[PageItem], result: SitePassResult, stored: StoredBytes
     ) -> SitePassRun | None:
         """The site pass in two streaming passes, its `nodes` rows written as they are made
         (to `result.nodes_file` when the job names a staging folder, else into
-        `result.nodes`); None when it failed (pages go page-level)."""
+        `result.nodes`), stored pages' bytes read when a page is parsed; None when it failed
+        (pages go page-level)."""
         by_raw: dict[int, PageItem] = {}
+        page_of: dict[int, PassPage] = {}
         raws = []
-        for item in items:
+        for item, page in zip(items, job.pages, strict=True):
             raw = RawPage(item.final_url, item.html, item.content_type or None)
             by_raw[id(raw)] = item
+            page_of[id(raw)] = page
             raws.append(raw)
-        doms = KeptDoms(job.site)
+
+        def full(raw: RawPage) -> RawPage:
+            page = page_of[id(raw)]
+            return RawPage(raw.url, stored.html(page), raw.content_type) if page.stored else raw
+
+        def parse(raw: RawPage) -> Dom:
+            return parse_raw(full(raw), job.site)
+
+        doms = KeptDoms(job.site, parser=parse, size=lambda raw: page_of[id(raw)].nbytes)
         methods = site_methods(self.extraction.extractors.values())
 
         def held(elements: int) -> None:
@@ -336,7 +434,7 @@ class SitePasser:
             with NodeRows(job.crawl, job.site, hashes.kind, job.staging) as rows:
                 run = streamed_site_pass(
                     job.site, raws, extract, hashes, doms.take, rows.add,
-                    geometry=job.geometry, held=held,
+                    geometry=job.geometry, held=held, full=full,
                 )  # fmt: skip
         except Exception as err:  # the site's pages are still written, page by page
             logger.warning("site pass of %s failed: %s", job.site, err)
@@ -428,7 +526,8 @@ class SitePasser:
         def parse(raw: RawPage) -> Dom:
             return parse_raw(raw, shard.site)
 
-        return ShardResult(hashes=[page_hashes(_raw(page), parse) for page in shard.pages])
+        pages = StoredBytes().resolved(shard.pages)
+        return ShardResult(hashes=[page_hashes(_raw(page), parse) for page in pages])
 
     def pass_shard(self, shard: PassShard) -> ShardResult:
         """What the site pass computes page by page, for the shard's pages."""
@@ -436,7 +535,7 @@ class SitePasser:
         slots = SiteSlots()
         self.extraction.recorded.clear()
         try:
-            for page in shard.pages:
+            for page in StoredBytes().resolved(shard.pages):
                 raw = _raw(page)
                 try:
                     dom = parse_raw(raw, shard.site)
@@ -545,7 +644,7 @@ def pass_order(job: SitePassJob) -> list[int]:
 
 def _split(pages: list[PassPage], parts: int) -> list[tuple[PassPage, ...]]:
     """`pages` in `parts` runs of about equal bytes, in order (none empty)."""
-    return [tuple(run) for run in split_runs(pages, parts, lambda page: len(page.html))]
+    return [tuple(run) for run in split_runs(pages, parts, lambda page: page.nbytes)]
 
 
 def hash_shards(job: SitePassJob, parts: int) -> list[HashShard]:
@@ -606,7 +705,8 @@ def finish_shards(job: SitePassJob, shards: list[ShardResult]) -> SitePassResult
 
 def run_labels(job: LabelJob) -> SitePassResult:
     """The `nodes` rows of a `LabelJob`'s pages (result `nodes`): SiteLevel, no extraction."""
-    raws = [RawPage(page.final_url, page.html, page.content_type or None) for page in job.pages]
+    pages = StoredBytes().resolved(job.pages)
+    raws = [RawPage(page.final_url, page.html, page.content_type or None) for page in pages]
     run = run_sitelevel(job.site, raws, geometry=job.geometry, method=job.method)
     return SitePassResult(ran=True, nodes=run.table(job.crawl))
 

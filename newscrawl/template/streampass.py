@@ -156,13 +156,15 @@ def streamed_site_pass(
     geometry: str = "flow",
     config: SiteLevelConfig | None = None,
     held: Callable[[int], None] | None = None,
+    full: Callable[[RawPage], RawPage] | None = None,
 ) -> SitePassRun:
     """The second pass (see the module docstring): each page in SiteLevel's order parsed
     (`parse`), its node records labelled with `hashes.sitelevel` and handed to `sink(page
     number, records, labels)` (not when the site has too few pages), extracted (`extract`)
     and read for the slot decisions; then the slot decisions and each page's final text. The
     run's SiteLevel part keeps no records (`pages` empty, `labels` None). `held(elements)`
-    is told the elements of each page while its tree is held."""
+    is told the elements of each page while its tree is held. `full(raw)`: the page with its
+    bytes, for a geometry that renders them (the `raws` may hold none)."""
     config = config or SiteLevelConfig()
     run = SiteLevelRun(site)
     slots = SiteSlots()
@@ -177,7 +179,7 @@ def streamed_site_pass(
             continue
         if held is not None:
             held(len(dom))
-        records = page_records(raw, dom, geometry)
+        records = page_records(full(raw) if full is not None else raw, dom, geometry)
         if hashes.sitelevel is not None and sink is not None:
             labels = label_page(records, hashes.sitelevel, config.html_share, config.share_of)
             sink(number, records, labels)
