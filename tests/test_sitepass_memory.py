@@ -117,14 +117,15 @@ def test_the_site_pass_holds_one_page_of_node_records_at_a_time(
     monkeypatch.setattr(streampass, "page_records", counted)
     chain = ExtractionSettings(("learned", "cetd-tpc"), {}, "learned")
     passer = SitePasser.from_settings(PassSettings(chain))
-    held = {}
+    held, results = {}, {}
     for pages in (6, 24):
         most[0] = 0
         staging = tmp_path / f"staging-{pages}"
-        result = passer.run(heavy_job(pages, staging))
+        results[pages] = passer.run(heavy_job(pages, staging))
+        held[pages] = most[0]
+    assert held == {6: 1, 24: 1}
+    for pages, result in results.items():
         assert result.ran and result.template and len(result.pages) == pages
         assert result.nodes is None and result.nodes_file
         rows = pq.read_table(result.nodes_file, columns=["page"]).column("page").to_pylist()
         assert sorted(set(rows)) == list(range(pages))
-        held[pages] = most[0]
-    assert held == {6: 1, 24: 1}
