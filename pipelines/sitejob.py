@@ -434,7 +434,7 @@ class SitePasser:
             with NodeRows(job.crawl, job.site, hashes.kind, job.staging) as rows:
                 run = streamed_site_pass(
                     job.site, raws, extract, hashes, doms.take, rows.add,
-                    geometry=job.geometry, held=held, full=full,
+                    geometry=job.geometry, held=held, full=full, spill=job.staging,
                 )  # fmt: skip
         except Exception as err:  # the site's pages are still written, page by page
             logger.warning("site pass of %s failed: %s", job.site, err)

@@ -12,7 +12,9 @@ texts come from two passes over the pages, each holding one page's tree and reco
    it; and the site's kind (blog or news) from every page's;
 2. `streamed_site_pass` takes the pages in SiteLevel's order: node records, SiteLevel's labels
    from the counted template, the page's `nodes` rows handed to `sink` at once, its extraction
-   and what the slot decisions read (`PageChoice`); the slot decisions and final texts follow.
+   and what the slot decisions read (`PageChoice`: counted, and its chosen pieces - as many as
+   the page's text blocks - kept in a temporary file); the slot decisions follow, then each
+   page's final text from its pieces read back.
 
 It covers SiteLevel as the site method, without an earlier crawl's pages as context (the
 redesign test reads every page's records) and without `SitePassConfig.cut_sitelevel`; the
@@ -22,8 +24,12 @@ caller passes other sites whole (`site_pass`).
 from __future__ import annotations
 
 import math
+import os
+import pickle
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import IO
 
 import numpy as np
 
@@ -40,12 +46,15 @@ from newscrawl.template.sitelevel import (
     site_order,
 )
 from newscrawl.template.sitepass import (
-    PageChoice,
+    PAGE_STAGE,
+    SITE_STAGE,
     PageExtract,
+    PageOutcome,
     SitePassConfig,
     SitePassRun,
     SiteSlots,
-    finish_site_pass,
+    SlotCounts,
+    final_extraction,
     page_choice,
 )
 
@@ -157,6 +166,7 @@ def streamed_site_pass(
     config: SiteLevelConfig | None = None,
     held: Callable[[int], None] | None = None,
     full: Callable[[RawPage], RawPage] | None = None,
+    spill: str = "",
 ) -> SitePassRun:
     """The second pass (see the module docstring): each page in SiteLevel's order parsed
     (`parse`), its node records labelled with `hashes.sitelevel` and handed to `sink(page
@@ -164,28 +174,55 @@ def streamed_site_pass(
     and read for the slot decisions; then the slot decisions and each page's final text. The
     run's SiteLevel part keeps no records (`pages` empty, `labels` None). `held(elements)`
     is told the elements of each page while its tree is held. `full(raw)`: the page with its
-    bytes, for a geometry that renders them (the `raws` may hold none)."""
+    bytes, for a geometry that renders them (the `raws` may hold none). What the slot
+    decisions read of each page is counted (`SlotCounts`) and its chosen pieces kept in a
+    temporary file (in `spill`, default the system's), read back one page at a time for its
+    final text."""
     config = config or SiteLevelConfig()
     run = SiteLevelRun(site)
     slots = SiteSlots()
-    choices: list[PageChoice] = []
+    counts = SlotCounts()
     seen: list[RawPage] = []
     number = 0
-    for raw in site_order(raws):
-        try:
-            dom = parse(raw)
-        except PageError:
-            run.errors += 1
-            continue
-        if held is not None:
-            held(len(dom))
-        records = page_records(full(raw) if full is not None else raw, dom, geometry)
-        if hashes.sitelevel is not None and sink is not None:
-            labels = label_page(records, hashes.sitelevel, config.html_share, config.share_of)
-            sink(number, records, labels)
-        number += 1
-        del records
-        choices.append(page_choice(dom, extract(raw, dom), slots))
-        seen.append(raw)
-        del dom
-    return finish_site_pass(run, seen, choices, SitePassConfig())
+    if spill:
+        os.makedirs(spill, exist_ok=True)
+    with tempfile.TemporaryFile(dir=spill or None) as kept:  # each page's PageChoice
+        for raw in site_order(raws):
+            try:
+                dom = parse(raw)
+            except PageError:
+                run.errors += 1
+                continue
+            if held is not None:
+                held(len(dom))
+            records = page_records(full(raw) if full is not None else raw, dom, geometry)
+            if hashes.sitelevel is not None and sink is not None:
+                labels = label_page(records, hashes.sitelevel, config.html_share, config.share_of)
+                sink(number, records, labels)
+            number += 1
+            del records
+            choice = page_choice(dom, extract(raw, dom), slots)
+            del dom
+            counts.add(choice)
+            pickle.dump(choice, kept, pickle.HIGHEST_PROTOCOL)
+            seen.append(raw)
+            del choice
+        kept.seek(0)
+        return _finished(run, seen, counts, kept)
+
+
+def _finished(
+    run: SiteLevelRun, seen: list[RawPage], counts: SlotCounts, kept: IO[bytes]
+) -> SitePassRun:
+    """What `finish_site_pass` gives, from the slot counts and the pages' `PageChoice`s read
+    back one at a time from `kept` (in `seen`'s order)."""
+    config = SitePassConfig()
+    if counts.pages < config.min_pages:
+        outcomes = [PageOutcome(raw, pickle.load(kept).extraction, PAGE_STAGE) for raw in seen]
+        return SitePassRun(run, outcomes, None)
+    template = counts.template(config)
+    outcomes = [
+        PageOutcome(raw, final_extraction(pickle.load(kept), template, None, config), SITE_STAGE)
+        for raw in seen
+    ]
+    return SitePassRun(run, outcomes, template)
