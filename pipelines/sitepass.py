@@ -385,7 +385,7 @@ class SitePassPipeline:
             return 1
         if len(job.pages) < self.split_pages or any(page.context for page in job.pages):
             return 1
-        if sum(len(page.html) for page in job.pages) > SPLIT_MAX_BYTES:
+        if sum(page.nbytes for page in job.pages) > SPLIT_MAX_BYTES:
             return 1  # its parts' node records would all be held here: streamed whole instead
         if job.method != "sitelevel" or job.geometry != "flow" or methods - {"sitelevel"}:
             return 1
