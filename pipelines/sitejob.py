@@ -423,7 +423,8 @@ class SitePasser:
             result.held_elements = max(result.held_elements, doms.nodes + elements)
 
         try:
-            hashes = count_site_hashes(raws, doms.parse, "sitelevel" in methods)
+            learned = "sitelevel" in methods
+            hashes = count_site_hashes(raws, doms.parse, learned, spill=job.staging)
             context = None
             if hashes.learned is not None:
                 context = SiteContext({"sitelevel": hashes.learned})

@@ -62,52 +62,65 @@ __all__ = ["HashCounts", "NodeSink", "SiteHashes", "count_site_hashes", "streame
 
 # A page's `nodes` rows as they are made: (first page number, its records, its labels).
 NodeSink = Callable[[int, PageNodes, np.ndarray], None]
-# Hashes gathered before they are merged into the counts (bounds the pages' arrays held).
-_PENDING_HASHES = 1 << 20
+# The hash counts' temporary files: one per value of a hash's top bits.
+_BUCKET_BITS = 6
+_BUCKETS = 1 << _BUCKET_BITS
 
 
 class HashCounts:
     """Per node hash, the number of distinct pages it occurs on (SiteLevel's counting): a page
     whose root hash was seen already (the same page twice) and an empty page count for
-    nothing, and a page counts a hash once."""
+    nothing, and a page counts a hash once.
 
-    def __init__(self) -> None:
+    Each page's distinct hashes go to one of `_BUCKETS` temporary files by their top bits (in
+    `spill`, default the system's temporary folder), and each file is counted on its own, so
+    what is held at once is a bucket's hashes, not the site's."""
+
+    def __init__(self, spill: str = "") -> None:
         self.pages = 0
         self._roots: set[int] = set()
-        self._values = np.zeros(0, dtype=np.uint64)
-        self._counts = np.zeros(0, dtype=np.int64)
-        self._pending: list[np.ndarray] = []
-        self._pending_size = 0
+        self._spill = spill
+        self._files: list[IO[bytes]] = []
+        self._bounds = np.arange(1, _BUCKETS, dtype=np.uint64) << np.uint64(64 - _BUCKET_BITS)
 
     def add(self, hashes: np.ndarray) -> None:
         if not len(hashes) or int(hashes[0]) in self._roots:
             return
         self._roots.add(int(hashes[0]))
         self.pages += 1
-        distinct = np.unique(hashes)
-        self._pending.append(distinct)
-        self._pending_size += len(distinct)
-        if self._pending_size >= _PENDING_HASHES:
-            self._merge()
-
-    def _merge(self) -> None:
-        if not self._pending:
-            return
-        values = np.concatenate([self._values, *self._pending])
-        counts = np.concatenate([self._counts, np.ones(self._pending_size, dtype=np.int64)])
-        self._pending, self._pending_size = [], 0
-        self._values, inverse = np.unique(values, return_inverse=True)
-        self._counts = np.bincount(inverse.ravel(), weights=counts, minlength=len(self._values))
-        self._counts = self._counts.astype(np.int64)
+        if not self._files:
+            if self._spill:
+                os.makedirs(self._spill, exist_ok=True)
+            # closed by `close` (the caller's `finally`)
+            self._files = [
+                tempfile.TemporaryFile(dir=self._spill or None)  # noqa: SIM115
+                for _ in range(_BUCKETS)
+            ]
+        distinct = np.unique(hashes).astype(np.uint64, copy=False)  # sorted
+        cuts = np.searchsorted(distinct, self._bounds)
+        for bucket, part in enumerate(np.split(distinct, cuts)):
+            if len(part):
+                self._files[bucket].write(part.tobytes())
 
     def frequent(self, config: SiteLevelConfig) -> np.ndarray:
         """The hashes on at least p of the distinct pages (and on `min_occurrences`), sorted:
         what `frequent_hashes` gives for the same pages."""
         if not self.pages:
             return np.zeros(0, dtype=np.uint64)
-        self._merge()
         needed = max(config.min_occurrences, math.ceil(config.p * self.pages - 1e-9))
-        return self._values[self._counts >= needed]
+        found = []
+        for kept in self._files:  # bucket by bucket: in order of their top bits
+            kept.seek(0)
+            values, counts = np.unique(
+                np.frombuffer(kept.read(), dtype=np.uint64), return_counts=True
+            )
+            found.append(values[counts >= needed])
+        return np.concatenate(found) if found else np.zeros(0, dtype=np.uint64)
+
+    def close(self) -> None:
+        for kept in self._files:
+            kept.close()
+        self._files = []
 
 
 @dataclass(slots=True)
@@ -127,29 +140,37 @@ def count_site_hashes(
     parse: PageParser,
     learned: bool,
     config: SiteLevelConfig | None = None,
+    spill: str = "",
 ) -> SiteHashes:
     """The first pass over a site's pages (`raws` in the job's order, each parsed by `parse`):
-    see the module docstring. `learned`: also the learned extractor's template."""
+    see the module docstring. `learned`: also the learned extractor's template. `spill`:
+    where the counts' temporary files go (default the system's temporary folder)."""
     config = config or SiteLevelConfig()
-    site, first = HashCounts(), HashCounts()
+    site = HashCounts(spill)
+    # the learned template counts the first MAX_TEMPLATE_PAGES pages: all of a smaller site's
+    first = site if len(raws) <= MAX_TEMPLATE_PAGES else HashCounts(spill)
     parsed = blogs = 0
-    for index, raw in enumerate(raws):
-        try:
-            dom = parse(raw)
-        except PageError:
-            continue
-        hashes = node_hashes(dom)
-        parsed += 1
-        blogs += page_kind(raw.url, dom.meta.get("generator", "")) == "blog"
-        site.add(hashes)
-        if learned and index < MAX_TEMPLATE_PAGES:
-            first.add(hashes)
-        del dom
-    template = site.frequent(config) if parsed >= config.min_pages else None
-    learnt = None
-    # as `pages_template`: enough pages in the job, enough distinct ones among those parsed
-    if learned and len(raws) >= config.min_pages and first.pages >= config.min_pages:
-        learnt = TemplateHashes(first.frequent(config), first.pages)
+    try:
+        for index, raw in enumerate(raws):
+            try:
+                dom = parse(raw)
+            except PageError:
+                continue
+            hashes = node_hashes(dom)
+            parsed += 1
+            blogs += page_kind(raw.url, dom.meta.get("generator", "")) == "blog"
+            site.add(hashes)
+            if learned and first is not site and index < MAX_TEMPLATE_PAGES:
+                first.add(hashes)
+            del dom, hashes
+        template = site.frequent(config) if parsed >= config.min_pages else None
+        learnt = None
+        # as `pages_template`: enough pages in the job, enough distinct ones among those parsed
+        if learned and len(raws) >= config.min_pages and first.pages >= config.min_pages:
+            learnt = TemplateHashes(first.frequent(config), first.pages)
+    finally:
+        site.close()
+        first.close()
     kind = "blog" if blogs * 2 > parsed else "news"
     return SiteHashes(template, learnt, kind, parsed)
 
