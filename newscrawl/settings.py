@@ -118,6 +118,8 @@ NEWSCRAWL_INCREMENTAL = True
 NEWSCRAWL_HISTORY = True
 NEWSCRAWL_HISTORY_DIR = ""  # where the earlier crawls are ("" = NEWSCRAWL_OUT; workers: OUT)
 NEWSCRAWL_SITELEVEL = True  # the site pass: SiteLevel, then each site's template out of its text
+# bytes of raw pages a site keeps in memory for its site pass, when the crawl does not store
+# its raw pages (stored pages are read back from their files; pages past it: page by page)
 NEWSCRAWL_SITELEVEL_MAX_BYTES = 256 * 1024 * 1024
 # what labels each site's template nodes in the site pass: sitelevel, sst, pagelets or entropy
 NEWSCRAWL_SITE_METHOD = "sitelevel"

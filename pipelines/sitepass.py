@@ -31,9 +31,19 @@ it is let go (`site_complete` with final=True), and the spider starts the next s
 
 A site whose articles are written is done: its pages replayed on resume are skipped; if its
 nodes were not written (a stop between the two), SiteLevel alone runs on its stored pages
-(`LabelJob`, in a worker as a site pass does). A
-page that would take its site's buffer past NEWSCRAWL_SITELEVEL_MAX_BYTES is extracted page by
-page instead, as is every page with NEWSCRAWL_SITELEVEL off (then this pipeline is not used).
+(`LabelJob`, in a worker as a site pass does).
+
+What a site holds here does not grow with its pages' bytes: a page the `pages` dataset stored
+(its pipeline runs before this one) is kept without its bytes, and the site pass reads them
+from the site's stored files (closed first, `site_complete`) a row group at a time, in the
+worker. The site pass of SiteLevel without context pages streams (`newscrawl.template.
+streampass`): one page's tree and node records at a time, its `nodes` rows written to a
+staging file as they are made and copied into the dataset here a row group at a time. Only a
+crawl that does not store its raw pages keeps their bytes here: a page that would take its
+site's buffer past NEWSCRAWL_SITELEVEL_MAX_BYTES is then extracted page by page instead (and,
+not stored, never in the site pass too), as is every page with NEWSCRAWL_SITELEVEL off (then
+this pipeline is not used). A site of more than 64 MB of pages is never split over the
+workers (a split pass holds every page's node records in this process).
 
 Settings: NEWSCRAWL_SITELEVEL (on/off), NEWSCRAWL_SITELEVEL_MAX_BYTES, NEWSCRAWL_GEOMETRY,
 NEWSCRAWL_SITE_METHOD (what labels the site's template nodes: sitelevel, sst, pagelets, entropy),
