@@ -142,7 +142,8 @@ NEWSCRAWL_HISTORY_DIR = ""  # where the earlier crawls are ("" = NEWSCRAWL_OUT; 
 # the site pass: SiteLevel, then each site's template out of its text (False: each page is
 # extracted on its own as it arrives)
 NEWSCRAWL_SITELEVEL = True
-# a site's pages kept for its site pass at most (bytes); pages beyond go page by page
+# bytes of raw pages a site keeps in memory for its site pass, when the crawl does not store
+# its raw pages (stored pages are read back from their files; pages past it: page by page)
 NEWSCRAWL_SITELEVEL_MAX_BYTES = 256 * 1024 * 1024
 # what labels each site's template nodes in the site pass: sitelevel, sst, pagelets or entropy
 NEWSCRAWL_SITE_METHOD = "sitelevel"

@@ -17,6 +17,7 @@ met (`extract_budget`, `extract_error`, recorded in the crawl summary), the rede
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -31,6 +32,7 @@ from newscrawl.dom import Dom, PageError
 from newscrawl.extractors.base import Extraction
 from newscrawl.extractors.context import SiteContext, learn_site, site_methods
 from newscrawl.learned.sitetemplate import MAX_TEMPLATE_PAGES, hashes_template, page_hashes
+from newscrawl.storage.nodes import nodes_schema, nodes_table
 from newscrawl.template.carry import is_redesign
 from newscrawl.template.records import PageNodes
 from newscrawl.template.sitelevel import (
@@ -51,6 +53,7 @@ from newscrawl.template.sitepass import (
     page_choice,
     site_pass,
 )
+from newscrawl.template.streampass import count_site_hashes, streamed_site_pass
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -80,25 +83,109 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+NODE_ROWS_AT_ONCE = 65_536  # node rows the streamed pass holds before it writes them
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # a job's pages need no fetch time
 
 
 @dataclass(frozen=True, slots=True)
 class PassPage:
-    """What the site pass reads of one page: its bytes, where they came from, and whether it
-    is an earlier crawl's page (`context`: it shapes the template, gets no result)."""
+    """What the site pass reads of one page: its bytes (or where they are stored: row `row`
+    of the `pages` file `stored`, `size` bytes, read by the pass when it needs them), where
+    they came from, and whether it is an earlier crawl's page (`context`: it shapes the
+    template, gets no result)."""
 
     final_url: str
     html: bytes
     content_type: str = ""
     content_language: str | None = None  # the Content-Language header (page metadata)
     context: bool = False
+    stored: str = ""
+    row: int = -1
+    size: int = 0
+
+    @property
+    def nbytes(self) -> int:
+        """The page's bytes, held or stored."""
+        return self.size if self.stored else len(self.html)
 
 
-def pass_page(item: PageItem) -> PassPage:
-    """The job's view of a buffered or stored page."""
+def pass_page(item: PageItem, stored: StoredRef | None = None) -> PassPage:
+    """The job's view of a buffered or stored page; with `stored`, its bytes are read from
+    there by the pass (the item holds none)."""
     language = item.headers.get("content-language")
-    return PassPage(item.final_url, item.html, item.content_type, language, item.context)
+    if stored is None:
+        return PassPage(item.final_url, item.html, item.content_type, language, item.context)
+    path, row, size = stored
+    return PassPage(item.final_url, b"", item.content_type, language, item.context, path, row, size)
+
+
+# Where a stored page's bytes are: (pages file, row, bytes).
+StoredRef = tuple[str, int, int]
+# The bytes of stored pages a pass keeps read at once (row groups of `pages` files).
+READ_BYTES = 64 << 20
+
+
+class StoredBytes:
+    """The bytes of stored pages (`PassPage.stored`), read a row group at a time; the row
+    groups read last are kept while they hold at most `budget` bytes."""
+
+    def __init__(self, budget: int = READ_BYTES) -> None:
+        self.budget = budget
+        self._starts: dict[str, list[int]] = {}
+        self._groups: dict[tuple[str, int], list[Any]] = {}
+        self._sizes: dict[tuple[str, int], int] = {}
+
+    def html(self, page: PassPage) -> bytes:
+        """The page's bytes (held, or read from its file)."""
+        if not page.stored:
+            return page.html
+        group, offset = self._locate(page.stored, page.row)
+        rows = self._groups.get((page.stored, group))
+        if rows is None:
+            rows = self._read(page.stored, group)
+        found = rows[offset]
+        return found if isinstance(found, bytes) else b""
+
+    def _locate(self, path: str, row: int) -> tuple[int, int]:
+        starts = self._starts.get(path)
+        if starts is None:
+            import pyarrow.parquet as pq
+
+            meta = pq.read_metadata(path)
+            starts, total = [], 0
+            for group in range(meta.num_row_groups):
+                starts.append(total)
+                total += meta.row_group(group).num_rows
+            starts.append(total)
+            self._starts[path] = starts
+        if not 0 <= row < starts[-1]:
+            raise PageError(f"row {row} not in {path}")
+        import bisect
+
+        group = bisect.bisect_right(starts, row) - 1
+        return group, row - starts[group]
+
+    def _read(self, path: str, group: int) -> list[Any]:
+        import pyarrow.parquet as pq
+
+        with pq.ParquetFile(path) as source:
+            rows = source.read_row_group(group, columns=["html"]).column(0).to_pylist()
+        size = sum(len(found) for found in rows if found)
+        while self._groups and sum(self._sizes.values()) + size > self.budget:
+            oldest = next(iter(self._groups))
+            del self._groups[oldest], self._sizes[oldest]
+        self._groups[(path, group)] = rows
+        self._sizes[(path, group)] = size
+        return rows
+
+    def resolved(self, pages: tuple[PassPage, ...]) -> tuple[PassPage, ...]:
+        """The pages with their bytes held (what the passes that hold every page read)."""
+        return tuple(
+            dataclasses.replace(page, html=self.html(page), stored="", row=-1, size=0)
+            if page.stored
+            else page
+            for page in pages
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,7 +204,11 @@ class _SiteJob:
 
 @dataclass(frozen=True, slots=True)
 class SitePassJob(_SiteJob):
-    """One site's pass (its pages: the crawl's own, then earlier crawls' as context)."""
+    """One site's pass (its pages: the crawl's own, then earlier crawls' as context).
+    `staging`: a folder where the pass writes the site's `nodes` rows as it makes them (a
+    file the result names, `nodes_file`); empty: they come back in the result (`nodes`)."""
+
+    staging: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -231,6 +322,8 @@ class SitePassResult:
     logs: list[tuple[str, int, str]] = field(default_factory=list)  # (logger, level, message)
     peak_rss_mb: float = 0.0  # the worker process's peak memory so far (0: in a thread)
     split: int = 0  # the workers the pass was split over (0: it ran whole)
+    nodes_file: str = ""  # the `nodes` rows in a staging file instead of `nodes`
+    held_elements: int = 0  # the most elements of parsed pages the pass held at once
 
 
 @dataclass(slots=True)
@@ -269,10 +362,17 @@ class SitePasser:
 
     def run(self, job: SitePassJob) -> SitePassResult:
         result = SitePassResult()
+        streamed = self._streams(job)
+        stored = StoredBytes()
+        if not streamed:  # the whole pass holds every page: their bytes too
+            job = dataclasses.replace(job, pages=stored.resolved(job.pages))
         items = [_work_item(page, job.site) for page in job.pages]
         self.extraction.recorded.clear()
         try:
-            run = self._carried_pass(job, items, result)
+            if streamed:
+                run = self._streamed_pass(job, items, result, stored)
+            else:
+                run = self._carried_pass(job, items, result)
         finally:
             result.recorded = list(self.extraction.recorded)
             self.extraction.recorded.clear()
@@ -280,9 +380,70 @@ class SitePasser:
         result.pages = {i: PageResult.of(item) for i, item in own.items() if item.stage}
         if run is not None:
             result.ran, result.template = True, run.template is not None
-            urls = {item.final_url for item in own.values()}
-            result.nodes = own_pages(run.sitelevel, urls).table(job.crawl)
+            if not streamed:
+                urls = {item.final_url for item in own.values()}
+                result.nodes = own_pages(run.sitelevel, urls).table(job.crawl)
         return result
+
+    def _streams(self, job: SitePassJob) -> bool:
+        """Whether the job's pass runs in two streaming passes (`newscrawl.template.streampass`):
+        SiteLevel as the site method, no earlier crawl's pages, extractors that read
+        SiteLevel's template at most."""
+        methods = site_methods(self.extraction.extractors.values())
+        own = not any(page.context for page in job.pages)
+        return job.method == "sitelevel" and own and methods <= {"sitelevel"}
+
+    def _streamed_pass(
+        self, job: SitePassJob, items: list[PageItem], result: SitePassResult, stored: StoredBytes
+    ) -> SitePassRun | None:
+        """The site pass in two streaming passes, its `nodes` rows written as they are made
+        (to `result.nodes_file` when the job names a staging folder, else into
+        `result.nodes`), stored pages' bytes read when a page is parsed; None when it failed
+        (pages go page-level)."""
+        by_raw: dict[int, PageItem] = {}
+        page_of: dict[int, PassPage] = {}
+        raws = []
+        for item, page in zip(items, job.pages, strict=True):
+            raw = RawPage(item.final_url, item.html, item.content_type or None)
+            by_raw[id(raw)] = item
+            page_of[id(raw)] = page
+            raws.append(raw)
+
+        def full(raw: RawPage) -> RawPage:
+            page = page_of[id(raw)]
+            return RawPage(raw.url, stored.html(page), raw.content_type) if page.stored else raw
+
+        def parse(raw: RawPage) -> Dom:
+            return parse_raw(full(raw), job.site)
+
+        doms = KeptDoms(job.site, parser=parse, size=lambda raw: page_of[id(raw)].nbytes)
+        methods = site_methods(self.extraction.extractors.values())
+
+        def held(elements: int) -> None:
+            result.held_elements = max(result.held_elements, doms.nodes + elements)
+
+        try:
+            learned = "sitelevel" in methods
+            hashes = count_site_hashes(raws, doms.parse, learned, spill=job.staging)
+            context = None
+            if hashes.learned is not None:
+                context = SiteContext({"sitelevel": hashes.learned})
+
+            def extract(raw: RawPage, dom: Dom) -> Extraction:
+                return self._extract(by_raw[id(raw)], dom, context)
+
+            with NodeRows(job.crawl, job.site, hashes.kind, job.staging) as rows:
+                run = streamed_site_pass(
+                    job.site, raws, extract, hashes, doms.take, rows.add,
+                    geometry=job.geometry, held=held, full=full, spill=job.staging,
+                )  # fmt: skip
+        except Exception as err:  # the site's pages are still written, page by page
+            logger.warning("site pass of %s failed: %s", job.site, err)
+            result.errors += 1
+            return None
+        result.nodes, result.nodes_file = rows.table, rows.path
+        _apply_outcomes(run, by_raw)
+        return run
 
     def run_page(self, job: PageJob) -> SitePassResult:
         """The page-level extraction and article flag of one page (result `pages[0]`)."""
@@ -366,7 +527,8 @@ class SitePasser:
         def parse(raw: RawPage) -> Dom:
             return parse_raw(raw, shard.site)
 
-        return ShardResult(hashes=[page_hashes(_raw(page), parse) for page in shard.pages])
+        pages = StoredBytes().resolved(shard.pages)
+        return ShardResult(hashes=[page_hashes(_raw(page), parse) for page in pages])
 
     def pass_shard(self, shard: PassShard) -> ShardResult:
         """What the site pass computes page by page, for the shard's pages."""
@@ -374,7 +536,7 @@ class SitePasser:
         slots = SiteSlots()
         self.extraction.recorded.clear()
         try:
-            for page in shard.pages:
+            for page in StoredBytes().resolved(shard.pages):
                 raw = _raw(page)
                 try:
                     dom = parse_raw(raw, shard.site)
@@ -395,6 +557,70 @@ class SitePasser:
         pass that extracts the pages (which takes the Doms `doms` kept)."""
         methods = site_methods(self.extraction.extractors.values())
         return learn_site(raws, methods, doms.parse) if methods else None
+
+
+class NodeRows:
+    """A site's `nodes` rows as the streamed pass makes them, page by page: written to a
+    staging file in `staging` (`path`) a row group at a time, or, without a folder, kept
+    for one table (`table`). No file is left behind when the pass fails."""
+
+    def __init__(self, crawl: str, site: str, kind: str, staging: str = "") -> None:
+        self.crawl, self.site, self.kind, self.staging = crawl, site, kind, staging
+        self.path = ""
+        self.table: pa.Table | None = None
+        self.rows = 0
+        self._held: list[pa.Table] = []
+        self._held_rows = 0
+        self._writer: Any = None
+
+    def __enter__(self) -> NodeRows:
+        return self
+
+    def add(self, page: int, records: PageNodes, labels: np.ndarray) -> None:
+        """One page's rows (`page`: its number in the site)."""
+        table = nodes_table([records], [labels], self.crawl, self.site, self.kind, page)
+        self._held.append(table)
+        self._held_rows += table.num_rows
+        self.rows += table.num_rows
+        if self.staging and self._held_rows >= NODE_ROWS_AT_ONCE:
+            self._flush()
+
+    def _flush(self) -> None:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        if not self._held:
+            return
+        if self._writer is None:
+            import os
+            import tempfile
+
+            os.makedirs(self.staging, exist_ok=True)
+            handle, self.path = tempfile.mkstemp(".parquet", "nodes-", self.staging)
+            os.close(handle)
+            self._writer = pq.ParquetWriter(self.path, nodes_schema(), compression="zstd")
+        self._writer.write_table(pa.concat_tables(self._held), row_group_size=NODE_ROWS_AT_ONCE)
+        self._held, self._held_rows = [], 0
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        import pyarrow as pa
+
+        if exc_type is not None:
+            if self._writer is not None:
+                self._writer.close()
+            if self.path:
+                import os
+
+                os.unlink(self.path)
+            self.path = ""
+            return
+        if self.staging:
+            self._flush()
+            if self._writer is not None:
+                self._writer.close()
+        elif self._held:
+            self.table = pa.concat_tables(self._held)
+        self._held = []
 
 
 def _raw(page: PassPage) -> RawPage:
@@ -419,7 +645,7 @@ def pass_order(job: SitePassJob) -> list[int]:
 
 def _split(pages: list[PassPage], parts: int) -> list[tuple[PassPage, ...]]:
     """`pages` in `parts` runs of about equal bytes, in order (none empty)."""
-    return [tuple(run) for run in split_runs(pages, parts, lambda page: len(page.html))]
+    return [tuple(run) for run in split_runs(pages, parts, lambda page: page.nbytes)]
 
 
 def hash_shards(job: SitePassJob, parts: int) -> list[HashShard]:
@@ -480,7 +706,8 @@ def finish_shards(job: SitePassJob, shards: list[ShardResult]) -> SitePassResult
 
 def run_labels(job: LabelJob) -> SitePassResult:
     """The `nodes` rows of a `LabelJob`'s pages (result `nodes`): SiteLevel, no extraction."""
-    raws = [RawPage(page.final_url, page.html, page.content_type or None) for page in job.pages]
+    pages = StoredBytes().resolved(job.pages)
+    raws = [RawPage(page.final_url, page.html, page.content_type or None) for page in pages]
     run = run_sitelevel(job.site, raws, geometry=job.geometry, method=job.method)
     return SitePassResult(ran=True, nodes=run.table(job.crawl))
 

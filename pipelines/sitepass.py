@@ -31,9 +31,19 @@ it is let go (`site_complete` with final=True), and the spider starts the next s
 
 A site whose articles are written is done: its pages replayed on resume are skipped; if its
 nodes were not written (a stop between the two), SiteLevel alone runs on its stored pages
-(`LabelJob`, in a worker as a site pass does). A
-page that would take its site's buffer past NEWSCRAWL_SITELEVEL_MAX_BYTES is extracted page by
-page instead, as is every page with NEWSCRAWL_SITELEVEL off (then this pipeline is not used).
+(`LabelJob`, in a worker as a site pass does).
+
+What a site holds here does not grow with its pages' bytes: a page the `pages` dataset stored
+(its pipeline runs before this one) is kept without its bytes, and the site pass reads them
+from the site's stored files (closed first, `site_complete`) a row group at a time, in the
+worker. The site pass of SiteLevel without context pages streams (`newscrawl.template.
+streampass`): one page's tree and node records at a time, its `nodes` rows written to a
+staging file as they are made and copied into the dataset here a row group at a time. Only a
+crawl that does not store its raw pages keeps their bytes here: a page that would take its
+site's buffer past NEWSCRAWL_SITELEVEL_MAX_BYTES is then extracted page by page instead (and,
+not stored, never in the site pass too), as is every page with NEWSCRAWL_SITELEVEL off (then
+this pipeline is not used). A site of more than 64 MB of pages is never split over the
+workers (a split pass holds every page's node records in this process).
 
 Settings: NEWSCRAWL_SITELEVEL (on/off), NEWSCRAWL_SITELEVEL_MAX_BYTES, NEWSCRAWL_GEOMETRY,
 NEWSCRAWL_SITE_METHOD (what labels the site's template nodes: sitelevel, sst, pagelets, entropy),
@@ -47,17 +57,25 @@ from __future__ import annotations
 import dataclasses
 import logging
 from collections import defaultdict
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from newscrawl.pipelines.classify import ArticleClassifierPipeline
 from newscrawl.pipelines.extraction import ExtractionPipeline
-from newscrawl.pipelines.parquet import ParquetWriterPipeline, site_complete, writer_options
+from newscrawl.pipelines.parquet import (
+    DatasetPipeline,
+    ParquetWriterPipeline,
+    site_complete,
+    writer_options,
+)
 from newscrawl.pipelines.sitejob import (
     LabelJob,
     PassSettings,
     SitePasser,
     SitePassJob,
     SitePassResult,
+    StoredBytes,
+    StoredRef,
     log_level,
     pass_page,
     run_labels,
@@ -86,6 +104,9 @@ if TYPE_CHECKING:
 __all__ = ["SitePassPipeline", "stored_items"]
 
 logger = logging.getLogger(__name__)
+# A site of more raw bytes than this is never split: the split pass holds every page's node
+# records in the crawl process, the whole pass in a worker streams them.
+SPLIT_MAX_BYTES = 64 << 20
 _PAGE_COLUMNS = ("url", "final_url", "fetched_at", "status", "content_type", "headers", "html")
 _WARC_COLUMNS = ("warc_file", "warc_offset", "warc_record_id", "warc_date")
 
@@ -109,6 +130,8 @@ class SitePassPipeline:
         self.nodes = nodes_writer(self.state.dataset_root("nodes"), **options)
         self.buffers: defaultdict[str, list[PageItem]] = defaultdict(list)
         self.sizes: defaultdict[str, int] = defaultdict(int)
+        self.raw_pages: DatasetPipeline | None = None  # what stores each page before us
+        self.refs: dict[str, StoredRef] = {}  # final_url: where a page being passed is stored
         self.done: set[str] = set()  # sites whose articles are written
         self.labelled: set[str] = set()  # sites whose nodes are written
         self.pending: set[str] = set()  # resumed: sites with stored pages and no articles
@@ -156,9 +179,23 @@ class SitePassPipeline:
             started = threads.deferToThread(self.pool.start)
             started.addErrback(lambda f: logger.warning("site pass workers: %s", f.value))
         self.articles.open_spider()
+        self.raw_pages = self._raw_pages()
         self.done = self._written_sites("articles")
         self.labelled = self._written_sites("nodes")
         self.pending = set(self.state.site_pages) - self.done
+
+    def _raw_pages(self) -> DatasetPipeline | None:
+        """The pipeline that stores each page's bytes (`pages`) before this one sees it, if
+        the crawl has one: a page it stored is kept here without its bytes, and the site pass
+        reads them from the stored files."""
+        manager = getattr(getattr(self.crawler.engine, "scraper", None), "itemproc", None)
+        pipelines = list(getattr(manager, "middlewares", ()))
+        for pipeline in pipelines:
+            if pipeline is self:
+                return None  # none before this one
+            if isinstance(pipeline, DatasetPipeline) and pipeline.dataset == "pages":
+                return pipeline
+        return None
 
     def _written_sites(self, dataset: str) -> set[str]:
         """Sites with a complete file of `dataset` in this crawl (a resumed crawl)."""
@@ -215,7 +252,13 @@ class SitePassPipeline:
         self.crawler.signals.send_catch_log(site_complete, site=site, final=True)
 
     def _buffer(self, item: PageItem) -> bool:
-        """Keep the page's bytes for its site pass; False when the site's buffer is full."""
+        """Keep the page for its site pass: without its bytes when they are stored (the pass
+        reads them from the stored files), else with them; False when the site's buffer of
+        bytes is full (the page is then extracted page by page, and not stored: never in the
+        pass as well)."""
+        if self.raw_pages is not None and item.final_url in self.raw_pages.written:
+            self.buffers[item.site].append(dataclasses.replace(item, dom=None, html=b""))
+            return True
         if self.sizes[item.site] + len(item.html) > self.max_bytes:
             self.crawler.stats.inc_value("newscrawl/sitepass/over_budget")
             return False
@@ -268,6 +311,8 @@ class SitePassPipeline:
                 self.crawler.stats.inc_value("newscrawl/sitepass/partial_sites")
             buffered = self.buffers.pop(site, [])
             self.sizes.pop(site, None)
+            # the site's stored pages into closed files: the pass reads them there
+            self.crawler.signals.send_catch_log(site_complete, site=site, final=False)
             items = await maybe_deferred_to_future(
                 threads.deferToThread(self._site_items, site, buffered)
             )
@@ -278,9 +323,11 @@ class SitePassPipeline:
 
     def _site_items(self, site: str, buffered: list[PageItem]) -> list[PageItem]:
         """The site's pages: stored by an earlier run of this crawl, then buffered here, then
-        (`context`) stored by earlier crawls of the folder, to carry the site's template."""
+        (`context`) stored by earlier crawls of the folder, to carry the site's template.
+        Stored pages come without their bytes: where they are goes to `refs`."""
         fresh = {item.final_url for item in buffered}
-        stored = [i for i in stored_items(self.state, site) if i.final_url not in fresh]
+        found = stored_items(self.state, site, refs=self.refs)
+        stored = [item for item in found if item.final_url not in fresh]
         items = stored + buffered
         if not self.incremental or not items:
             return items
@@ -292,8 +339,11 @@ class SitePassPipeline:
     async def _site_pass(self, site: str, items: list[PageItem]) -> SitePassResult | None:
         """The site pass of `items` (in a worker process, or a thread); None when it did not
         run: the items are extracted page by page then."""
-        pages = tuple(pass_page(item) for item in items)
-        job = SitePassJob(site, self.state.crawl_id, pages, self.geometry, self.method)
+        pages = tuple(pass_page(item, self._ref(item)) for item in items)
+        staging = str(self.state.state_dir / "nodes-staging")
+        job = SitePassJob(
+            site, self.state.crawl_id, pages, self.geometry, self.method, staging=staging
+        )
         result: SitePassResult | None
         try:
             if self.passer is not None:
@@ -345,6 +395,8 @@ class SitePassPipeline:
             return 1
         if len(job.pages) < self.split_pages or any(page.context for page in job.pages):
             return 1
+        if sum(page.nbytes for page in job.pages) > SPLIT_MAX_BYTES:
+            return 1  # its parts' node records would all be held here: streamed whole instead
         if job.method != "sitelevel" or job.geometry != "flow" or methods - {"sitelevel"}:
             return 1
         return self.pool.workers
@@ -356,13 +408,23 @@ class SitePassPipeline:
             if not item.context:
                 self._page_by_page(item)
 
+    def _ref(self, item: PageItem) -> StoredRef | None:
+        """Where the page's bytes are stored, when the item holds none."""
+        return None if item.html else self.refs.get(item.final_url)
+
     def _page_by_page(self, item: PageItem) -> None:
-        """One page's page-level extraction and article flag, as when the site pass is off."""
+        """One page's page-level extraction and article flag, as when the site pass is off
+        (its stored bytes read for it, and let go after)."""
+        ref = self._ref(item)
+        if ref is not None:
+            item.html = StoredBytes(0).html(pass_page(item, ref))
         self.extraction.fill(item)
         if item.dom is not None:
             self.classifier.classify(item)
         item.dom = None
         item.stage = PAGE_STAGE
+        if ref is not None:
+            item.html = b""
 
     def _apply(self, site: str, items: list[PageItem], result: SitePassResult) -> None:
         """What the pass gave: log and record what it met, then set each page's results."""
@@ -396,31 +458,57 @@ class SitePassPipeline:
         self.articles.repeats.close_site(site)
         self.articles.writer.close_partition(self.state.partition(site))
         logger.info("site pass: %s, %d pages written", site, len(items))
+        for item in items:
+            self.refs.pop(item.final_url, None)
         if result is not None and result.ran:
             stage = "site" if result.template else "page"
             self.crawler.stats.inc_value(f"newscrawl/sitepass/{stage}_sites")
-            self._write_nodes(site, result.nodes)
+            self._write_nodes(site, result.nodes, result.nodes_file)
 
-    def _write_nodes(self, site: str, table: pa.Table | None) -> None:
-        """The site's `nodes` rows (None: the site was too small to label), in a file of
-        their own."""
-        if site in self.labelled:
-            return  # written before a stop that came before the articles
-        self.labelled.add(site)
-        rows = 0
-        if table is not None:
+    def _write_nodes(self, site: str, table: pa.Table | None, staged: str = "") -> None:
+        """The site's `nodes` rows (None and no `staged` file: the site was too small to
+        label), in a file of their own; a `staged` file is read a row group at a time and
+        removed."""
+        try:
+            if site in self.labelled:
+                return  # written before a stop that came before the articles
+            self.labelled.add(site)
+            rows = 0
             partition = {"crawl": self.state.crawl_id, "site": site}
+            if staged:
+                rows = self._copy_staged(staged, partition)
+            elif table is not None:
+                self.nodes.write_table(table, partition)
+                rows = table.num_rows
+            if rows:
+                self.nodes.close_partition(partition)
+            self.crawler.stats.inc_value("newscrawl/written/nodes", rows)
+        finally:
+            if staged:
+                Path(staged).unlink(missing_ok=True)
+
+    def _copy_staged(self, staged: str, partition: dict[str, str]) -> int:
+        """The rows of a site pass's staging file into the site's `nodes` partition."""
+        import pyarrow.parquet as pq
+
+        rows = 0
+        source = pq.ParquetFile(staged)
+        for group in range(source.num_row_groups):
+            table = source.read_row_group(group)
             self.nodes.write_table(table, partition)
-            self.nodes.close_partition(partition)
-            rows = table.num_rows
-        self.crawler.stats.inc_value("newscrawl/written/nodes", rows)
+            self.nodes.flush(partition)  # a row group held at a time
+            rows += table.num_rows
+            del table
+        source.close()
+        return rows
 
     async def _label_stored(self, site: str) -> None:
         """SiteLevel alone for a site whose articles were written but whose nodes were not
         (a stop between the two): from its stored pages, none of which is fetched again."""
-        read = threads.deferToThread(stored_items, self.state, site)
+        refs: dict[str, StoredRef] = {}
+        read = threads.deferToThread(stored_items, self.state, site, refs)
         items = await maybe_deferred_to_future(read)
-        pages = tuple(pass_page(item) for item in items)
+        pages = tuple(pass_page(item, refs.get(item.final_url)) for item in items)
         job = LabelJob(site, self.state.crawl_id, pages, self.geometry, self.method)
         result = None
         if self.pool is not None:  # in a worker, as a site pass; in a thread when both died
@@ -479,18 +567,36 @@ def _context_item(row: dict[str, Any], site: str) -> PageItem:
     return item
 
 
-def stored_items(state: Any, site: str) -> list[PageItem]:
+def stored_items(state: Any, site: str, refs: dict[str, StoredRef] | None = None) -> list[PageItem]:
     """PageItems of the site's pages in this crawl's complete `pages` files (with the WARC
-    record each came from, when the files say)."""
+    record each came from, when the files say). With `refs`, the items hold no bytes: where
+    each page's are (file, row, size) goes into `refs` by its final URL, read a row group at
+    a time."""
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
 
     items: list[PageItem] = []
     for path in closed_files(state.dataset_root("pages"), state.partition(site)):
-        names = set(pq.read_schema(path).names)
-        columns = [c for c in (*_PAGE_COLUMNS, *_WARC_COLUMNS) if c in names]
-        for row in pq.read_table(path, columns=columns).to_pylist():
-            if row["html"] is not None:
-                items.append(_stored_item(row, site, state.crawl_id))
+        with pq.ParquetFile(path) as source:
+            names = set(source.schema_arrow.names)
+            columns = [c for c in (*_PAGE_COLUMNS, *_WARC_COLUMNS) if c in names]
+            first = 0
+            for group in range(source.num_row_groups):
+                table = source.read_row_group(group, columns=columns)
+                sizes = pc.binary_length(table.column("html")).to_pylist()
+                if refs is not None:
+                    table = table.drop_columns(["html"])
+                for offset, row in enumerate(table.to_pylist()):
+                    if sizes[offset] is None:
+                        continue
+                    if refs is not None:
+                        row["html"] = b""
+                        refs.setdefault(
+                            row["final_url"], (str(path), first + offset, sizes[offset])
+                        )
+                    items.append(_stored_item(row, site, state.crawl_id))
+                first += table.num_rows
+                del table
     return items
 
 

@@ -30,10 +30,16 @@ no politeness delays, writing Parquet to a temporary folder. Variants:
                 (`newscrawl.demo.docsite`)
   docs-no-sitelevel, docs-no-extraction, docs-thread-pass, docs-whole-pass  the same site
                 as no-sitelevel, no-extraction, thread-pass and whole-pass
+  heavy-site    site-pass on one site of element-heavy pages instead of the demo web:
+                --heavy-pages pages (default 200) of about 95,000 elements and 1.6 MB each
+                (`newscrawl.demo.heavysite`); its figure to read is the process tree's peak
+                beside the page count
 
 pages/s is HTML pages written per second of crawl (spider open to close); peak memory is the
 crawl process's maximum resident set, worker MB the largest of its parse-pool workers', pass
-MB the largest of its site pass workers' (0: the site pass ran in a thread). With
+MB the largest of its site pass workers' (0: the site pass ran in a thread), tree MB the
+largest sum of the resident sets of the crawl process and all its children at one moment
+(sampled every 0.1 s). With
 --repeat K the variants run round by round (each once a round) and medians are reported.
 With --site DIR a real static site (a folder, e.g. a Debian -doc package's HTML) is crawled
 instead, beside a plain Scrapy spider in the same run (newscrawl/bench/_realsite.py).
@@ -87,6 +93,7 @@ VARIANTS: dict[str, dict[str, Any]] = {
     "docs-thread-pass": {"NEWSCRAWL_SITEPASS_WORKERS": 0},
     "whole-pass": {"NEWSCRAWL_SITEPASS_SPLIT_PAGES": 0},
     "docs-whole-pass": {"NEWSCRAWL_SITEPASS_SPLIT_PAGES": 0},
+    "heavy-site": {},
 }
 _DOCS_VARIANTS = (
     "docs-site",
@@ -162,6 +169,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="with --site: pages per crawl (default: 200)",
     )
+    parser.add_argument(
+        "--heavy-pages",
+        type=positive_int,
+        default=200,
+        metavar="N",
+        help="pages of the heavy-site variant's site (default: 200)",
+    )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
 
 
@@ -208,11 +222,48 @@ def _crawl(
     command = crawl_command(sites, out, settings, ("--fast-local", "--log-level", "WARNING"))
     root = str(_import_root(tree)) if tree else None
     env = {**os.environ, "PYTHONPATH": root} if root else None
-    result = subprocess.run(command, capture_output=True, text=True, env=env, cwd=root)
+    with tempfile.TemporaryFile("w+") as errors:
+        child = subprocess.Popen(
+            command, stdout=subprocess.DEVNULL, stderr=errors, text=True, env=env, cwd=root
+        )
+        peak = tree_peak_mb(child)
+        errors.seek(0)
+        stderr = errors.read()
     summaries = sorted(out.glob(".newscrawl/*/summary.json"))
-    if result.returncode != 0 or not summaries:
-        raise RuntimeError(f"crawl failed ({result.returncode}): {result.stderr[-2000:]}")
-    return json.loads(summaries[-1].read_text())
+    if child.returncode != 0 or not summaries:
+        raise RuntimeError(f"crawl failed ({child.returncode}): {stderr[-2000:]}")
+    return {**json.loads(summaries[-1].read_text()), "tree_peak_mb": peak}
+
+
+def tree_peak_mb(child: subprocess.Popen[str], every: float = 0.1) -> float:
+    """Wait for `child`; the largest sum of the resident sets of it and all its descendants
+    seen at one moment (sampled every `every` seconds), in MB."""
+    import psutil
+
+    peak = 0
+    try:
+        process = psutil.Process(child.pid)
+    except psutil.NoSuchProcess:
+        child.wait()
+        return 0.0
+    while child.poll() is None:
+        total = 0
+        try:
+            members = [process, *process.children(recursive=True)]
+        except psutil.NoSuchProcess:
+            break
+        for member in members:
+            try:
+                total += member.memory_info().rss
+            except psutil.NoSuchProcess:  # ended between the listing and the reading
+                continue
+        peak = max(peak, total)
+        try:
+            child.wait(every)
+        except subprocess.TimeoutExpired:
+            continue
+    child.wait()
+    return peak / (1 << 20)
 
 
 def _import_root(tree: str) -> Path:
@@ -275,6 +326,7 @@ def _row(runs: list[dict[str, Any]]) -> dict[str, float]:
         "workers_mb": max(r.get("peak_rss_workers_mb", 0) for r in runs),
         "sitepass_mb": max(r.get("peak_rss_sitepass_mb", 0) for r in runs),
         "refused_nodes": max(r.get("errors", {}).get("too_many_nodes", 0) for r in runs),
+        "tree_mb": max(r.get("tree_peak_mb", 0) for r in runs),
     }
 
 
@@ -282,16 +334,18 @@ def run(args: argparse.Namespace) -> int:
     if args.site is not None:
         return _run_real_site(args)
     from newscrawl.demo.docsite import DOCS_PAGES, DOCS_SITE, docs_site
+    from newscrawl.demo.heavysite import HEAVY_SITE_NAME, heavy_site
     from newscrawl.demo.server import DemoServer, serve_pages
 
     names: list[str] = args.variants  # known and at least one: checked by the parser
     web = _web(args.copies)
-    hosts = [f"127.0.0.{n}" for n in range(1, len(web.sites) + 3)]
+    hosts = [f"127.0.0.{n}" for n in range(1, len(web.sites) + 4)]
     results: dict[str, dict[str, float]] = {}
     with (
-        DemoServer(web, port=0, hosts=hosts[:-2]) as server,
-        serve_pages(hosts[-2], _heavy_body) as heavy,
-        docs_site(hosts[-1]) as docs,
+        DemoServer(web, port=0, hosts=hosts[:-3]) as server,
+        serve_pages(hosts[-3], _heavy_body) as heavy,
+        docs_site(hosts[-2]) as docs,
+        heavy_site(hosts[-1], args.heavy_pages) as heavy_start,
         tempfile.TemporaryDirectory() as tmp,
     ):
         sites = server.write_site_list(Path(tmp) / "sites.csv")
@@ -299,7 +353,14 @@ def run(args: argparse.Namespace) -> int:
         with_heavy.write_text(sites.read_text() + f"{heavy},{HEAVY_SITE},\n")
         docs_only = Path(tmp) / "sites-docs.csv"
         docs_only.write_text(f"url,name,max_pages\n{docs},{DOCS_SITE},{DOCS_PAGES}\n")
-        lists = {"heavy-page": with_heavy, **dict.fromkeys(_DOCS_VARIANTS, docs_only)}
+        heavy_only = Path(tmp) / "sites-heavy-site.csv"
+        cap = args.heavy_pages + 1  # its pages and its home page
+        heavy_only.write_text(f"url,name,max_pages\n{heavy_start},{HEAVY_SITE_NAME},{cap}\n")
+        lists = {
+            "heavy-page": with_heavy,
+            "heavy-site": heavy_only,
+            **dict.fromkeys(_DOCS_VARIANTS, docs_only),
+        }
         # label -> (variant, checkout that crawls it: None for this one)
         trees: dict[str, tuple[str, str | None]] = {name: (name, None) for name in names}
         if args.against:
@@ -321,15 +382,22 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(results, indent=1))
         return 0
     print(f"demo web x{args.copies}: {len(web.sites)} sites; median of {args.repeat} crawl(s)")
+    if "heavy-site" in results:
+        heavy_row = results["heavy-site"]
+        print(
+            f"heavy site: {heavy_row['pages']:.0f} pages of ~95k elements written,"
+            f" process tree peak {heavy_row['tree_mb']:.0f} MB"
+        )
     width = max([19, *map(len, results)])
     print(f"{'variant':<{width}} {'pages':>6} {'seconds':>8} {'pages/s':>8} {'peak MB':>8}", end="")
-    print(f" {'worker MB':>9} {'pass MB':>8}", end="")
+    print(f" {'worker MB':>9} {'pass MB':>8} {'tree MB':>8}", end="")
     print(f" {'other pages/s':>14} {'refused':>8}" if "heavy-page" in results else "")
     for name, row in results.items():
         print(
             f"{name:<{width}} {row['pages']:>6.0f} {row['seconds']:>8.1f}"
             f" {row['pages_per_s']:>8.1f}"
-            f" {row['peak_rss_mb']:>8.0f} {row['workers_mb']:>9.0f} {row['sitepass_mb']:>8.0f}",
+            f" {row['peak_rss_mb']:>8.0f} {row['workers_mb']:>9.0f} {row['sitepass_mb']:>8.0f}"
+            f" {row['tree_mb']:>8.0f}",
             end="",
         )
         extra = f" {row['other_pages_per_s']:>14.1f} {row['refused_nodes']:>8.0f}"

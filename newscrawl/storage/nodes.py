@@ -48,11 +48,13 @@ def nodes_columns(
     crawl: str = "",
     site: str | None = None,
     kind: str | None = None,
+    first_page: int = 0,
 ) -> dict[str, np.ndarray | list]:
-    """Column arrays of the `nodes` dataset for these pages (see NODE_COLUMNS)."""
+    """Column arrays of the `nodes` dataset for these pages (see NODE_COLUMNS); the pages are
+    numbered from `first_page` (a site's rows made a few pages at a time)."""
     parts: dict[str, list] = {name: [] for name in NODE_COLUMNS}
     kind = kind or site_kind(pages)
-    for index, (page, label) in enumerate(zip(pages, labels, strict=True)):
+    for index, (page, label) in enumerate(zip(pages, labels, strict=True), first_page):
         area = page.area
         keep = np.flatnonzero(area > 0)
         features = node_features(page)[keep]
@@ -90,11 +92,12 @@ def nodes_table(
     crawl: str = "",
     site: str | None = None,
     kind: str | None = None,
+    first_page: int = 0,
 ) -> pa.Table:
-    """The `nodes` dataset rows as a pyarrow Table."""
+    """The `nodes` dataset rows as a pyarrow Table (pages numbered from `first_page`)."""
     import pyarrow as pa
 
-    columns = nodes_columns(pages, labels, crawl=crawl, site=site, kind=kind)
+    columns = nodes_columns(pages, labels, crawl=crawl, site=site, kind=kind, first_page=first_page)
     schema = nodes_schema()
     return pa.table({f.name: pa.array(columns[f.name], type=f.type) for f in schema}, schema=schema)
 

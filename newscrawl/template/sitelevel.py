@@ -238,20 +238,32 @@ class KeptDoms:
         site: str | None = None,
         max_nodes: int = KEPT_DOM_NODES,
         max_bytes: int = KEPT_DOM_BYTES,
+        parser: PageParser | None = None,
+        size: Callable[[RawPage], int] | None = None,
     ) -> None:
+        """`parser`: how a page is parsed (default `parse_raw` with `site`); `size`: a page's
+        bytes (default its `html`'s length), for pages whose bytes the parser reads."""
         self.site = site
         self.max_nodes = max_nodes
         self.max_bytes = max_bytes
         self.nodes = 0
         self.bytes = 0
+        self._parser = parser
+        self._size = size
         self._kept: dict[int, tuple[RawPage, Dom]] = {}
+
+    def _parse(self, raw: RawPage) -> Dom:
+        return self._parser(raw) if self._parser is not None else parse_raw(raw, self.site)
+
+    def _bytes(self, raw: RawPage) -> int:
+        return self._size(raw) if self._size is not None else len(raw.html)
 
     def parse(self, raw: RawPage) -> Dom:
         kept = self._kept.get(id(raw))
         if kept is not None:
             return kept[1]
-        dom = parse_raw(raw, self.site)
-        nodes, size = self.nodes + len(dom), self.bytes + len(raw.html)
+        dom = self._parse(raw)
+        nodes, size = self.nodes + len(dom), self.bytes + self._bytes(raw)
         if nodes <= self.max_nodes and size <= self.max_bytes:
             self._kept[id(raw)] = (raw, dom)  # the page too: its id stays its own meanwhile
             self.nodes, self.bytes = nodes, size
@@ -260,9 +272,9 @@ class KeptDoms:
     def take(self, raw: RawPage) -> Dom:
         kept = self._kept.pop(id(raw), None)
         if kept is None:
-            return parse_raw(raw, self.site)
+            return self._parse(raw)
         self.nodes -= len(kept[1])
-        self.bytes -= len(raw.html)
+        self.bytes -= self._bytes(raw)
         return kept[1]
 
 

@@ -62,6 +62,7 @@ __all__ = [
     "SitePassRun",
     "SiteSlots",
     "SiteTemplate",
+    "SlotCounts",
     "final_extraction",
     "finish_site_pass",
     "learn_template",
@@ -285,26 +286,45 @@ class SiteTemplate:
         return self.boilerplate | self.title
 
 
+class SlotCounts:
+    """What the slot decisions count over a site's pages, a page at a time: per slot, the
+    pages it has text on, the pages the extractor chose it on, and those it holds the title on."""
+
+    def __init__(self) -> None:
+        self.present: Counter[int] = Counter()
+        self.chosen: Counter[int] = Counter()
+        self.titled: Counter[int] = Counter()
+        self.pages = 0
+
+    def add(self, choice: PageChoice) -> None:
+        self.present.update(choice.present)
+        self.chosen.update(choice.chosen)
+        self.titled.update(choice.title_slots)
+        self.pages += 1
+
+    def template(self, config: SitePassConfig) -> SiteTemplate:
+        """The site's slot decisions from the pages counted (see the module docstring)."""
+        boilerplate, title, content = set(), set(), set()
+        for slot, pages in self.present.items():
+            if not slot or pages < config.min_slot_pages:
+                continue
+            if self.chosen[slot] < config.content_share * pages:
+                boilerplate.add(slot)
+            else:
+                content.add(slot)
+                if self.titled[slot] >= config.title_share * pages:
+                    title.add(slot)
+        return SiteTemplate(
+            frozenset(boilerplate), frozenset(title), frozenset(content), self.pages
+        )
+
+
 def learn_template(choices: Sequence[PageChoice], config: SitePassConfig) -> SiteTemplate:
     """The site's slot decisions from all of its pages (see the module docstring)."""
-    present: Counter[int] = Counter()
-    chosen: Counter[int] = Counter()
-    titled: Counter[int] = Counter()
+    counts = SlotCounts()
     for choice in choices:
-        present.update(choice.present)
-        chosen.update(choice.chosen)
-        titled.update(choice.title_slots)
-    boilerplate, title, content = set(), set(), set()
-    for slot, pages in present.items():
-        if not slot or pages < config.min_slot_pages:
-            continue
-        if chosen[slot] < config.content_share * pages:
-            boilerplate.add(slot)
-        else:
-            content.add(slot)
-            if titled[slot] >= config.title_share * pages:
-                title.add(slot)
-    return SiteTemplate(frozenset(boilerplate), frozenset(title), frozenset(content), len(choices))
+        counts.add(choice)
+    return counts.template(config)
 
 
 def join_pieces(choice: PageChoice, keep: Sequence[int]) -> str:
