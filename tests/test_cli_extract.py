@@ -150,6 +150,7 @@ def test_jsonl_records_and_bad_pages(tmp_path: Path, capsys: pytest.CaptureFixtu
         "title": "Good",
         "text": "Fine text.",
         "extractor": "paras",
+        "page_type": None,  # an extractor that cannot tell the page's kind says so
     }
     assert [r["path"] for r in records] == [str(good), str(binary), str(empty), str(raising)]
     assert [("error" in r) for r in records] == [False, True, True, True]
@@ -191,6 +192,7 @@ def test_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[st
         "title": "From stdin",
         "text": "piped text",
         "extractor": "paras",
+        "page_type": None,  # an extractor that cannot tell the page's kind says so
     }
 
 
