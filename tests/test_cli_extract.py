@@ -15,6 +15,7 @@ from newscrawl import extractors
 from newscrawl.cli import main
 from newscrawl.dom import Dom
 from newscrawl.extractors import DEFAULT_EXTRACTOR, Extraction
+from newscrawl.learned.pagetype import PAGE_TYPES
 
 
 class Paragraphs:
@@ -253,6 +254,7 @@ def test_real_command_line_with_the_default_extractor(tmp_path: Path) -> None:
         str(tmp_path / "pages" / f"{n}.html") for n in range(13)
     ]
     assert all("error" not in r and "library budget" in r["text"] for r in records[:12])
+    assert all(r["page_type"] in PAGE_TYPES for r in records[:12])  # the page's kind, too
     assert "error" in records[12]
     assert done.stderr.splitlines() == [
         f"newscrawl extract: {records[12]['path']}: {records[12]['error']}"

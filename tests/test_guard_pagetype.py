@@ -106,7 +106,7 @@ def test_page_type_model_fits_round_trips_and_refuses_bad_files(tmp_path: Path) 
     labels = ["forum", "product", "listing"] * 30
     for i, label in enumerate(labels):  # one column tells the types apart
         vectors[i, 5] = ("forum", "product", "listing").index(label) * 3
-    model = fit_page_types(vectors, labels, {"command": "test"})
+    model = fit_page_types(vectors, labels, {"command": "test"}, iterations=10)
     assert model.predict(vectors) == labels
     path = tmp_path / "types.json"
     model.save(path)
@@ -115,9 +115,10 @@ def test_page_type_model_fits_round_trips_and_refuses_bad_files(tmp_path: Path) 
     first = path.read_bytes()
     again.save(path)
     assert path.read_bytes() == first  # the same model, the same bytes
-    predicted, figures = crossval_page_types(vectors, labels, [f"s{i}" for i in range(90)], 3)
+    sites = [f"s{i}" for i in range(90)]
+    predicted, figures = crossval_page_types(vectors, labels, sites, 3, iterations=10)
     assert figures["accuracy"] > 0.9 and len(predicted) == 90
-    two = fit_page_types(vectors[:60], labels[:60])  # two types: one ensemble, both signs
+    two = fit_page_types(vectors[:60], labels[:60], iterations=10)  # one ensemble, both signs
     assert two.predict(vectors[:60]) == labels[:60]
     path.write_text(json.dumps({"format": "something else"}))
     with pytest.raises(ModelFileError, match="not a newscrawl page type model"):

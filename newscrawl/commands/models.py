@@ -2,17 +2,21 @@
 
 ``newscrawl models build [DATA]`` rebuilds every model shipped in models/ from the datasets in
 DATA (default ../shared/data: every folder holding html/ and gold/): the learned extractor's
-model (models/extractor_model.json) and the default template model. It is deterministic (fixed
-seeds, fixed page order): a second run writes the same bytes. The extractor's decision
-threshold is chosen in the same run by site-grouped 5-fold cross-validation, whose table it
-prints (as `crossval` does); the model file records the datasets, page and site counts,
-features, library versions, the cross-validated figures and this command. Peer figures in the
-file (trafilatura's) depend on whether trafilatura is installed; the trees do not.
+model (models/extractor_model.json), the page type model (models/page_type_model.json, from
+the pages whose meta gives a page_type) and the default template model. It is deterministic
+(fixed seeds, fixed page order): a second run writes the same bytes. The extractor's decision
+threshold is chosen in the same run by site-grouped 5-fold cross-validation, and the recall
+guard's settings on the datasets and page types held out whole; it prints the tables (as
+`crossval` does); the model file records the datasets, page and site counts, features,
+library versions, the cross-validated figures and this command. Peer figures in the file
+(trafilatura's) depend on whether trafilatura is installed; the trees do not.
 
-``newscrawl models crossval DATASET...`` prints the learned extractor's site-grouped
-cross-validated shingle F1 per dataset beside NCE, MSS, CETD-TPC and trafilatura (when
-installed: pip install 'newscrawl[bench]') run on the same pages in the same run. No page is
-ever scored by a model that saw its site. This is the quality table of README.
+``newscrawl models crossval DATASET...`` prints the learned extractor's cross-validated shingle
+F1 beside NCE, MSS, CETD-TPC and trafilatura (when installed: pip install 'newscrawl[bench]')
+run on the same pages in the same run: per dataset under site-grouped folds (no page is ever
+scored by a model that saw its site), then per unit held out whole - each dataset in turn, each
+meta page_type in turn - without and with the recall guard, with the best seed and the margin
+over it. This is the quality table of README.
 
 ``newscrawl models compare NEW OLD NODES... [--last N]`` scores two template models (`newscrawl
 train` files) on the same held-back sites - by default those NEW was trained without

@@ -134,11 +134,14 @@ def bundled_page_type_model() -> Path:
     return bundled_model_path().with_name(_BUNDLED)
 
 
-def _classifier(seed: int = 0) -> Any:
+ITERATIONS = 150  # boosting iterations of the shipped model
+
+
+def _classifier(iterations: int = ITERATIONS, seed: int = 0) -> Any:
     from sklearn.ensemble import HistGradientBoostingClassifier
 
     return HistGradientBoostingClassifier(
-        max_iter=150,
+        max_iter=iterations,
         learning_rate=0.1,
         max_leaf_nodes=15,
         min_samples_leaf=10,
@@ -150,10 +153,13 @@ def _classifier(seed: int = 0) -> Any:
 
 
 def fit_page_types(
-    vectors: np.ndarray, labels: Sequence[str], provenance: dict[str, Any] | None = None
+    vectors: np.ndarray,
+    labels: Sequence[str],
+    provenance: dict[str, Any] | None = None,
+    iterations: int = ITERATIONS,
 ) -> PageTypeModel:
     """Train on page vectors with their types (at least two types)."""
-    model = _classifier().fit(vectors, np.asarray(labels))
+    model = _classifier(iterations).fit(vectors, np.asarray(labels))
     classes = tuple(str(c) for c in model.classes_)
     if len(classes) == 2:  # scikit-learn keeps one ensemble for two classes: its negation
         one = TreeEnsemble.from_sklearn(model)
@@ -177,7 +183,11 @@ def _negated(ensemble: TreeEnsemble) -> TreeEnsemble:
 
 
 def crossval_page_types(
-    vectors: np.ndarray, labels: Sequence[str], sites: Sequence[str], folds: int = 5
+    vectors: np.ndarray,
+    labels: Sequence[str],
+    sites: Sequence[str],
+    folds: int = 5,
+    iterations: int = ITERATIONS,
 ) -> tuple[list[str], dict[str, Any]]:
     """Each page's type predicted by a model that never saw its site (site-grouped folds),
     and the figures: accuracy, and per type its pages and recall."""
@@ -187,9 +197,8 @@ def crossval_page_types(
     predicted = [""] * len(labels)
     for k in sorted(set(page_folds.tolist())):
         test = page_folds == k
-        model = fit_page_types(
-            vectors[~test], [lab for lab, t in zip(labels, test, strict=True) if not t]
-        )
+        train = [label for label, held in zip(labels, test, strict=True) if not held]
+        model = fit_page_types(vectors[~test], train, iterations=iterations)
         for i, kind in zip(np.flatnonzero(test), model.predict(vectors[test]), strict=True):
             predicted[i] = kind
     truth = np.asarray(labels)
