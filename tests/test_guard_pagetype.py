@@ -80,11 +80,11 @@ def test_extraction_says_when_the_guard_added_text() -> None:
     """A threshold so high that the trees keep almost nothing of an article NCE and CETD-TPC
     agree on: the guard brings the article back and says so; without it, the text is lost."""
     dom = parse_html(ARTICLE)
-    strict = Learned(LearnedConfig(threshold=0.9999))
+    strict = Learned(LearnedConfig(threshold=1.5))
     guarded = strict.extract(dom)
     assert guarded.extractor == GUARDED
     assert "first buses crossed it" in guarded.text and "Ferry timetable" not in guarded.text
-    bare = Learned(LearnedConfig(threshold=0.9999, guard=False)).extract(parse_html(ARTICLE))
+    bare = Learned(LearnedConfig(threshold=1.5, guard=False)).extract(parse_html(ARTICLE))
     assert bare.extractor == "learned" and "first buses crossed it" not in bare.text
     plain = Learned().extract(parse_html(ARTICLE))
     assert plain.extractor == "learned"  # the trees kept the article: nothing to complete
