@@ -14,8 +14,9 @@ of their own seed features, finds whole. The guard looks at one page's blocks af
 
 It reads only the block feature rows (the seeds' selections and token counts are columns) and
 the scores, so cross-validation applies it to out-of-fold scores exactly as extraction does to
-the shipped model's, and its settings are chosen there (`choose_guard`), on datasets and page
-types held out whole. `Extraction.extractor` says ``learned+guard`` when it acted.
+the shipped model's, and `models build` chooses its settings there (`crossval.choose_guard`),
+on datasets and page types held out whole. `Extraction.extractor` says ``learned+guard`` when
+it acted.
 """
 
 from __future__ import annotations
@@ -37,8 +38,10 @@ _TOKENS = FEATURES.index("tokens_log")
 @dataclass(frozen=True, slots=True)
 class GuardParams:
     """When the guard acts and what it adds back (see the module docstring); `agree` above 1
-    turns it off. The defaults are the settings chosen by cross-validation holding out whole
-    datasets and page types (`choose_guard`), recorded in the shipped model."""
+    turns it off. A model file's own settings (`ExtractorModel.guard`, which `models build`
+    chooses by cross-validation holding out whole datasets and page types: `choose_guard`)
+    replace these defaults, which act only where the trees kept under half of a container
+    two seeds agree on, and add back only blocks the trees did not all but rule out."""
 
     agree: float = 0.5
     kept: float = 0.5
