@@ -608,6 +608,7 @@ def test_a_rebuilt_extractor_model_is_used_with_extractor_model(
     page.write_text(ARTICLE, encoding="utf-8")
     data = json.loads(bundled_extractor_model().read_text(encoding="utf-8"))
     data["threshold"] = 0.9999  # a model that keeps (almost) nothing: its use shows
+    data["guard"] = {"agree": 2.0}  # its recall guard off (the file's settings are read)
     strict = tmp_path / "strict.json"
     strict.write_text(json.dumps(data), encoding="utf-8")
     assert main(["extract", "-j", "1", "-f", "jsonl", str(page)]) == 0
