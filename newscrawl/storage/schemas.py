@@ -75,7 +75,12 @@ ARTICLES_SCHEMA = pa.schema(
         ),
         _field("title", pa.string(), "article title"),
         _field("text", pa.string(), "main text, one paragraph a line"),
-        _field("extractor", pa.string(), "extractor that produced `text`"),
+        _field(
+            "extractor",
+            pa.string(),
+            "extractor that produced `text` (learned+guard: the learned one, its recall guard "
+            "added text; its key in `texts` is learned)",
+        ),
         _field(
             "stage",
             pa.string(),
