@@ -237,6 +237,7 @@ class ExtractionPipeline:
         item.title = chosen.title or page_title(dom)
         item.text = chosen.text
         item.extractor = chosen.extractor
+        item.page_type = chosen.page_type
         item.node_ids = chosen.node_ids
         if self.keep_all:
             item.texts = {name: result.text for name, result in results.items()}

@@ -194,6 +194,7 @@ class ParquetWriterPipeline(DatasetPipeline):
             **self.base_row(item),
             "is_article": item.is_article,
             "article_reason": item.article_reason,
+            "page_type": item.page_type or None,
             "title": item.title,
             "text": item.text,
             "extractor": item.extractor,

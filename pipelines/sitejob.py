@@ -276,6 +276,7 @@ _FILLED = (
     "node_ids",
     "is_article",
     "article_reason",
+    "page_type",
     "language",
     "encoding",
     "encoding_source",
@@ -519,7 +520,7 @@ class SitePasser:
             self.classifier.classify(item)
         finally:
             item.dom = None
-        return Extraction(item.title, item.text, item.node_ids, item.extractor)
+        return Extraction(item.title, item.text, item.node_ids, item.extractor, item.page_type)
 
     def hash_shard(self, shard: HashShard) -> ShardResult:
         """The node hashes of the shard's pages (None for a page that does not parse)."""

@@ -15,6 +15,7 @@ from newscrawl import extractors
 from newscrawl.cli import main
 from newscrawl.dom import Dom
 from newscrawl.extractors import DEFAULT_EXTRACTOR, Extraction
+from newscrawl.learned.pagetype import PAGE_TYPES
 
 
 class Paragraphs:
@@ -150,6 +151,7 @@ def test_jsonl_records_and_bad_pages(tmp_path: Path, capsys: pytest.CaptureFixtu
         "title": "Good",
         "text": "Fine text.",
         "extractor": "paras",
+        "page_type": None,  # an extractor that cannot tell the page's kind says so
     }
     assert [r["path"] for r in records] == [str(good), str(binary), str(empty), str(raising)]
     assert [("error" in r) for r in records] == [False, True, True, True]
@@ -191,6 +193,7 @@ def test_stdin(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[st
         "title": "From stdin",
         "text": "piped text",
         "extractor": "paras",
+        "page_type": None,  # an extractor that cannot tell the page's kind says so
     }
 
 
@@ -251,6 +254,7 @@ def test_real_command_line_with_the_default_extractor(tmp_path: Path) -> None:
         str(tmp_path / "pages" / f"{n}.html") for n in range(13)
     ]
     assert all("error" not in r and "library budget" in r["text"] for r in records[:12])
+    assert all(r["page_type"] in PAGE_TYPES for r in records[:12])  # the page's kind, too
     assert "error" in records[12]
     assert done.stderr.splitlines() == [
         f"newscrawl extract: {records[12]['path']}: {records[12]['error']}"

@@ -120,6 +120,9 @@ def test_scrapy_crawl_of_the_demo_web_writes_every_article_once(
     wrongly = articles[~is_gold & articles.is_article]
     assert wrongly.empty, wrongly[["final_url", "article_reason"]]
     assert articles.article_reason.str.len().gt(0).all()
+    # the default (learned) extractor tells every page's kind: WCXB's seven types
+    kinds = {"article", "listing", "forum", "product", "collection", "service", "documentation"}
+    assert set(articles.page_type.dropna()) <= kinds and articles[is_gold].page_type.notna().all()
     assert articles[is_gold].published.notna().all()
     assert articles[is_gold].title.str.len().gt(0).all()
     # each site marks its dates and authors its own way, traps included (demo/themes.py)

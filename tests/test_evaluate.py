@@ -134,6 +134,8 @@ def test_evaluate_table_and_json_report(
         "F1",
         "token",
         "F1",
+        "word",
+        "F1",
         "pages/s",
     ]
     paras_row = next(line.split() for line in lines if " paras " in line)
@@ -160,6 +162,10 @@ def test_evaluate_table_and_json_report(
     assert paras["token"]["precision"] == pytest.approx(0.5)
     assert paras["token"]["recall"] == pytest.approx(2 / 3)
     assert paras["pages_per_second"] > 0
+    # WCXB's word F1: the mean of the per-page F1s (1, 2/3, 0), not the F1 of the means
+    assert paras["word_f1"] == pytest.approx((1 + 2 / 3 + 0) / 3)
+    assert paras_row[8] == f"{(1 + 2 / 3) / 3:.3f}"
+    assert [p["word_f1"] for p in paras["per_page"]] == pytest.approx([1, 2 / 3, 0])
     assert [p["id"] for p in paras["per_page"]] == ["p1", "p2", "p10"]
     assert paras["per_page"][1]["tp_fp_fn"] == pytest.approx([0.2, 0.8, 0.0])
     assert tiny["extractors"]["fragile"]["errors_by_page"] == {"p2": "KeyError: 'five'"}
@@ -299,9 +305,9 @@ def test_snippets_and_figures_by_a_meta_field(
     # kept 3 of the 4 must-have snippets; left out 2 of the 3 must-not ones; c has none
     assert ["typed", "paras", "2", "75.0%", "66.7%"] in lines
     groups = {line[0]: line[2:] for line in lines[-4:-1]}  # the last line: no extractor raised
-    assert groups["article"] == ["1", "1.000", "1.000", "1.000", "100.0%", "100.0%"]
-    assert groups["forum"] == ["1", "1.000", "0.200", "0.333", "50.0%", "50.0%"]
-    assert groups["-"] == ["1", "1.000", "1.000", "1.000", "-", "-"]
+    assert groups["article"] == ["1", "1.000", "1.000", "1.000", "1.000", "100.0%", "100.0%"]
+    assert groups["forum"] == ["1", "1.000", "0.200", "0.333", "0.667", "50.0%", "50.0%"]
+    assert groups["-"] == ["1", "1.000", "1.000", "1.000", "1.000", "-", "-"]
     report = json.loads(report_path.read_text())
     (typed,) = report["datasets"]
     assert typed["extractors"]["paras"]["snippets"] == {
@@ -312,6 +318,7 @@ def test_snippets_and_figures_by_a_meta_field(
     forum = report["by"]["groups"]["forum"]["paras"]
     assert forum["pages"] == 1
     assert forum["shingle"]["recall"] == pytest.approx(0.2)
+    assert forum["word_f1"] == pytest.approx(2 / 3)  # word bags: P 1, R 4/8
 
 
 def test_evaluate_refuses_what_it_cannot_honour_before_the_run(

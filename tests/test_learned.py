@@ -375,15 +375,22 @@ def test_crossval_by_dataset_prints_and_records_the_unseen_dataset_figures(
     report = json.loads((tmp_path / "cv.json").read_text())
     assert report["hold_out"] == "dataset" and set(report["f1"]["learned"]) == {"one", "two", "all"}
     # by page type: 2 sites x 3 pages x 2 datasets, pages 0 and 2 of each site "article"
-    table = out.split("by page_type (every dataset pooled):\n")[1].splitlines()
+    table = out.split("by page_type (every dataset pooled):\n")[1].split("\n\n")[0].splitlines()
     assert table[0].split()[:3] == ["page_type", "pages", "learned"]
     rows = {line.split()[0]: line.split()[1] for line in table[1:]}
     assert rows == {"article": "8", "forum": "4"}
     assert report["by"]["field"] == "page_type"
     assert set(report["by"]["f1"]) == {"article", "forum"}
     assert 0 <= report["by"]["f1"]["forum"]["learned"] <= 1
+    # each dataset held out whole, beside the peers on the same pages, guard chosen there
+    held = {(r["mode"], r["unit"]): r for r in report["held_out"]}
+    assert set(held) == {("dataset", "one"), ("dataset", "two"), ("dataset", "all")}
+    assert set(held["dataset", "one"]["f1"]) == {"learned", "learned+guard", "nce", "mss",
+                                                 "cetd-tpc", "trafilatura"}  # fmt: skip
+    assert held["dataset", "one"]["pages"] == 6 and "agree" in report["guard"]
+    assert "held out whole (threshold" in out and "dataset: one" in out
     assert main(["models", "crossval", str(one), "--hold-out", "dataset", "-q"]) == 2
-    assert "--hold-out dataset with 2 stage(s) needs at least 3 datasets" in capsys.readouterr().err
+    assert "--hold-out dataset needs at least 2 datasets" in capsys.readouterr().err
 
 
 def test_models_refuse_what_cannot_be_cross_validated_in_one_line(
@@ -498,7 +505,7 @@ def test_bad_pages_give_empty_or_some_text_never_a_crash(page: bytes) -> None:
     except PageError:
         return
     extraction = get_extractor("learned").extract(dom)
-    assert extraction.extractor in {"learned", "cetd-tpc"}
+    assert extraction.extractor in {"learned", "learned+guard", "cetd-tpc"}
 
 
 def test_models_build_defaults_are_the_shipped_settings() -> None:
@@ -601,6 +608,7 @@ def test_a_rebuilt_extractor_model_is_used_with_extractor_model(
     page.write_text(ARTICLE, encoding="utf-8")
     data = json.loads(bundled_extractor_model().read_text(encoding="utf-8"))
     data["threshold"] = 0.9999  # a model that keeps (almost) nothing: its use shows
+    data["guard"] = {"agree": 2.0}  # its recall guard off (the file's settings are read)
     strict = tmp_path / "strict.json"
     strict.write_text(json.dumps(data), encoding="utf-8")
     assert main(["extract", "-j", "1", "-f", "jsonl", str(page)]) == 0

@@ -14,6 +14,7 @@ from newscrawl.evaluation.metric import (
     score_tokens,
     shingles,
     tokens,
+    word_f1,
 )
 
 
@@ -83,6 +84,14 @@ def test_token_scores_are_a_bag_of_words() -> None:
     score = score_tokens("a b b c", "b c c d")
     assert (score.tp, score.fp, score.fn) == (2, 2, 2)
     assert (score.precision, score.recall) == (0.5, 0.5)
+
+
+def test_word_f1_is_the_f1_of_lower_cased_word_bags() -> None:
+    # gold {the:2, cat:1}, output {the:1, cat:1, sat:1}: TP 2, P 2/3, R 2/3
+    assert word_f1("The cat, the", "the CAT sat") == pytest.approx(2 / 3)
+    assert word_f1("", "") == 1.0
+    assert word_f1("gold only", "") == 0.0
+    assert word_f1("", "noise") == 0.0
 
 
 def test_dataset_scores_are_means_of_pages_and_f1_of_the_means() -> None:

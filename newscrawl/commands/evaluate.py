@@ -5,6 +5,7 @@ meta.jsonl (pages without gold are skipped and counted). For every dataset and e
 gives: pages scored; errors (pages that could not be parsed or on which the extractor raised,
 scored as empty output); shingle precision P, recall R and F1 (4-token shingles of \\w+ tokens;
 P and R are means over pages, F1 is taken of the means); token F1 (the same on single tokens);
+word F1 (WCXB's own figure: per page the F1 of the lower-cased word bags, averaged over pages);
 and pages/s: speed in this one process with parsing INCLUDED (each page is parsed once, the parse
 is timed apart and added to each extractor's own time); the "(parse only)" row gives parsing
 alone. With several datasets, "all" rows pool every page.

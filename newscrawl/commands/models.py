@@ -2,17 +2,21 @@
 
 ``newscrawl models build [DATA]`` rebuilds every model shipped in models/ from the datasets in
 DATA (default ../shared/data: every folder holding html/ and gold/): the learned extractor's
-model (models/extractor_model.json) and the default template model. It is deterministic (fixed
-seeds, fixed page order): a second run writes the same bytes. The extractor's decision
-threshold is chosen in the same run by site-grouped 5-fold cross-validation, whose table it
-prints (as `crossval` does); the model file records the datasets, page and site counts,
-features, library versions, the cross-validated figures and this command. Peer figures in the
-file (trafilatura's) depend on whether trafilatura is installed; the trees do not.
+model (models/extractor_model.json), the page type model (models/page_type_model.json, from
+the pages whose meta gives a page_type) and the default template model. It is deterministic
+(fixed seeds, fixed page order): a second run writes the same bytes. The extractor's decision
+threshold is chosen in the same run by site-grouped 5-fold cross-validation, and the recall
+guard's settings on the datasets and page types held out whole; it prints the tables (as
+`crossval` does); the model file records the datasets, page and site counts, features,
+library versions, the cross-validated figures and this command. Peer figures in the file
+(trafilatura's) depend on whether trafilatura is installed; the trees do not.
 
-``newscrawl models crossval DATASET...`` prints the learned extractor's site-grouped
-cross-validated shingle F1 per dataset beside NCE, MSS, CETD-TPC and trafilatura (when
-installed: pip install 'newscrawl[bench]') run on the same pages in the same run. No page is
-ever scored by a model that saw its site. This is the quality table of docs/extraction.md.
+``newscrawl models crossval DATASET...`` prints the learned extractor's cross-validated shingle
+F1 beside NCE, MSS, CETD-TPC and trafilatura (when installed: pip install 'newscrawl[bench]')
+run on the same pages in the same run: per dataset under site-grouped folds (no page is ever
+scored by a model that saw its site), then per unit held out whole - each dataset in turn, each
+meta page_type in turn - without and with the recall guard, with the best seed and the margin
+over it. This is the quality table of docs/extraction.md.
 
 ``newscrawl models compare NEW OLD NODES... [--last N]`` scores two template models (`newscrawl
 train` files) on the same held-back sites - by default those NEW was trained without
@@ -25,6 +29,7 @@ import argparse
 import json
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     build.add_argument(
         "--only",
-        choices=("extractor", "template"),
+        choices=("extractor", "template", "page-type"),
         default=None,
         help="rebuild one model only",
     )
@@ -65,15 +70,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     cross.add_argument("datasets", nargs="+", type=Path, metavar="DATASET", help="dataset folder")
     cross.add_argument("--json", type=Path, default=None, metavar="FILE", help="also write JSON")
-    cross.add_argument(
-        "--hold-out",
-        choices=("site", "dataset"),
-        default="site",
-        help="what the folds keep apart: sites (--folds folds), or whole datasets (one fold "
-        "each: every page scored by models that never saw its dataset's gold conventions)",
-    )
     _add_compare(sub)
     for command in (build, cross):
+        command.add_argument(
+            "--hold-out",
+            type=_hold_outs,
+            default=None,
+            metavar="WHAT",
+            help="what the cross-validation runs keep apart, comma-separated: site (--folds "
+            "folds of whole sites), dataset (each dataset held out in turn: every page scored "
+            "by models that never saw its dataset's gold conventions), page_type (each meta "
+            "page_type held out in turn); default: all three, those the datasets allow",
+        )
         command.add_argument(
             "--by",
             default=None,
@@ -143,6 +151,18 @@ def _add_compare(sub: Any) -> None:
     compare.add_argument("--json", type=Path, default=None, metavar="FILE", help="also write JSON")
 
 
+def _hold_outs(value: str) -> list[str]:
+    from newscrawl.learned.train import HOLD_OUTS
+
+    modes = list(dict.fromkeys(v.strip() for v in value.split(",") if v.strip()))
+    wrong = [m for m in modes if m not in HOLD_OUTS]
+    if wrong or not modes:
+        raise argparse.ArgumentTypeError(
+            f"{', '.join(wrong) or 'nothing'}: choose from {', '.join(HOLD_OUTS)}"
+        )
+    return modes
+
+
 def run(args: argparse.Namespace) -> int:
     if args.action == "build":
         return _build(args)
@@ -193,8 +213,6 @@ def _progress(args: argparse.Namespace):
 
 
 def _crossval(args: argparse.Namespace) -> int:
-    from newscrawl.learned.crossval import format_table, score_thresholds
-    from newscrawl.learned.train import crossval_scores
     from newscrawl.learned.trainset import build_training_set
 
     missing = [str(p) for p in args.datasets if not (p / "html").is_dir()]
@@ -202,9 +220,8 @@ def _crossval(args: argparse.Namespace) -> int:
         print(f"error: not a dataset folder (no html/): {', '.join(missing)}", file=sys.stderr)
         return 2
     params = _params(args)  # before minutes of parsing
-    if args.hold_out == "dataset" and len(args.datasets) < (3 if params.stages > 1 else 2):
-        print(f"error: --hold-out dataset with {params.stages} stage(s) needs at least "
-              f"{3 if params.stages > 1 else 2} datasets", file=sys.stderr)  # fmt: skip
+    if args.hold_out and "dataset" in args.hold_out and len(args.datasets) < 2:
+        print("error: --hold-out dataset needs at least 2 datasets", file=sys.stderr)
         return 2
     _warn_without_sites(args.datasets)
     say = _progress(args)
@@ -212,17 +229,85 @@ def _crossval(args: argparse.Namespace) -> int:
     data = build_training_set(args.datasets, args.limit, args.jobs, trafilatura=_has_trafilatura())
     say(f"{len(data.page_ids)} pages, {data.sites} sites, {len(data.page)} blocks")
     try:
-        scores, _ = crossval_scores(data, params, say, hold_out=args.hold_out)
+        outcome = _cross_validate(data, params, args, say)
     except ValueError as err:  # too few sites or datasets to fold
         print(f"error: {err}", file=sys.stderr)
         return 2
-    result = score_thresholds(data, scores, hold_out=args.hold_out)
-    print("\n".join(format_table(result)))
-    groups = _print_groups(args, data, result)
     if args.json:
-        report = _report(result, groups)
+        report = _report(outcome.result, outcome.groups, outcome)
         args.json.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return 0
+
+
+@dataclass(slots=True)
+class _Outcome:
+    """What one cross-validation of the learned extractor measured and chose."""
+
+    result: Any  # crossval.CrossvalResult of the first site or dataset run
+    site_stage1: Any  # stage-1 out-of-fold scores of the site-grouped run (None without one)
+    guard: Any  # guard.GuardParams chosen
+    objective: float  # its mean F1 over the units held out whole
+    rows: list[Any]  # crossval.GeneralisationRow
+    groups: dict[str, Any] | None
+
+
+def _modes(args: argparse.Namespace, data: Any, say: Any) -> list[str]:
+    """The hold-outs asked for (--hold-out), or by default all that the pages allow."""
+    if args.hold_out:
+        return list(args.hold_out)
+    modes = ["site"]
+    if len(set(data.page_dataset)) >= 2:
+        modes.append("dataset")
+    if len(set(data.page_type) - {""}) >= 2:
+        modes.append("page_type")
+    left = sorted({"dataset", "page_type"} - set(modes))
+    if left:
+        say(f"no {' or '.join(left)} hold-out: the pages have fewer than two of them")
+    return modes
+
+
+def _cross_validate(data: Any, params: Any, args: argparse.Namespace, say: Any) -> _Outcome:
+    """Run every hold-out, print the tables, choose the threshold and the guard."""
+    import numpy as np
+
+    from newscrawl.learned.crossval import (
+        HeldOutRun,
+        choose_guard,
+        format_generalisation,
+        format_table,
+        generalisation_rows,
+        score_thresholds,
+    )
+    from newscrawl.learned.train import crossval_scores
+
+    runs, site_stage1 = [], None
+    for mode in _modes(args, data, say):
+        scores, stage1 = crossval_scores(data, params, say, hold_out=mode)
+        runs.append(HeldOutRun(mode, scores))
+        if mode == "site":
+            site_stage1 = stage1
+    main = next((r for r in runs if r.mode != "page_type"), None)
+    if main is None:  # page types alone: the shipped model's threshold
+        from newscrawl.learned.model import bundled_extractor_model, load_extractor_model
+
+        threshold = load_extractor_model(bundled_extractor_model()).threshold
+        result = score_thresholds(data, np.nan_to_num(runs[0].scores), (threshold,), "page_type")
+    else:
+        result = score_thresholds(data, main.scores, hold_out=main.mode)
+        threshold = result.best_threshold
+        print("\n".join(format_table(result)), flush=True)
+    groups = _print_groups(args, data, result)
+    guard, objective = choose_guard(data, runs, threshold)
+    rows = generalisation_rows(data, runs, threshold, guard)
+    print(f"\nheld out whole (threshold {threshold:g}; guard {_guard_text(guard)}):")
+    print("\n".join(format_generalisation(rows)), flush=True)
+    return _Outcome(result, site_stage1, guard, objective.get(guard, 0.0), rows, groups)
+
+
+def _guard_text(guard: Any) -> str:
+    if guard.agree > 1:
+        return "off"
+    return f"agree {guard.agree:g}, kept {guard.kept:g}, floor {guard.floor:g}"
 
 
 def _params(args: argparse.Namespace) -> Any:
@@ -301,13 +386,31 @@ def _print_groups(args: argparse.Namespace, data: Any, result: Any) -> dict[str,
     return {"field": args.by, "f1": figures}
 
 
-def _report(result: Any, groups: dict[str, Any] | None = None) -> dict[str, Any]:
+def _report(
+    result: Any, groups: dict[str, Any] | None = None, outcome: _Outcome | None = None
+) -> dict[str, Any]:
     """Per dataset and pooled: F1 of the learned extractor (best threshold) and of every peer;
-    by meta field too when asked (`groups`)."""
+    by meta field too when asked (`groups`); the held-out-whole table and the guard chosen."""
     datasets = [*dict.fromkeys(result.datasets), "all"]
     best = result.best_threshold
     rows = {"learned": result.learned[best], **result.peers}
+    held: dict[str, Any] = {}
+    if outcome is not None:
+        held = {
+            "guard": outcome.guard.to_json(),
+            "guard_objective": round(outcome.objective, 4),
+            "held_out": [
+                {
+                    "mode": r.mode,
+                    "unit": r.unit,
+                    "pages": r.pages,
+                    "f1": {n: round(f, 4) for n, f in r.f1.items()},
+                }
+                for r in outcome.rows
+            ],
+        }
     return {
+        **held,
         **({"by": groups} if groups else {}),
         "hold_out": result.hold_out,
         "threshold": best,
@@ -336,10 +439,14 @@ def _build(args: argparse.Namespace) -> int:
     command = _command(args)
     built: list[tuple[Path, Any]] = []  # written once every model is built: none half-way
     try:
+        data = None
+        if args.only in (None, "extractor", "page-type"):
+            data = _training_set(datasets if args.only != "page-type" else _typed(datasets), args)
         if params is not None:
-            built.append(
-                (out / "extractor_model.json", _build_extractor(datasets, args, params, command))
-            )
+            model = _build_extractor(data, args, params, command)
+            built.append((out / "extractor_model.json", model))
+        if args.only in (None, "extractor", "page-type"):
+            built.append((out / "page_type_model.json", _build_page_types(data, command)))
         if args.only in (None, "template"):
             from newscrawl.template.default_model import default_template_model
 
@@ -379,6 +486,8 @@ def _command(args: argparse.Namespace) -> str:
         parts += ["--only", args.only]
     if args.by:
         parts += ["--by", args.by]
+    if args.hold_out:
+        parts += ["--hold-out", ",".join(args.hold_out)]
     defaults = TrainParams()
     for option in ("folds", *(name for name, _, _ in _TREE_OPTIONS)):
         value = getattr(args, option)
@@ -387,32 +496,81 @@ def _command(args: argparse.Namespace) -> str:
     return " ".join(parts)
 
 
-def _build_extractor(
-    datasets: list[Path], args: argparse.Namespace, params: Any, command: str
-) -> Any:
-    from newscrawl.learned.crossval import format_table, score_thresholds
-    from newscrawl.learned.train import crossval_scores, fit_model
+def _typed(datasets: list[Path]) -> list[Path]:
+    """The datasets whose meta.jsonl gives some page a page_type."""
+    from newscrawl.evaluation.dataset import read_meta
+    from newscrawl.learned.trainset import page_type_of
+
+    return [
+        d for d in datasets if any(page_type_of(m) for m in read_meta(d / "meta.jsonl")[0].values())
+    ]
+
+
+def _training_set(datasets: list[Path], args: argparse.Namespace) -> Any:
     from newscrawl.learned.trainset import build_training_set
 
     say = _progress(args)
     say("parsing pages, running the seed extractors (and trafilatura, for the table)")
-    data = build_training_set(datasets, args.limit, args.jobs, trafilatura=_has_trafilatura())
+    with_peer = args.only != "page-type" and _has_trafilatura()
+    data = build_training_set(datasets, args.limit, args.jobs, trafilatura=with_peer)
     say(f"{len(data.page_ids)} pages, {data.sites} sites, {len(data.page)} blocks")
-    scores, stage1_oof = crossval_scores(data, params, say)
-    result = score_thresholds(data, scores)
+    return data
+
+
+def _build_page_types(data: Any, command: str) -> Any:
+    """The page type model of the typed pages of `data`, its site-grouped CV printed."""
+    import numpy as np
+
+    from newscrawl.learned.crossval import page_blocks
+    from newscrawl.learned.pagetype import (
+        crossval_page_types,
+        fit_page_types,
+        format_page_types,
+        page_vector,
+    )
+
+    typed = [i for i, kind in enumerate(data.page_type) if kind]
+    labels = [data.page_type[i] for i in typed]
+    if len(set(labels)) < 2:
+        raise ValueError("the page type model needs pages of two page types at least (meta "
+                         "page_type), as wcxb_dev's")  # fmt: skip
+    ranges = page_blocks(data)
+    vectors = np.vstack([page_vector(data.features[slice(*ranges[i])]) for i in typed])
+    sites = [data.page_site[i] for i in typed]
+    _, figures = crossval_page_types(vectors, labels, sites)
+    print("\n".join(format_page_types(figures)), flush=True)
+    provenance = {
+        "trained_on": {"pages": len(typed), "sites": len(set(sites))},
+        "crossval": figures,
+        "libraries": _versions(),
+        "command": command,
+    }
+    return fit_page_types(vectors, labels, provenance)
+
+
+def _build_extractor(data: Any, args: argparse.Namespace, params: Any, command: str) -> Any:
+    from newscrawl.learned.train import fit_model
+
+    say = _progress(args)
+    if args.hold_out and "site" not in args.hold_out:
+        raise ValueError("models build chooses its threshold by site-grouped folds: --hold-out "
+                         "must name site")  # fmt: skip
+    outcome = _cross_validate(data, params, args, say)
+    result, stage1_oof = outcome.result, outcome.site_stage1
     threshold = result.best_threshold
-    print("\n".join(format_table(result)), flush=True)
-    groups = _print_groups(args, data, result)
     provenance = {
         "trained_on": _dataset_counts(data),
         "blocks": len(data.page),
         "params": params.to_json(),
         "threshold_by": f"site-grouped {params.folds}-fold cross-validation, best pooled F1",
-        "crossval": _report(result, groups),
+        "guard_by": "the best mean F1 over the datasets and page types held out whole, at "
+        "most 0.002 of site-grouped pooled F1 lost",
+        "crossval": _report(result, outcome.groups, outcome),
         "libraries": _versions(),
         "command": command,
     }
-    return fit_model(data, params, threshold, provenance, say, stage1_oof)
+    guard = outcome.guard.to_json()
+    return fit_model(data, params, threshold, provenance, say, stage1_oof, guard)
 
 
 def _dataset_counts(data: Any) -> dict[str, dict[str, int]]:

@@ -62,6 +62,7 @@ class PageItem:
     node_ids: tuple[int, ...] = field(default=(), repr=False)
     is_article: bool = False
     article_reason: str = ""
+    page_type: str = ""  # the extractor's kind of page (`Extraction.page_type`), "" unknown
     language: str | None = None
     encoding: str = ""  # charset the body was decoded with (Dom.encoding)
     encoding_source: str = ""  # what decided it: bom, declared, detected, default

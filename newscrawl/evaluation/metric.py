@@ -23,6 +23,10 @@ once so every command and test scores the same way:
 * over a dataset, precision and recall are the **means of the per-page values** (each page weighs
   the same, however long), and F1 = 2PR/(P+R) of those means.
 * **token** P/R/F1 are the same computation on single tokens (bag of words, as in CETD-TPC).
+* **word F1** is WCXB's figure: per page, the F1 of the lower-cased token bags (multisets), then
+  the mean of those F1s over pages (every page weighs the same; empty gold and empty output
+  score 1, exactly one side empty scores 0). Unlike the shingle F1 it is a mean of per-page
+  F1s, not an F1 of mean precision and recall.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ __all__ = [
     "score_tokens",
     "shingles",
     "tokens",
+    "word_f1",
 ]
 
 SHINGLE_SIZE = 4
@@ -108,6 +113,12 @@ def score_page(gold: str, output: str, size: int = SHINGLE_SIZE) -> PageScore:
 def score_tokens(gold: str, output: str) -> PageScore:
     """Bag-of-words match of one page (the token metric)."""
     return match(Counter(tokens(gold)), Counter(tokens(output)))
+
+
+def word_f1(gold: str, output: str) -> float:
+    """WCXB's page figure: F1 of the lower-cased word bags of `gold` and `output`."""
+    score = match(Counter(tokens(gold.lower())), Counter(tokens(output.lower())))
+    return f1(score.precision, score.recall)
 
 
 def f1(precision: float, recall: float) -> float:

@@ -36,6 +36,7 @@ class Row:
     shingle: Scores | None
     token: Scores | None
     pages_per_second: float
+    word: float | None = None  # WCXB's word-bag F1, the mean of per-page F1s
 
 
 def _dataset_rows(result: DatasetResult) -> list[Row]:
@@ -48,6 +49,7 @@ def _dataset_rows(result: DatasetResult) -> list[Row]:
             scored.shingle_scores,
             scored.token_scores,
             result.pages_per_second(name),
+            scored.word_f1,
         )
         for name, scored in result.extractors.items()
     ]
@@ -75,6 +77,7 @@ def _pooled_rows(results: Sequence[DatasetResult]) -> list[Row]:
         scored = [r.extractors[name] for r in results if name in r.extractors]
         shingle: list[PageScore] = [s for e in scored for s in e.shingle]
         token: list[PageScore] = [s for e in scored for s in e.token]
+        words = [w for e in scored for w in e.word]
         seconds = parse_seconds + sum(e.seconds for e in scored)
         errors = parse_errors + sum(len(e.errors) for e in scored)
         out.append(
@@ -86,6 +89,7 @@ def _pooled_rows(results: Sequence[DatasetResult]) -> list[Row]:
                 aggregate(shingle),
                 aggregate(token),
                 pages / seconds if seconds else 0.0,
+                sum(words) / len(words) if words else 0.0,
             )
         )
     out.append(
@@ -110,7 +114,9 @@ def rows(results: Sequence[DatasetResult]) -> list[Row]:
     return out
 
 
-_HEADER = ("dataset", "extractor", "pages", "errors", "P", "R", "F1", "token F1", "pages/s")
+_HEADER = (
+    "dataset", "extractor", "pages", "errors", "P", "R", "F1", "token F1", "word F1", "pages/s",
+)  # fmt: skip
 
 
 def _cells(row: Row) -> tuple[str, ...]:
@@ -127,6 +133,7 @@ def _cells(row: Row) -> tuple[str, ...]:
         num(None if shingle is None else shingle.recall),
         num(None if shingle is None else shingle.f1),
         num(None if token is None else token.f1),
+        num(row.word),
         f"{row.pages_per_second:.1f}",
     )
 
@@ -158,6 +165,7 @@ class GroupRow:
     pages: int
     shingle: Scores
     snippets: SnippetCounts
+    word: float = 0.0  # WCXB's word-bag F1, the mean of per-page F1s
 
 
 def group_rows(results: Sequence[DatasetResult]) -> list[GroupRow]:
@@ -168,14 +176,17 @@ def group_rows(results: Sequence[DatasetResult]) -> list[GroupRow]:
     for value in values:
         for name in results[0].extractors:
             shingle: list[PageScore] = []
+            words: list[float] = []
             checks: list[SnippetCounts] = []
             for result in results:
                 scored = result.extractors[name]
                 chosen = [i for i, g in enumerate(result.groups) if g == value]
                 shingle += [scored.shingle[i] for i in chosen]
+                words += [scored.word[i] for i in chosen]
                 checks += [scored.snippets[i] for i in chosen]
             pooled = aggregate(shingle)
-            out.append(GroupRow(value, name, len(shingle), pooled, total_counts(checks)))
+            word = sum(words) / len(words) if words else 0.0
+            out.append(GroupRow(value, name, len(shingle), pooled, total_counts(checks), word))
     return out
 
 
@@ -185,7 +196,10 @@ def _share(value: float | None) -> str:
 
 def format_groups(results: Sequence[DatasetResult], field: str) -> str:
     """The table by meta value: shingle P/R/F1 and the snippet checks of each group."""
-    header = (field, "extractor", "pages", "P", "R", "F1", "snippets kept", "unwanted left out")
+    header = (
+        field, "extractor", "pages", "P", "R", "F1", "word F1", "snippets kept",
+        "unwanted left out",
+    )  # fmt: skip
     lines = [
         (
             row.group,
@@ -194,6 +208,7 @@ def format_groups(results: Sequence[DatasetResult], field: str) -> str:
             f"{row.shingle.precision:.3f}",
             f"{row.shingle.recall:.3f}",
             f"{row.shingle.f1:.3f}",
+            f"{row.word:.3f}",
             _share(row.snippets.kept_share),
             _share(row.snippets.left_out_share),
         )
@@ -271,9 +286,12 @@ def _page_scores(result: DatasetResult, name: str) -> list[dict[str, Any]]:
             "tp_fp_fn": list(shingle.normalised),
             "token_precision": token.precision,
             "token_recall": token.recall,
+            "word_f1": word,
             **({"error": scored.errors[page]} if page in scored.errors else {}),
         }
-        for page, shingle, token in zip(result.page_ids, scored.shingle, scored.token, strict=True)
+        for page, shingle, token, word in zip(
+            result.page_ids, scored.shingle, scored.token, scored.word, strict=True
+        )
     ]
 
 
@@ -284,6 +302,7 @@ def _row_json(row: Row) -> dict[str, Any]:
         "pages_per_second": row.pages_per_second,
         **({"shingle": _scores(row.shingle)} if row.shingle else {}),
         **({"token": _scores(row.token)} if row.token else {}),
+        **({"word_f1": row.word} if row.word is not None else {}),
     }
 
 
@@ -322,7 +341,8 @@ def build_report(
             }
         )
     report: dict[str, Any] = {
-        "metric": "shingles of 4 \\w+ tokens; P, R = means over pages; F1 of the means",
+        "metric": "shingles of 4 \\w+ tokens; P, R = means over pages; F1 of the means; "
+        "word_f1: WCXB's mean over pages of the per-page F1 of lower-cased word bags",
         "speed": "pages/s in one process, parsing included",
         "datasets": datasets,
     }
@@ -338,6 +358,7 @@ def build_report(
             groups.setdefault(group.group, {})[group.extractor] = {
                 "pages": group.pages,
                 "shingle": _scores(group.shingle),
+                "word_f1": group.word,
                 "snippets": asdict(group.snippets),
             }
         report["by"] = {"field": group_by, "groups": groups}

@@ -22,7 +22,14 @@ from dataclasses import dataclass, field, replace
 
 from newscrawl.dom import Dom, PageError, parse_html
 from newscrawl.evaluation.dataset import Dataset
-from newscrawl.evaluation.metric import PageScore, Scores, aggregate, score_page, score_tokens
+from newscrawl.evaluation.metric import (
+    PageScore,
+    Scores,
+    aggregate,
+    score_page,
+    score_tokens,
+    word_f1,
+)
 from newscrawl.evaluation.sites import (
     HEAD_BYTES,
     SiteError,
@@ -59,6 +66,7 @@ class ExtractorResult:
     name: str
     shingle: list[PageScore] = field(default_factory=list)
     token: list[PageScore] = field(default_factory=list)
+    word: list[float] = field(default_factory=list)  # per page WCXB word-bag F1 (`word_f1`)
     errors: dict[str, str] = field(default_factory=dict)  # page id -> "ExcType: message"
     seconds: float = 0.0  # time inside extract() only
     snippets: list[SnippetCounts] = field(default_factory=list)  # per page (`snippets.py`)
@@ -70,6 +78,11 @@ class ExtractorResult:
     @property
     def token_scores(self) -> Scores:
         return aggregate(self.token)
+
+    @property
+    def word_f1(self) -> float:
+        """WCXB's figure: the mean over pages of the per-page word-bag F1 (0 for no pages)."""
+        return sum(self.word) / len(self.word) if self.word else 0.0
 
 
 @dataclass(slots=True)
@@ -159,11 +172,11 @@ def dataset_sites(dataset: Dataset, mode: str) -> list[str]:
 @dataclass(frozen=True, slots=True)
 class _Outcome:
     """What one page gave: parse error and time, and per extractor (in order) the shingle and
-    token scores, error, seconds and snippet checks."""
+    token scores, word-bag F1, error, seconds and snippet checks."""
 
     parse_error: str | None
     parse_seconds: float
-    scores: tuple[tuple[PageScore, PageScore, str | None, float, SnippetCounts], ...]
+    scores: tuple[tuple[PageScore, PageScore, float, str | None, float, SnippetCounts], ...]
 
 
 def _page_url(meta: Mapping[str, object]) -> str | None:
@@ -187,9 +200,8 @@ def _score(
         else:
             text, error, seconds = _run_extractor(extractor, dom, context)
         checks = snippet_counts(text, page.meta)
-        scores.append(
-            (score_page(page.gold, text), score_tokens(page.gold, text), error, seconds, checks)
-        )
+        shingle, token = score_page(page.gold, text), score_tokens(page.gold, text)
+        scores.append((shingle, token, word_f1(page.gold, text), error, seconds, checks))
     return _Outcome(parse_error, parse_seconds, tuple(scores))
 
 
@@ -291,7 +303,7 @@ def evaluate_dataset(
         result.parse_seconds += outcome.parse_seconds
         if outcome.parse_error is not None:
             result.parse_errors[page_id] = outcome.parse_error
-        for target, (shingle, token, error, seconds, checks) in zip(
+        for target, (shingle, token, word, error, seconds, checks) in zip(
             scored, outcome.scores, strict=True
         ):
             target.seconds += seconds
@@ -300,6 +312,7 @@ def evaluate_dataset(
                 target.errors[page_id] = error
             target.shingle.append(shingle)
             target.token.append(token)
+            target.word.append(word)
     return result
 
 

@@ -14,14 +14,17 @@ __all__ = ["Extraction", "Extractor"]
 class Extraction:
     """An article as one extractor saw it.
 
-    `text` keeps paragraphs as separate lines. `node_ids` are the DOM ids (preorder numbers of
-    `Dom`) whose subtrees make up the text; later stages build on them.
+    `text` keeps paragraphs as separate lines. `node_ids` are the DOM ids (preorder numbers
+    of `Dom`) whose subtrees make up the text; later stages build on them. `page_type` is one
+    of WCXB's seven kinds where the extractor tells (the learned one does), else "".
     """
 
     title: str
     text: str
     node_ids: tuple[int, ...]
     extractor: str
+    # what kind of page it is (`learned.pagetype.PAGE_TYPES`), "" when the extractor cannot tell
+    page_type: str = ""
 
     @classmethod
     def empty(cls, extractor: str, title: str = "") -> Extraction:

@@ -7,6 +7,9 @@ the shipped model (`models/extractor_model.json`, trained on real pages with gol
 docs/extraction.md) scores the rows in stages, the later stage seeing its neighbours' earlier
 scores so the kept blocks form a coherent article; blocks scoring at least the model's
 threshold are the text.
+Then the recall guard (`newscrawl.learned.guard`) checks the selection against the container
+NCE and another seed agree on: where the trees kept little of it, the container's blocks they
+did not score as boilerplate come back, and `Extraction.extractor` says ``learned+guard``.
 
 When the model cannot score a page (a bug, a page with no blocks), the page falls back to the
 best seed extractor, CETD-TPC, and `Extraction.extractor` says so: every text records which
@@ -25,10 +28,17 @@ from newscrawl.dom import Dom
 from newscrawl.extractors.base import Extraction
 from newscrawl.learned.blocks import split_blocks
 from newscrawl.learned.features import FEATURES, block_features, block_groups
+from newscrawl.learned.guard import OFF, GuardParams, guard_selection
 from newscrawl.learned.model import (
     ExtractorModel,
+    ModelFileError,
     bundled_extractor_model,
     load_extractor_model,
+)
+from newscrawl.learned.pagetype import (
+    PageTypeModel,
+    bundled_page_type_model,
+    load_page_type_model,
 )
 from newscrawl.learned.scoring import score_blocks
 from newscrawl.learned.sitetemplate import SITE_FEATURES, TemplateHashes
@@ -38,6 +48,7 @@ from newscrawl.title import page_title
 
 __all__ = [
     "FALLBACK",
+    "GUARDED",
     "MODEL_ENV",
     "Learned",
     "LearnedConfig",
@@ -47,6 +58,8 @@ __all__ = [
 
 # The seed extractor with the best cross-validated F1 (docs/extraction.md, Quality).
 FALLBACK = "cetd-tpc"
+# What `Extraction.extractor` says when the recall guard added blocks to the trees' selection.
+GUARDED = "learned+guard"
 # A model file to use instead of the shipped one when the config names none: what
 # `--extractor-model` sets, so worker processes (extract -j, evaluate -j, a local Dask
 # cluster, a crawl's site pass workers) read the same model.
@@ -55,10 +68,12 @@ MODEL_ENV = "NEWSCRAWL_EXTRACTOR_MODEL"
 
 @dataclass(frozen=True, slots=True)
 class LearnedConfig:
-    """`model`: a model file (None: the shipped one); `threshold`: None keeps the model's own."""
+    """`model`: a model file (None: the shipped one); `threshold`: None keeps the model's own;
+    `guard`: False keeps the trees' selection as it is (no recall guard)."""
 
     model: str | None = None
     threshold: float | None = None
+    guard: bool = True
 
 
 def _model(path: str) -> ExtractorModel:
@@ -88,6 +103,8 @@ class Learned:
             self.model.threshold if self.config.threshold is None else self.config.threshold
         )
         self.seeds = seed_extractors()
+        self.guard = GuardParams.from_json(self.model.guard) if self.config.guard else OFF
+        self.page_types = _page_type_model()
 
     @property
     def uses_site_template(self) -> bool:
@@ -107,14 +124,28 @@ class Learned:
             blocks = split_blocks(dom)
             rows = block_features(dom, blocks, selections, template)
             scores = score_blocks(self.model, rows, block_groups(dom, blocks))
-            kept = np.flatnonzero(scores >= self.threshold)
+            mask, guarded = guard_selection(rows, scores, self.threshold, self.guard)
+            kept = np.flatnonzero(mask)
+            kind = self.page_types.page_type(rows) if self.page_types is not None else ""
         except Exception:  # a model or feature bug costs this page the learned text, not the page
             return _fallback(seed_extractions(dom, self.seeds), title)
         text = blocks.text_of(dom, kept.tolist())
-        if not text:
-            return Extraction.empty(self.name, title)
+        if not text:  # no main text is an answer; the page's type is still known
+            return Extraction(
+                title=title, text="", node_ids=(), extractor=self.name, page_type=kind
+            )
         nodes = tuple(sorted({blocks.node[k] for k in kept}))
-        return Extraction(title=title, text=text, node_ids=nodes, extractor=self.name)
+        name = GUARDED if guarded else self.name
+        return Extraction(title=title, text=text, node_ids=nodes, extractor=name, page_type=kind)
+
+
+def _page_type_model() -> PageTypeModel | None:
+    """The shipped page type model; None (pages get no type) when it is missing or does not
+    fit this code."""
+    try:
+        return load_page_type_model(bundled_page_type_model())
+    except ModelFileError:
+        return None
 
 
 def use_extractor_model(path: str) -> str:

@@ -58,7 +58,8 @@ def extract_page(
     content_type: str | None = None,
     context: SiteContext | None = None,
 ) -> dict[str, Any]:
-    """One output record: path, title, text, extractor, and "error" if the page failed.
+    """One output record: path, title, text, extractor, page_type (None when the extractor
+    does not tell), and "error" if the page failed.
 
     `url` and `site` are handed to the parsed page (`Dom.url`, `Dom.site`); `context`, the
     site's template (`learn_site`), to an extractor that reads one."""
@@ -82,6 +83,7 @@ def extract_page(
         record["title"] = extraction.title
         record["text"] = extraction.text
         record["extractor"] = extraction.extractor or extractor.name  # a fallback says so
+        record["page_type"] = extraction.page_type or None
     return record
 
 
@@ -185,6 +187,7 @@ def pass_records(
             "title": extraction.title,
             "text": extraction.text,
             "extractor": extraction.extractor or extractor.name,
+            "page_type": extraction.page_type or None,
         }
     return [
         (index, records[index] if index in records else extract_page(extractor, *item))

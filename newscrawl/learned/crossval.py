@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from newscrawl.evaluation.metric import f1, score_page
+from newscrawl.learned.guard import GUARD_GRID, OFF, GuardParams, grid_outcomes
 from newscrawl.learned.trainset import TrainingSet
 
 __all__ = [
@@ -128,4 +129,155 @@ def format_groups(result: CrossvalResult, groups: Sequence[str], field_name: str
         pages = next(iter(cells.values()))[0]
         figures = "  ".join(f"{cells[n][1]:>12.3f}" for n in names)
         lines.append(f"{value.ljust(width)}  {pages:>6}  {figures}")
+    return lines
+
+
+# -- generalisation: datasets and page types held out whole, the guard chosen on them --------
+
+LEARNED = "learned"
+GUARDED = "learned+guard"
+
+
+@dataclass(slots=True)
+class HeldOutRun:
+    """Block scores of one cross-validation run: `mode` says what its folds kept apart
+    ("site", "dataset", "page_type"); NaN marks blocks of pages it never held out."""
+
+    mode: str
+    scores: np.ndarray
+
+
+def page_blocks(data: TrainingSet) -> list[tuple[int, int]]:
+    """Each page's block range [a, b) in `data`."""
+    starts = np.searchsorted(data.page, np.arange(len(data.page_ids) + 1))
+    return list(itertools.pairwise(starts.tolist()))
+
+
+def _selection_scorer(data: TrainingSet, ranges: list[tuple[int, int]]):
+    def score(page: int, kept: np.ndarray) -> tuple[float, float]:
+        a, _ = ranges[page]
+        text = "\n".join(data.texts[a + j] for j in np.flatnonzero(kept))
+        return _pr(data.gold[page], text)
+
+    return score
+
+
+def guard_outcomes(
+    data: TrainingSet, run: HeldOutRun, threshold: float, grid: Sequence[GuardParams]
+) -> tuple[list[int], dict[GuardParams, list[tuple[float, float]]]]:
+    """The pages `run` held out, and per guard setting their (precision, recall)."""
+    ranges = page_blocks(data)
+    pages = [i for i in range(len(ranges)) if run.mode != "page_type" or data.page_type[i]]
+    scorer = _selection_scorer(data, ranges)
+    chosen = (
+        (data.features[ranges[i][0] : ranges[i][1]], run.scores[ranges[i][0] : ranges[i][1]])
+        for i in pages
+    )
+    outcomes = grid_outcomes(chosen, threshold, tuple(grid), lambda k, kept: scorer(pages[k], kept))
+    return pages, outcomes
+
+
+def _units(data: TrainingSet, mode: str, pages: list[int]) -> dict[str, list[int]]:
+    """Positions in `pages` by what the mode holds out: dataset, page type, or (site-grouped)
+    the dataset, plus every page pooled."""
+    label = data.page_type if mode == "page_type" else data.page_dataset
+    units: dict[str, list[int]] = {}
+    for position, page in enumerate(pages):
+        units.setdefault(label[page], []).append(position)
+    units[_POOLED] = list(range(len(pages)))
+    return units
+
+
+def _mean_f1(scores: Sequence[tuple[float, float]], chosen: Sequence[int]) -> float:
+    if not chosen:
+        return 0.0
+    return f1(
+        float(np.mean([scores[i][0] for i in chosen])),
+        float(np.mean([scores[i][1] for i in chosen])),
+    )
+
+
+@dataclass(slots=True)
+class GeneralisationRow:
+    """One held-out unit: a dataset, a page type, or a site-grouped dataset (`mode`)."""
+
+    mode: str
+    unit: str
+    pages: int
+    f1: dict[str, float]  # learned, learned+guard, each peer
+
+    @property
+    def best_seed(self) -> float:
+        return max(self.f1.get(s, 0.0) for s in ("nce", "mss", "cetd-tpc"))
+
+
+def generalisation_rows(
+    data: TrainingSet, runs: Sequence[HeldOutRun], threshold: float, guard: GuardParams
+) -> list[GeneralisationRow]:
+    """Per run and held-out unit: pages and the F1 of the learned extractor without and with
+    the guard, and of every peer on the same pages."""
+    out = []
+    for run in runs:
+        pages, outcomes = guard_outcomes(data, run, threshold, (OFF, guard))
+        peers = {
+            name: [_pr(data.gold[p], texts[p]) for p in pages] for name, texts in data.peers.items()
+        }
+        for unit, chosen in _units(data, run.mode, pages).items():
+            figures = {LEARNED: _mean_f1(outcomes[OFF], chosen)}
+            figures[GUARDED] = _mean_f1(outcomes[guard], chosen)
+            figures.update({name: _mean_f1(s, chosen) for name, s in peers.items()})
+            out.append(GeneralisationRow(run.mode, unit, len(chosen), figures))
+    return out
+
+
+def choose_guard(
+    data: TrainingSet,
+    runs: Sequence[HeldOutRun],
+    threshold: float,
+    grid: Sequence[GuardParams] = GUARD_GRID,
+) -> tuple[GuardParams, dict[GuardParams, float]]:
+    """The guard setting with the best mean F1 over the units held out whole (each dataset
+    under dataset hold-out, each page type under page-type hold-out, every one weighing the
+    same), among those that cost the site-grouped pooled F1 at most 0.002; OFF when no run
+    held out whole units. Returns it and every setting's objective."""
+    grid = tuple(dict.fromkeys([OFF, *grid]))
+    objective = {g: 0.0 for g in grid}
+    allowed = set(grid)
+    units_seen = 0
+    for run in runs:
+        pages, outcomes = guard_outcomes(data, run, threshold, grid)
+        units = _units(data, run.mode, pages)
+        if run.mode == "site":
+            base = _mean_f1(outcomes[OFF], units[_POOLED])
+            allowed &= {g for g in grid if _mean_f1(outcomes[g], units[_POOLED]) >= base - 0.002}
+            continue
+        for unit, chosen in units.items():
+            if unit == _POOLED:
+                continue
+            units_seen += 1
+            for g in grid:
+                objective[g] += _mean_f1(outcomes[g], chosen)
+    if not units_seen:
+        return OFF, objective
+    objective = {g: v / units_seen for g, v in objective.items()}
+    best = max((g for g in grid if g in allowed), key=lambda g: (objective[g], g == OFF))
+    return best, objective
+
+
+def format_generalisation(rows: Sequence[GeneralisationRow]) -> list[str]:
+    """The table: per held-out unit, the learned extractor without and with the guard, each
+    peer, the best seed and the guarded margin over it."""
+    if not rows:
+        return []
+    names = list(rows[0].f1)
+    head = f"{'held out':<28}  {'pages':>6}  " + "  ".join(f"{n[:13]:>13}" for n in names)
+    lines = [f"{head}  {'best seed':>9}  {'margin':>7}"]
+    label = {"site": "sites (5-fold):", "dataset": "dataset:", "page_type": "page type:"}
+    for row in rows:
+        name = f"{label.get(row.mode, row.mode)} {row.unit}"
+        cells = "  ".join(f"{row.f1[n]:>13.3f}" for n in names)
+        margin = row.f1[GUARDED] - row.best_seed
+        lines.append(
+            f"{name[:28]:<28}  {row.pages:>6}  {cells}  {row.best_seed:>9.3f}  {margin:>+7.3f}"
+        )
     return lines

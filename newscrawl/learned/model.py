@@ -127,10 +127,11 @@ class TreeEnsemble:
         return 1.0 / (1.0 + np.exp(-self.raw(rows)))
 
     @classmethod
-    def from_sklearn(cls, model: Any) -> TreeEnsemble:
-        """Export a fitted binary `HistGradientBoostingClassifier` trained without NaNs."""
-        trees = [predictors[0].nodes for predictors in model._predictors]
-        baseline = float(np.ravel(model._baseline_prediction)[0])
+    def from_sklearn(cls, model: Any, klass: int = 0) -> TreeEnsemble:
+        """Export a fitted binary `HistGradientBoostingClassifier` trained without NaNs (or,
+        of a multi-class one, the trees of class number `klass`)."""
+        trees = [predictors[klass].nodes for predictors in model._predictors]
+        baseline = float(np.ravel(model._baseline_prediction)[klass])
         parts: dict[str, list[Any]] = {k: [] for k in ("f", "t", "l", "r", "v")}
         roots, offset, depth = [], 0, 0
         for nodes in trees:
@@ -224,6 +225,8 @@ class ExtractorModel:
     threshold: float
     provenance: dict[str, Any] = field(default_factory=dict)
     context: tuple[str, ...] = ()  # what later stages add to `features` (stacking.py)
+    # the recall guard's settings (`guard.GuardParams`); {} for the code's defaults
+    guard: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -234,6 +237,7 @@ class ExtractorModel:
             "threshold": self.threshold,
             "provenance": self.provenance,
             "stages": [stage.to_json() for stage in self.stages],
+            **({"guard": dict(self.guard)} if self.guard else {}),
         }
 
     def save(self, path: str | Path) -> None:
@@ -259,6 +263,7 @@ class ExtractorModel:
                 stages=stages,
                 threshold=float(data["threshold"]),
                 provenance=dict(data.get("provenance") or {}),
+                guard=_guard(data.get("guard")),
             )
         except (KeyError, TypeError, ValueError) as err:
             if isinstance(err, ModelFileError):
@@ -278,6 +283,18 @@ class ExtractorModel:
                 f"extractor model features differ from this code's ({detail}); rebuild it with "
                 "`newscrawl models build`"
             )
+
+
+def _guard(data: Any) -> dict[str, float]:
+    """A model file's guard settings: names to numbers (ModelFileError for anything else)."""
+    if data is None:
+        return {}
+    if not isinstance(data, dict) or not all(
+        isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)
+        for v in data.values()
+    ):
+        raise ModelFileError("malformed extractor model: guard must map names to numbers")
+    return {str(k): float(v) for k, v in data.items()}
 
 
 def load_extractor_model(path: str | Path) -> ExtractorModel:

@@ -78,16 +78,23 @@ def assign_folds(sites: Sequence[str], folds: int) -> np.ndarray:
     return group_folds(sites, folds)
 
 
+HOLD_OUTS = ("site", "dataset", "page_type")
+
+
 def hold_out_folds(data: TrainingSet, folds: int, hold_out: str) -> tuple[np.ndarray, int]:
-    """The fold of each page and the number of folds, by site or by dataset (`crossval_scores`)."""
-    if hold_out == "dataset":
-        names = list(dict.fromkeys(data.page_dataset))
+    """The fold of each page and the number of folds (`crossval_scores`): sites dealt to
+    `folds` folds; or one fold per dataset; or one fold per page type (meta ``page_type``),
+    pages without a type in no fold (-1: always trained on, never held out)."""
+    if hold_out in ("dataset", "page_type"):
+        labels = data.page_dataset if hold_out == "dataset" else data.page_type
+        names = [name for name in dict.fromkeys(labels) if name]
         if len(names) < 2:
-            raise ValueError("holding out datasets needs at least two datasets")
+            what = "datasets" if hold_out == "dataset" else "page types"
+            raise ValueError(f"holding out {what} needs at least two {what}")
         index = {name: k for k, name in enumerate(names)}
-        return np.array([index[d] for d in data.page_dataset], dtype=np.int32), len(names)
+        return np.array([index.get(v, -1) for v in labels], dtype=np.int32), len(names)
     if hold_out != "site":
-        raise ValueError(f"hold_out must be 'site' or 'dataset', not {hold_out!r}")
+        raise ValueError(f"hold_out must be one of {', '.join(HOLD_OUTS)}, not {hold_out!r}")
     page_folds = assign_folds(data.page_site, folds)
     return page_folds, int(page_folds.max()) + 1 if len(page_folds) else folds
 
@@ -96,15 +103,20 @@ def check_folds(data: TrainingSet, params: TrainParams, hold_out: str = "site") 
     """Raise ValueError, saying what is missing, unless the pages split into enough folds: two
     at least, three for two stages (the second stage learns from first-stage scores made
     without the held-out fold and without the fold scored)."""
-    need = 3 if params.stages > 1 else 2
-    what = "datasets" if hold_out == "dataset" else "sites"
-    groups = len(set(data.page_dataset if hold_out == "dataset" else data.page_site))
+    need = 2 if hold_out != "site" else 3 if params.stages > 1 else 2
+    what = {"dataset": "datasets", "page_type": "page types"}.get(hold_out, "sites")
+    labels = {"dataset": data.page_dataset, "page_type": data.page_type}.get(hold_out)
+    groups = len(set(labels or data.page_site) - {""})
     if groups < need:
         stages = f"{params.stages} stage{'s' if params.stages > 1 else ''}"
         raise ValueError(
             f"cross-validation with {stages} needs pages of at least {need} {what}; these "
             f"{len(data.page_ids)} pages have {groups}"
-            + (" (--stages 1 needs two)" if params.stages > 1 and groups == 2 else "")
+            + (
+                " (--stages 1 needs two)"
+                if hold_out == "site" and params.stages > 1 and groups == 2
+                else ""
+            )
         )
 
 
@@ -175,11 +187,13 @@ def fit_model(
     provenance: dict,
     progress: Progress | None = None,
     stage1_oof: np.ndarray | None = None,
+    guard: dict[str, float] | None = None,
 ) -> ExtractorModel:
     """Train the model on every block of `data` (later stages on out-of-fold scores).
 
     `stage1_oof`: stage 1's out-of-fold scores when already known (`crossval_scores` computes
-    exactly them), which saves refitting the per-fold models.
+    exactly them), which saves refitting the per-fold models. `guard`: the recall guard's
+    settings to record (`guard.GuardParams.to_json`).
     """
     say = progress or (lambda _: None)
     stages = _Stages(data)
@@ -205,6 +219,7 @@ def fit_model(
         stages=tuple(fitted),
         threshold=threshold,
         provenance=provenance,
+        guard=dict(guard or {}),
     )
 
 
@@ -219,9 +234,13 @@ def crossval_scores(
 
     `hold_out`: "site" deals whole sites to `params.folds` folds; "dataset" makes each dataset
     a fold of its own, so every page is scored by models that never saw its dataset - the
-    nearest figure to a new dataset's, with gold conventions the training never met.
+    nearest figure to a new dataset's, with gold conventions the training never met;
+    "page_type" makes each page type a fold (pages without a type are always trained on and
+    get no score: NaN).
     """
     check_folds(data, params, hold_out)
+    if hold_out != "site":
+        return _group_scores(data, params, hold_out, progress or (lambda _: None))
     say = progress or (lambda _: None)
     stages = _Stages(data)
     page_folds, n = hold_out_folds(data, params.folds, hold_out)
@@ -253,3 +272,42 @@ def crossval_scores(
         model = _fit_stage(rows2, data, folds != k, params)
         final[folds == k] = model.predict(rows2[folds == k])
     return final, held
+
+
+# Site-grouped folds of the training pages whose stage-1 scores a held-out group's stage 2
+# learns from (`_group_scores`).
+INNER_FOLDS = 2
+
+
+def _group_scores(
+    data: TrainingSet, params: TrainParams, hold_out: str, say: Progress
+) -> tuple[np.ndarray, np.ndarray]:
+    """`crossval_scores` holding out one group (dataset, page type) at a time.
+
+    For held-out group k, stage 2 learns from stage-1 scores of the other groups' pages made
+    by models that saw neither group k nor the page's own site (`INNER_FOLDS` site-grouped
+    folds of those pages): 2 + `INNER_FOLDS` fits per group, however many groups there are.
+    """
+    stages = _Stages(data)
+    page_folds, n = hold_out_folds(data, params.folds, hold_out)
+    folds = page_folds[data.page]
+    inner = assign_folds(data.page_site, INNER_FOLDS)[data.page]
+    rows = stages.inputs(None)
+    held = np.full(len(data.page), np.nan)
+    final = np.full(len(data.page), np.nan)
+    for k in range(n):
+        test, train = folds == k, folds != k
+        say(f"{hold_out} {k + 1}/{n}: stage 1")
+        held[test] = _fit_stage(rows, data, train, params).predict(rows[test])
+        if params.stages == 1:
+            continue
+        previous = held.copy()
+        for i in range(INNER_FOLDS):
+            say(f"{hold_out} {k + 1}/{n}: stage 1, inner fold {i + 1}/{INNER_FOLDS}")
+            scored = train & (inner == i)
+            model = _fit_stage(rows, data, train & (inner != i), params)
+            previous[scored] = model.predict(rows[scored])
+        say(f"{hold_out} {k + 1}/{n}: stage 2")
+        rows2 = stages.inputs(np.nan_to_num(previous))
+        final[test] = _fit_stage(rows2, data, train, params).predict(rows2[test])
+    return (held if params.stages == 1 else final), held

@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 import numpy as np
 
 from newscrawl.dom import Dom, PageError, parse_html
-from newscrawl.evaluation.dataset import read_dataset
+from newscrawl.evaluation.dataset import read_dataset, read_meta
 from newscrawl.evaluation.metric import tokens
 from newscrawl.extractors.base import Extraction, Extractor
 from newscrawl.learned.blocks import split_blocks
@@ -71,6 +71,7 @@ class TrainingSet:
     gold: list[str] = field(default_factory=list)  # gold text per page
     peers: dict[str, list[str]] = field(default_factory=dict)  # peer name -> text per page
     skipped: int = 0  # pages that could not be parsed
+    page_type: list[str] = field(default_factory=list)  # meta page_type per page ("" if none)
 
     @property
     def sites(self) -> int:
@@ -182,6 +183,12 @@ def _dataset_pages(
         )
 
 
+def page_type_of(meta: dict) -> str:
+    """A page's meta ``page_type`` (WCXB's seven kinds), "" when it has none."""
+    kind = meta.get("page_type")
+    return kind.strip().lower() if isinstance(kind, str) else ""
+
+
 def _rows_of(job: tuple) -> PageRows | None:
     _, _, html, gold, _, url, with_trafilatura, template = job
     return page_rows(html, gold, url, with_trafilatura, template)
@@ -233,6 +240,11 @@ def build_training_set(
     `trafilatura`, each page's trafilatura text is kept beside the seed extractors' texts.
     """
     pages = [job for path in paths for job in _dataset_pages(Path(path), limit)]
+    kinds = {
+        (Path(path).resolve().name, str(page)): page_type_of(meta)
+        for path in paths
+        for page, meta in read_meta(Path(path) / "meta.jsonl")[0].items()
+    }
     templates = site_templates(pages, jobs)
     jobs_list = [(*job, trafilatura, templates.get(job[4])) for job in pages]
     if jobs > 1:
@@ -249,6 +261,7 @@ def build_training_set(
     page_ids: list[str] = []
     page_site: list[str] = []
     page_dataset: list[str] = []
+    page_type: list[str] = []
     golds: list[str] = []
     peers: dict[str, list[str]] = {}
     datasets: dict[str, int] = {}
@@ -262,6 +275,7 @@ def build_training_set(
         page_ids.append(f"{name}/{page_id}")
         page_site.append(site)
         page_dataset.append(name)
+        page_type.append(kinds.get((name, page_id), ""))
         golds.append(gold)
         for peer, text in rows.peers.items():
             peers.setdefault(peer, []).append(text)
@@ -287,4 +301,5 @@ def build_training_set(
         gold=golds,
         peers=peers,
         skipped=skipped,
+        page_type=page_type,
     )

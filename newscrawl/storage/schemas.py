@@ -67,9 +67,20 @@ ARTICLES_SCHEMA = pa.schema(
             nullable=False,
         ),
         _field("article_reason", pa.string(), "the evidence behind is_article"),
+        _field(
+            "page_type",
+            pa.string(),
+            "kind of page: article, listing, forum, product, collection, service or "
+            "documentation (null when the extractor does not tell)",
+        ),
         _field("title", pa.string(), "article title"),
         _field("text", pa.string(), "main text, one paragraph a line"),
-        _field("extractor", pa.string(), "extractor that produced `text`"),
+        _field(
+            "extractor",
+            pa.string(),
+            "extractor that produced `text` (learned+guard: the learned one, its recall guard "
+            "added text; its key in `texts` is learned)",
+        ),
         _field(
             "stage",
             pa.string(),

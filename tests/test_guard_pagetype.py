@@ -1,0 +1,131 @@
+"""The learned extractor's recall guard and page types: unit rules, model files, the CLI."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from newscrawl.dom import parse_html
+from newscrawl.extractors.learned import GUARDED, Learned, LearnedConfig
+from newscrawl.learned.features import FEATURES
+from newscrawl.learned.guard import OFF, GuardParams, guard_selection
+from newscrawl.learned.model import ModelFileError
+from newscrawl.learned.pagetype import (
+    PAGE_TYPES,
+    PageTypeModel,
+    bundled_page_type_model,
+    crossval_page_types,
+    fit_page_types,
+    load_page_type_model,
+    page_vector,
+)
+from tests.test_learned import ARTICLE, FORUM
+
+
+def _rows(tokens: list[int], nce: list[int], other: list[int]) -> np.ndarray:
+    rows = np.zeros((len(tokens), len(FEATURES)))
+    rows[:, FEATURES.index("tokens_log")] = np.log1p(tokens)
+    rows[:, FEATURES.index("seed_nce")] = nce
+    rows[:, FEATURES.index("seed_cetd-tpc")] = other
+    return rows
+
+
+GUARD = GuardParams(agree=0.5, kept=0.5, floor=0.1, min_tokens=30)
+
+
+def test_guard_completes_a_confirmed_container_the_trees_mostly_dropped() -> None:
+    # blocks: menu (out of the container), four container blocks, footer
+    rows = _rows([10, 40, 40, 40, 5, 10], nce=[0, 1, 1, 1, 1, 0], other=[0, 1, 1, 1, 0, 0])
+    scores = np.array([0.01, 0.9, 0.3, 0.2, 0.02, 0.05])
+    kept, used = guard_selection(rows, scores, 0.4, GUARD)
+    # kept 40 of 125 container tokens (< 50%): the container's blocks scored >= 0.1 come back;
+    # the share bar inside it (0.02) and everything outside it stay out
+    assert used and kept.tolist() == [False, True, True, True, False, False]
+    off, used_off = guard_selection(rows, scores, 0.4, OFF)
+    assert not used_off and off.tolist() == (scores >= 0.4).tolist()
+
+
+@pytest.mark.parametrize(
+    ("scores", "other", "why"),
+    [
+        ([0.01, 0.9, 0.9, 0.3, 0.02, 0.05], [0, 1, 1, 1, 0, 0], "kept enough of the container"),
+        ([0.01, 0.9, 0.3, 0.2, 0.02, 0.05], [0, 0, 0, 0, 0, 0], "no other seed agrees"),
+    ],
+)
+def test_guard_leaves_the_selection_alone(scores: list[float], other: list[int], why: str) -> None:
+    rows = _rows([10, 40, 40, 40, 5, 10], nce=[0, 1, 1, 1, 1, 0], other=other)
+    kept, used = guard_selection(rows, np.array(scores), 0.4, GUARD)
+    assert not used, why
+    assert kept.tolist() == (np.array(scores) >= 0.4).tolist()
+
+
+def test_guard_ignores_tiny_containers_and_empty_pages() -> None:
+    rows = _rows([5, 5], nce=[1, 1], other=[1, 1])
+    assert guard_selection(rows, np.array([0.2, 0.2]), 0.4, GUARD)[1] is False
+    empty = np.zeros((0, len(FEATURES)))
+    kept, used = guard_selection(empty, np.zeros(0), 0.4, GUARD)
+    assert len(kept) == 0 and not used
+
+
+def test_guard_settings_round_trip_and_defaults() -> None:
+    assert GuardParams.from_json(GUARD.to_json()) == GUARD
+    assert GuardParams.from_json(None) == GuardParams()
+    assert GuardParams.from_json({"kept": 0.7}) == GuardParams(kept=0.7)
+
+
+def test_extraction_says_when_the_guard_added_text() -> None:
+    """A threshold so high that the trees keep almost nothing of an article NCE and CETD-TPC
+    agree on: the guard brings the article back and says so; without it, the text is lost."""
+    dom = parse_html(ARTICLE)
+    strict = Learned(LearnedConfig(threshold=1.5))
+    guarded = strict.extract(dom)
+    assert guarded.extractor == GUARDED
+    assert "first buses crossed it" in guarded.text and "Ferry timetable" not in guarded.text
+    bare = Learned(LearnedConfig(threshold=1.5, guard=False)).extract(parse_html(ARTICLE))
+    assert bare.extractor == "learned" and "first buses crossed it" not in bare.text
+    plain = Learned().extract(parse_html(ARTICLE))
+    assert plain.extractor == "learned"  # the trees kept the article: nothing to complete
+
+
+def test_every_page_gets_a_page_type_from_the_shipped_model() -> None:
+    model = load_page_type_model(bundled_page_type_model())
+    assert set(model.classes) == set(PAGE_TYPES)
+    assert model.provenance["crossval"]["accuracy"] > 0.5
+    for html in (ARTICLE, FORUM):
+        assert Learned().extract(parse_html(html)).page_type in PAGE_TYPES
+    assert Learned().extract(parse_html(ARTICLE)).page_type == "article"
+
+
+def test_page_type_model_fits_round_trips_and_refuses_bad_files(tmp_path: Path) -> None:
+    rng = np.random.default_rng(0)
+    width = len(page_vector(np.zeros((1, len(FEATURES)))))
+    vectors = rng.normal(size=(90, width))
+    labels = ["forum", "product", "listing"] * 30
+    for i, label in enumerate(labels):  # one column tells the types apart
+        vectors[i, 5] = ("forum", "product", "listing").index(label) * 3
+    model = fit_page_types(vectors, labels, {"command": "test"}, iterations=10)
+    assert model.predict(vectors) == labels
+    path = tmp_path / "types.json"
+    model.save(path)
+    again = load_page_type_model(path)
+    assert again.predict(vectors) == labels
+    first = path.read_bytes()
+    again.save(path)
+    assert path.read_bytes() == first  # the same model, the same bytes
+    sites = [f"s{i}" for i in range(90)]
+    predicted, figures = crossval_page_types(vectors, labels, sites, 3, iterations=10)
+    assert figures["accuracy"] > 0.9 and len(predicted) == 90
+    two = fit_page_types(vectors[:60], labels[:60], iterations=10)  # one ensemble, both signs
+    assert two.predict(vectors[:60]) == labels[:60]
+    path.write_text(json.dumps({"format": "something else"}))
+    with pytest.raises(ModelFileError, match="not a newscrawl page type model"):
+        load_page_type_model(path)
+    path.write_text("{broken")
+    with pytest.raises(ModelFileError, match="cannot read"):
+        load_page_type_model(path)
+    with pytest.raises(ModelFileError, match="no page type model"):
+        load_page_type_model(tmp_path / "absent.json")
+    assert isinstance(model, PageTypeModel)
