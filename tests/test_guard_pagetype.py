@@ -129,3 +129,15 @@ def test_page_type_model_fits_round_trips_and_refuses_bad_files(tmp_path: Path) 
     with pytest.raises(ModelFileError, match="no page type model"):
         load_page_type_model(tmp_path / "absent.json")
     assert isinstance(model, PageTypeModel)
+
+
+def test_a_documentation_page_keeps_its_signatures_through_the_docs_guard() -> None:
+    """The shipped page type model calls a Sphinx API page documentation; the documentation
+    guard then keeps its class signature and code, which the trees alone drop."""
+    html = (Path(__file__).parent / "fixtures" / "docs" / "sphinx" / "api.html").read_bytes()
+    url = "https://docs.example.org/api.html"
+    guarded = Learned().extract(parse_html(html, url))
+    assert guarded.page_type == "documentation" and guarded.extractor == GUARDED
+    assert "class Widget(size" in guarded.text and "w = Widget(3)" in guarded.text
+    bare = Learned(LearnedConfig(guard=False)).extract(parse_html(html, url))
+    assert "class Widget(size" not in bare.text

@@ -60,6 +60,13 @@ __all__ = [
 FALLBACK = "cetd-tpc"
 # What `Extraction.extractor` says when the recall guard added blocks to the trees' selection.
 GUARDED = "learned+guard"
+# The page type whose pages get the documentation guard.
+DOCUMENTATION = "documentation"
+# The guard of a page the page type model calls documentation: API references, tables of
+# contents and definition lists are main text the trees, trained mostly on news, learn to
+# drop. It acts wherever the trees kept under 85% of a container NCE and another seed (on 30%
+# of it) agree on, and adds the whole container back (docs/extraction.md).
+DOCS_GUARD = GuardParams(agree=0.3, kept=0.85, floor=0.0)
 # A model file to use instead of the shipped one when the config names none: what
 # `--extractor-model` sets, so worker processes (extract -j, evaluate -j, a local Dask
 # cluster, a crawl's site pass workers) read the same model.
@@ -104,6 +111,7 @@ class Learned:
         )
         self.seeds = seed_extractors()
         self.guard = GuardParams.from_json(self.model.guard) if self.config.guard else OFF
+        self.docs_guard = DOCS_GUARD if self.config.guard else OFF
         self.page_types = _page_type_model()
 
     @property
@@ -124,9 +132,10 @@ class Learned:
             blocks = split_blocks(dom)
             rows = block_features(dom, blocks, selections, template)
             scores = score_blocks(self.model, rows, block_groups(dom, blocks))
-            mask, guarded = guard_selection(rows, scores, self.threshold, self.guard)
-            kept = np.flatnonzero(mask)
             kind = self.page_types.page_type(rows) if self.page_types is not None else ""
+            guard = self.docs_guard if kind == DOCUMENTATION else self.guard
+            mask, guarded = guard_selection(rows, scores, self.threshold, guard)
+            kept = np.flatnonzero(mask)
         except Exception:  # a model or feature bug costs this page the learned text, not the page
             return _fallback(seed_extractions(dom, self.seeds), title)
         text = blocks.text_of(dom, kept.tolist())
