@@ -62,6 +62,7 @@ __all__ = [
     "SitePassRun",
     "SiteSlots",
     "SiteTemplate",
+    "chosen_pieces",
     "final_extraction",
     "finish_site_pass",
     "learn_template",
@@ -161,7 +162,8 @@ class SiteSlots:
 class PageChoice:
     """What the site pass keeps of one page: the page-level extraction, the slots with text on
     the page, the slots holding its title, and the chosen text pieces (text, line number,
-    glued to the piece before, slot, owner node, chosen node) in document order."""
+    glued to the piece before, slot, owner node, chosen node, ``<pre>``: its text is then as
+    written) in document order."""
 
     extraction: Extraction
     present: frozenset[int] = frozenset()
@@ -173,6 +175,7 @@ class PageChoice:
     slot: list[int] = field(default_factory=list)
     owner: list[int] = field(default_factory=list)
     root: list[int] = field(default_factory=list)  # the chosen node the piece lies in
+    pre: list[int] = field(default_factory=list)  # the <pre> holding the piece (-1: none)
     exact: bool = False  # the pieces re-join to the extraction's text: it may be cut
 
     @property
@@ -255,20 +258,31 @@ def page_choice(dom: Dom, extraction: Extraction, site_slots: SiteSlots) -> Page
     if not extraction.node_ids:
         choice.exact = not extraction.text
         return choice
-    for rule in (_block_pieces, _subtree_pieces):
-        choice = PageChoice(extraction, present, title_slots)
-        for k, root in rule(dom, extraction):
-            choice.texts.append(dom.piece_text[k])
-            choice.lines.append(dom.piece_line[k])
-            choice.glued.append(dom.piece_glued[k])
-            choice.index.append(k)
-            choice.slot.append(int(slots[dom.piece_block[k]]))
-            choice.owner.append(dom.piece_owner[k])
-            choice.root.append(root)
-        if join_pieces(choice, range(len(choice.index))) == extraction.text:
-            choice.exact = True
-            return choice
+    pairs, choice.exact = chosen_pieces(dom, extraction)
+    pre = dom.pre_pieces
+    for k, root in pairs:
+        box, text = pre.get(k, (-1, dom.piece_text[k]))
+        choice.texts.append(text)
+        choice.pre.append(box)
+        choice.lines.append(dom.piece_line[k])
+        choice.glued.append(dom.piece_glued[k])
+        choice.index.append(k)
+        choice.slot.append(int(slots[dom.piece_block[k]]))
+        choice.owner.append(dom.piece_owner[k])
+        choice.root.append(root)
     return choice
+
+
+def chosen_pieces(dom: Dom, extraction: Extraction) -> tuple[list[tuple[int, int]], bool]:
+    """The text pieces an extraction chose, as (piece, chosen node) in document order, and
+    whether they join to exactly its text: those of the chosen blocks, else those of the
+    chosen subtrees, whichever joins to the text; else the chosen subtrees' (not exact)."""
+    pairs: list[tuple[int, int]] = []
+    for rule in (_block_pieces, _subtree_pieces):
+        pairs = rule(dom, extraction)
+        if dom.pieces_text([k for k, _ in pairs]) == extraction.text:
+            return pairs, True
+    return pairs, False
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,7 +324,8 @@ def learn_template(choices: Sequence[PageChoice], config: SitePassConfig) -> Sit
 def join_pieces(choice: PageChoice, keep: Sequence[int]) -> str:
     """The kept pieces (positions in `choice`) joined as `Dom.pieces_text` joins them."""
     return render_pieces(
-        (choice.index[i], choice.texts[i], choice.lines[i], choice.glued[i]) for i in keep
+        (choice.index[i], choice.texts[i], choice.lines[i], choice.glued[i], choice.pre[i])
+        for i in keep
     )
 
 

@@ -1,0 +1,87 @@
+"""Markdown of an extractor's selection (newscrawl.markdown), and the plain text it agrees with."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from newscrawl.dom import parse_html
+from newscrawl.extractors.base import Extraction
+from newscrawl.markdown import markdown_of, page_markdown
+
+FIXTURES = Path(__file__).parent / "fixtures" / "markdown"
+PAGES = sorted(p.stem for p in FIXTURES.glob("*.html"))
+
+
+def body_extraction(html: str) -> tuple[object, Extraction]:
+    dom = parse_html(html)
+    text = dom.text(dom.body)
+    return dom, Extraction("", text, (dom.body,), "test")
+
+
+@pytest.mark.parametrize("name", PAGES)
+def test_fixture_rendered_exactly(name: str) -> None:
+    html = (FIXTURES / f"{name}.html").read_text(encoding="utf-8")
+    expected = (FIXTURES / f"{name}.md").read_text(encoding="utf-8").removesuffix("\n")
+    dom, extraction = body_extraction(html)
+    assert page_markdown(dom, extraction) == expected  # type: ignore[arg-type]
+
+
+def test_every_structure_has_a_fixture() -> None:
+    assert set(PAGES) >= {
+        "nested_lists", "table_header", "table_plain", "code_block", "headings",
+        "definition_list", "quotes",
+    }  # fmt: skip
+
+
+def test_pre_keeps_its_lines_in_text() -> None:
+    dom = parse_html("<body><p>Run:</p><pre>\n  a = 1\n\n  <b>b</b> = 2\n</pre><p>done</p></body>")
+    assert dom.text(dom.body) == "Run:\n  a = 1\n\n  b = 2\ndone"
+
+
+def test_links_and_images_only_on_request() -> None:
+    html = (
+        '<body><p>See <a href="/more">the <em>report</em></a><img src="c.png" alt="A chart">.'
+        "</p></body>"
+    )
+    dom, extraction = body_extraction(html)
+    assert page_markdown(dom, extraction) == "See the *report*."  # type: ignore[arg-type]
+    shown = page_markdown(dom, extraction, links=True, images=True)  # type: ignore[arg-type]
+    assert shown == "See [the *report*](/more)![A chart](c.png)."
+
+
+def test_selection_only() -> None:
+    """Only the selected pieces are rendered: a list item left out is not written."""
+    dom = parse_html("<body><ul><li>kept</li><li>menu</li></ul><p>more</p></body>")
+    first, menu, more = range(dom.piece_start[dom.body], dom.piece_end[dom.body])
+    assert markdown_of(dom, [first, more]) == "- kept\n\nmore"
+
+
+@pytest.mark.parametrize(
+    "html",
+    [
+        "<ul>" * 3000 + "<li>deep",
+        "<body><blockquote>" * 1500 + "q",
+        "<table>" + "<tr>" + "<td>x</td>" * 3000 + "</tr>" * 30,
+        "<p>broken <b><i>tags</b> here</i><li>orphan<td>cell<dt>t<dd>d<h7>x",
+        "<pre>" + "<pre>" * 50 + "a\n b",
+    ],
+)
+def test_bad_input_gives_sane_markdown(html: str) -> None:
+    dom, extraction = body_extraction(html)
+    markdown = page_markdown(dom, extraction)  # type: ignore[arg-type]
+    assert words(markdown) == words(extraction.text)
+
+
+MARKUP_LINE = re.compile(r"^(?:\s*(?:#{1,6}|>|[-:]|\d+\.)(?=\s|$))+", re.MULTILINE)
+
+
+def words(text: str, markdown: bool = True) -> list[str]:
+    """Words of a text or a Markdown with the markup taken away (characters Markdown uses
+    for markup are dropped from both, so a literal one counts for neither)."""
+    if markdown:
+        text = re.sub(r"^`{3,}$|^\|(?: --- \|)+$", "", text, flags=re.MULTILINE)
+        text = MARKUP_LINE.sub("", text)
+    return re.sub(r"[*`|\\]", " ", text).split()
