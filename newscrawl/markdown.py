@@ -317,9 +317,7 @@ def _lines(marks: Sequence[Mark]) -> list[list[Mark]]:
             follows = mark.piece == previous.piece + 1
             if mark.pre >= 0 and mark.pre == previous.pre and follows:
                 lines[-1].append(mark)
-            elif (
-                mark.line != previous.line or not follows or mark.pre >= 0 or previous.pre >= 0
-            ):
+            elif mark.line != previous.line or not follows or mark.pre >= 0 or previous.pre >= 0:
                 lines.append([mark])
             else:
                 lines[-1].append(mark)
@@ -495,13 +493,16 @@ def _table_parts(node: _Node) -> list[_Node | list[list[Mark]]]:
         return [node]
     parts: list[_Node | list[list[Mark]]] = []
     for child in node.children:
-        if isinstance(child, _Node) and child.box is not None and child.box[1] == "div":
-            if any(isinstance(c, _Node) and c.box is not None and c.box[1] == "tr"
-                   for c in child.children):  # fmt: skip
-                parts.extend(child.children)
-                continue
-        parts.append(child)
+        if _kind(child) == "div" and any(_kind(c) == "tr" for c in child.children):  # type: ignore[union-attr]
+            parts.extend(child.children)  # type: ignore[union-attr]
+        else:
+            parts.append(child)
     return parts
+
+
+def _kind(child: _Node | list[list[Mark]]) -> str:
+    """The kind of a container ("" for a paragraph or the top)."""
+    return child.box[1] if isinstance(child, _Node) and child.box is not None else ""
 
 
 def _grid(rows: list[_Node], links: bool, images: bool) -> str:

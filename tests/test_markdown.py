@@ -55,7 +55,7 @@ def test_links_and_images_only_on_request() -> None:
 def test_selection_only() -> None:
     """Only the selected pieces are rendered: a list item left out is not written."""
     dom = parse_html("<body><ul><li>kept</li><li>menu</li></ul><p>more</p></body>")
-    first, menu, more = range(dom.piece_start[dom.body], dom.piece_end[dom.body])
+    first, _menu, more = range(dom.piece_start[dom.body], dom.piece_end[dom.body])
     assert markdown_of(dom, [first, more]) == "- kept\n\nmore"
 
 
