@@ -78,6 +78,8 @@ _SPAN_KIND = {
     "a": "a",
 }
 _FENCE = re.compile(r"`{3,}")
+# What opens a line that Markdown reads as markup, when a paragraph's text opens with it.
+_LINE_MARKUP = re.compile(r"([ \t]*)(#{1,6}|[>+*:=-]|-{2,}|={2,}|\d{1,9}[.)])(?=[ \t]|$)")
 
 
 class Mark(NamedTuple):
@@ -245,13 +247,16 @@ def _block_of(dom: Dom, node: int) -> int:
 def selection_pieces(dom: Dom, extraction: Extraction) -> tuple[list[int], str]:
     """The piece ids (document order) whose joined text is the extraction's text, and a lead
     line the text has before them ("" when none: NCE puts the title first). The pieces are
-    those of the chosen blocks, else of the chosen subtrees, whichever joins to the text;
-    else those of the chosen subtrees."""
+    the extraction's own (`Extraction.pieces`) when it gives them; else those of the chosen
+    blocks, else of the chosen subtrees, whichever joins to the text; else those of the
+    chosen subtrees."""
     from newscrawl.template.sitepass import chosen_pieces
 
     text = extraction.text
     if not text or not len(dom):
         return [], ""
+    if extraction.pieces is not None:
+        return list(extraction.pieces), _lead(dom, extraction)
     pairs, exact = chosen_pieces(dom, extraction)
     if exact:
         return [k for k, _ in pairs], ""
@@ -262,6 +267,20 @@ def selection_pieces(dom: Dom, extraction: Extraction) -> tuple[list[int], str]:
         if exact:
             return [k for k, _ in pairs], head
     return [k for k, _ in pairs], ""
+
+
+def _lead(dom: Dom, extraction: Extraction) -> str:
+    """The title, when the extraction's text opens with it as a line of its own before the
+    text of its pieces (NCE's title search adds it)."""
+    title, text, pieces = extraction.title, extraction.text, extraction.pieces
+    if not title or not pieces or not text.startswith(title + "\n"):
+        return ""
+    line, first = dom.piece_line, pieces[0]
+    count = 1
+    while count < min(len(pieces), 256) and line[pieces[count]] == line[first]:
+        count += 1
+    opening = dom.pieces_text(list(pieces[:count])).partition("\n")[0]
+    return "" if opening == title else title
 
 
 def page_markdown(
@@ -379,10 +398,20 @@ def _child_blocks(node: _Node, links: bool, images: bool) -> list[tuple[str, str
         if isinstance(child, _Node):
             blocks.extend(_blocks(child, links, images))
         else:
-            text = "  \n".join(_inline(line, links, images) for line in child)
+            text = "  \n".join(_escaped(_inline(line, links, images)) for line in child)
             if text:
                 blocks.append(("p", text))
     return blocks
+
+
+def _escaped(line: str) -> str:
+    """A paragraph's line with a backslash before an opening that Markdown would read as
+    markup (a heading, quote, list or definition marker, a rule)."""
+    found = _LINE_MARKUP.match(line)
+    if found is None:
+        return line
+    at = found.end() - 1 if found.group(2)[0].isdigit() else found.start(2)
+    return line[:at] + "\\" + line[at:]
 
 
 def _all_lines(node: _Node) -> list[list[Mark]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -75,13 +76,59 @@ def test_bad_input_gives_sane_markdown(html: str) -> None:
     assert words(markdown) == words(extraction.text)
 
 
-MARKUP_LINE = re.compile(r"^(?:\s*(?:#{1,6}|>|[-:]|\d+\.)(?=\s|$))+", re.MULTILINE)
+# Markers that open a line: quotes, list items and definitions (nested), then a heading's.
+LINE_MARKERS = re.compile(r"^(?:[ \t]*(?:>|[-:]|\d+\.)(?=\s|$))*(?:[ \t]*#{1,6}(?=\s|$))?")
+QUOTE_MARKERS = re.compile(r"^(?:[ \t]*>(?=\s|$))*")
+FENCE = re.compile(r"[ \t]*`{3,}")
+TABLE_RULE = re.compile(r"[ \t]*\|(?: --- \|)+")
 
 
 def words(text: str, markdown: bool = True) -> list[str]:
     """Words of a text or a Markdown with the markup taken away (characters Markdown uses
-    for markup are dropped from both, so a literal one counts for neither)."""
+    for emphasis, code, cells and escapes are dropped from both, so a literal one counts for
+    neither)."""
     if markdown:
-        text = re.sub(r"^`{3,}$|^\|(?: --- \|)+$", "", text, flags=re.MULTILINE)
-        text = MARKUP_LINE.sub("", text)
-    return re.sub(r"[*`|\\]", " ", text).split()
+        lines: list[str] = []
+        fenced = False
+        for line in text.split("\n"):
+            inner = LINE_MARKERS.sub("", line)
+            if FENCE.fullmatch(inner):
+                fenced = not fenced
+            elif fenced:  # a code block's line: only the quotes around it are markup
+                lines.append(QUOTE_MARKERS.sub("", line))
+            elif not TABLE_RULE.fullmatch(inner):
+                lines.append(inner)
+        text = "\n".join(lines)
+    return re.sub(r"[*`|\\]", "", text).split()
+
+
+DEV_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
+ALL_PAGES_ENV = "NEWSCRAWL_TEST_ALL_DEV_PAGES"
+
+
+def dev_pages() -> list[Path]:
+    """The dev pages with gold text (every one with NEWSCRAWL_TEST_ALL_DEV_PAGES=1, else one
+    in 40 of each dataset)."""
+    pages = sorted(DEV_DATA.glob("*/html/*.html"))
+    return pages if os.environ.get(ALL_PAGES_ENV) == "1" else pages[::40]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not DEV_DATA.is_dir(), reason="no dev data")
+def test_text_is_the_markdown_without_markup() -> None:
+    """On the dev pages, every extractor's Markdown has its text's words in the same order."""
+    from newscrawl.dom import PageError
+    from newscrawl.extractors import EXTRACTORS, get_extractor
+
+    extractors = [get_extractor(name) for name in EXTRACTORS]
+    differ: list[str] = []
+    for path in dev_pages():
+        try:
+            dom = parse_html(path.read_bytes())
+        except PageError:
+            continue
+        for extractor in extractors:
+            extraction = extractor.extract(dom)
+            if words(page_markdown(dom, extraction)) != words(extraction.text, markdown=False):
+                differ.append(f"{path.name} {extractor.name}")
+    assert not differ

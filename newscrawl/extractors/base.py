@@ -15,13 +15,17 @@ class Extraction:
     """An article as one extractor saw it.
 
     `text` keeps paragraphs as separate lines. `node_ids` are the DOM ids (preorder numbers of
-    `Dom`) whose subtrees make up the text; later stages build on them.
+    `Dom`) whose subtrees make up the text; later stages build on them. `pieces`, when the
+    extractor gives them: the text pieces of `Dom` it selected, in document order, which
+    `Dom.pieces_text` joins into `text` (NCE's text may open with its title before them); the
+    Markdown of the selection is rendered from them (`newscrawl.markdown.page_markdown`).
     """
 
     title: str
     text: str
     node_ids: tuple[int, ...]
     extractor: str
+    pieces: tuple[int, ...] | None = None
 
     @classmethod
     def empty(cls, extractor: str, title: str = "") -> Extraction:

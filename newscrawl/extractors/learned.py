@@ -109,11 +109,14 @@ class Learned:
             kept = np.flatnonzero(scores >= self.threshold)
         except Exception:  # a model or feature bug costs this page the learned text, not the page
             return _fallback(seed_extractions(dom, self.seeds), title)
-        text = blocks.text_of(dom, kept.tolist())
+        pieces = blocks.pieces_of(kept.tolist())
+        text = dom.pieces_text(pieces)
         if not text:
             return Extraction.empty(self.name, title)
         nodes = tuple(sorted({blocks.node[k] for k in kept}))
-        return Extraction(title=title, text=text, node_ids=nodes, extractor=self.name)
+        return Extraction(
+            title=title, text=text, node_ids=nodes, extractor=self.name, pieces=tuple(pieces)
+        )
 
 
 def use_extractor_model(path: str) -> str:
@@ -136,4 +139,4 @@ def check_extractor_model(path: str) -> str:
 def _fallback(seeds: list[Extraction], title: str) -> Extraction:
     by_name = {s.extractor: s for s in seeds}
     chosen = by_name.get(FALLBACK) or Extraction.empty(FALLBACK, title)
-    return Extraction(title=title, text=chosen.text, node_ids=chosen.node_ids, extractor=FALLBACK)
+    return Extraction(title, chosen.text, chosen.node_ids, FALLBACK, chosen.pieces)

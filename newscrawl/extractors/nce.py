@@ -171,7 +171,7 @@ class NCE:
         text = dom.pieces_text(pieces)
         if cfg.title_in_text:
             text = with_title(title, text)
-        return Extraction(title, text, node_ids, self.name)
+        return Extraction(title, text, node_ids, self.name, tuple(pieces))
 
     def select(self, dom: Dom) -> tuple[int, ...]:
         """The `node_ids` of `extract`, without its title search and text (what a reader of
