@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 from newscrawl.dom import Dom
@@ -32,11 +33,13 @@ from newscrawl.tags import BLOCK_TAGS
 __all__ = [
     "MAX_BOXES",
     "Mark",
+    "MarkdownOptions",
     "markdown_of",
     "page_markdown",
     "piece_marks",
     "render_marks",
     "selection_pieces",
+    "with_markdown",
 ]
 
 # Containers a piece's chain keeps (outermost first): deeper ones add no structure.
@@ -80,6 +83,15 @@ _SPAN_KIND = {
 _FENCE = re.compile(r"`{3,}")
 # What opens a line that Markdown reads as markup, when a paragraph's text opens with it.
 _LINE_MARKUP = re.compile(r"([ \t]*)(#{1,6}|[>+*:=-]|-{2,}|={2,}|\d{1,9}[.)])(?=[ \t]|$)")
+
+
+@dataclass(frozen=True, slots=True)
+class MarkdownOptions:
+    """What a Markdown rendering writes beside the text's structure: links (``[text](href)``)
+    and images (``![alt](src)``)."""
+
+    links: bool = False
+    images: bool = False
 
 
 class Mark(NamedTuple):
@@ -291,6 +303,17 @@ def page_markdown(
     if not pieces:
         return f"# {lead}" if lead else ""
     return markdown_of(dom, pieces, links, images, lead)
+
+
+def with_markdown(
+    dom: Dom, extraction: Extraction, options: MarkdownOptions | None = None
+) -> Extraction:
+    """`extraction` with its `markdown` rendered (`page_markdown`) from `dom`, the page it was
+    made from; unchanged when `options` is None (no Markdown asked for)."""
+    if options is None:
+        return extraction
+    markdown = page_markdown(dom, extraction, options.links, options.images)
+    return replace(extraction, markdown=markdown)
 
 
 def markdown_of(

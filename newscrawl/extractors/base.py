@@ -19,6 +19,7 @@ class Extraction:
     extractor gives them: the text pieces of `Dom` it selected, in document order, which
     `Dom.pieces_text` joins into `text` (NCE's text may open with its title before them); the
     Markdown of the selection is rendered from them (`newscrawl.markdown.page_markdown`).
+    `markdown`: that Markdown, where the caller asked for it (None: not rendered).
     """
 
     title: str
@@ -26,6 +27,7 @@ class Extraction:
     node_ids: tuple[int, ...]
     extractor: str
     pieces: tuple[int, ...] | None = None
+    markdown: str | None = None
 
     @classmethod
     def empty(cls, extractor: str, title: str = "") -> Extraction:

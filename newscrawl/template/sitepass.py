@@ -43,6 +43,7 @@ import numpy as np
 from newscrawl.dom import Dom
 from newscrawl.dom import join_pieces as render_pieces
 from newscrawl.extractors.base import Extraction
+from newscrawl.markdown import Mark, MarkdownOptions, piece_marks, render_marks
 from newscrawl.template.records import PageNodes
 from newscrawl.template.sitelevel import (
     PageParser,
@@ -177,6 +178,9 @@ class PageChoice:
     root: list[int] = field(default_factory=list)  # the chosen node the piece lies in
     pre: list[int] = field(default_factory=list)  # the <pre> holding the piece (-1: none)
     exact: bool = False  # the pieces re-join to the extraction's text: it may be cut
+    # the pieces' Markdown marks and how to render them, when Markdown is asked for
+    marks: list[Mark] | None = None
+    markdown: MarkdownOptions | None = None
 
     @property
     def chosen(self) -> frozenset[int]:
@@ -238,8 +242,14 @@ def _squeeze(text: str) -> str:
     return " ".join(text.split())
 
 
-def page_choice(dom: Dom, extraction: Extraction, site_slots: SiteSlots) -> PageChoice:
-    """The page's `PageChoice` (read while its `Dom` is at hand).
+def page_choice(
+    dom: Dom,
+    extraction: Extraction,
+    site_slots: SiteSlots,
+    markdown: MarkdownOptions | None = None,
+) -> PageChoice:
+    """The page's `PageChoice` (read while its `Dom` is at hand); `markdown`: also the marks
+    a cut text's Markdown is rendered from (`newscrawl.markdown`), rendered with these options.
 
     The chosen pieces are those of the chosen blocks, else those of the chosen subtrees,
     whichever re-joins to exactly the extraction's text; when neither does, the page's slots
@@ -270,6 +280,9 @@ def page_choice(dom: Dom, extraction: Extraction, site_slots: SiteSlots) -> Page
         choice.slot.append(int(slots[dom.piece_block[k]]))
         choice.owner.append(dom.piece_owner[k])
         choice.root.append(root)
+    if markdown is not None and choice.exact:
+        choice.marks = piece_marks(dom, choice.index, markdown.images)
+        choice.markdown = markdown
     return choice
 
 
@@ -357,7 +370,14 @@ def final_extraction(
     if not text.strip():
         return choice.extraction
     nodes = tuple(sorted({choice.root[i] for i in keep}))
-    return Extraction(choice.extraction.title, text, nodes, choice.extraction.extractor)
+    pieces = tuple(choice.index[i] for i in keep)
+    markdown = None
+    if choice.marks is not None and choice.markdown is not None:
+        options, marks = choice.markdown, choice.marks
+        markdown = render_marks([marks[i] for i in keep], options.links, options.images)
+    return Extraction(
+        choice.extraction.title, text, nodes, choice.extraction.extractor, pieces, markdown
+    )
 
 
 @dataclass(slots=True)
@@ -394,20 +414,23 @@ def site_pass(
     method: str = "sitelevel",
     parse: PageParser | None = None,
     nodes: bool = True,
+    markdown: MarkdownOptions | None = None,
 ) -> SitePassRun:
     """The site pass of one site: SiteLevel (`run_sitelevel`: one parse per page; or another
     site-level `method`: sst, pagelets, entropy), the page-level extraction of each page
     (`extract(raw, dom)`, which may also read whatever else it wants from the parsed page), then
     the site's template out of every page's text. `parse`: as `run_sitelevel` takes it.
     `nodes` False: the caller writes no `nodes` rows (offline extraction), so unless SiteLevel's
-    labels cut text (`config.cut_sitelevel`) no node records are built: the run has none."""
+    labels cut text (`config.cut_sitelevel`) no node records are built: the run has none.
+    `markdown`: the final extractions' Markdown is rendered with these options (the
+    page-level extractions `extract` returns carry theirs)."""
     config = config or SitePassConfig()
     slots = SiteSlots()
     choices: list[PageChoice] = []
     seen: list[RawPage] = []
 
     def visit(index: int, raw: RawPage, dom: Dom, records: PageNodes | None = None) -> None:
-        choices.append(page_choice(dom, extract(raw, dom), slots))
+        choices.append(page_choice(dom, extract(raw, dom), slots, markdown))
         seen.append(raw)
 
     if not nodes and not config.cut_sitelevel:
