@@ -91,6 +91,8 @@ NEWSCRAWL_EXTRACTORS = ["learned", "cetd-tpc"]
 NEWSCRAWL_PRIMARY_EXTRACTOR = ""  # "" = newscrawl.extractors.DEFAULT_EXTRACTOR
 NEWSCRAWL_EXTRACTOR_CONFIG: dict[str, dict[str, object]] = {}
 NEWSCRAWL_KEEP_ALL_TEXTS = False
+# write `markdown` beside `text`: the same selection with its headings, lists, tables and code
+NEWSCRAWL_MARKDOWN = True
 # a page estimated at more elements than this is refused (its tree would cost ~1 KB a node);
 # an extractor is skipped on pages with more elements than its budget here (the next one runs)
 NEWSCRAWL_MAX_PAGE_NODES = 100_000

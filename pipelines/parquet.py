@@ -196,6 +196,7 @@ class ParquetWriterPipeline(DatasetPipeline):
             "article_reason": item.article_reason,
             "title": item.title,
             "text": item.text,
+            "markdown": item.markdown,
             "extractor": item.extractor,
             "stage": item.stage or None,
             "texts": item.texts or None,

@@ -69,6 +69,12 @@ ARTICLES_SCHEMA = pa.schema(
         _field("article_reason", pa.string(), "the evidence behind is_article"),
         _field("title", pa.string(), "article title"),
         _field("text", pa.string(), "main text, one paragraph a line"),
+        _field(
+            "markdown",
+            pa.string(),
+            "the same text as Markdown: headings, lists, tables, code blocks, quotes, emphasis "
+            "(NEWSCRAWL_MARKDOWN; null when off)",
+        ),
         _field("extractor", pa.string(), "extractor that produced `text`"),
         _field(
             "stage",
