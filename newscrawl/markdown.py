@@ -81,6 +81,13 @@ _SPAN_KIND = {
     "a": "a",
 }
 _FENCE = re.compile(r"`{3,}")
+# Line numbers between two lines of one block that two <br> (a blank line) put there: a
+# paragraph break (each <br> counts two, as `Dom` numbers lines).
+_PARAGRAPH_GAP = 4
+# Lines a table cell holds at most, and the containers it may not hold, to be data (else the
+# table lays out the page, and its cells are rendered as blocks).
+_CELL_LINES = 3
+_LAYOUT_KINDS = frozenset({"h", "list", "li", "pre", "quote", "table", "dl"})
 # What opens a line that Markdown reads as markup, when a paragraph's text opens with it.
 _LINE_MARKUP = re.compile(r"([ \t]*)(#{1,6}|[>+*:=-]|-{2,}|={2,}|\d{1,9}[.)])(?=[ \t]|$)")
 
@@ -387,8 +394,9 @@ def _tree(lines: list[list[Mark]]) -> _Node:
             stack[-1].children.append(node)
             stack.append(node)
         children = stack[-1].children
-        if children and isinstance(children[-1], list):
-            children[-1].append(line)
+        last = children[-1] if children else None
+        if isinstance(last, list) and line[0].line - last[-1][-1].line < _PARAGRAPH_GAP:
+            last.append(line)
         else:
             children.append([line])
     return top
@@ -523,7 +531,10 @@ def _table(node: _Node, links: bool, images: bool) -> list[tuple[str, str]]:
     outside any cell) as blocks of its own, in place."""
     blocks: list[tuple[str, str]] = []
     rows: list[_Node] = []
-    for part in _table_parts(node):
+    parts = _table_parts(node)
+    if _is_layout(parts):
+        return _layout_blocks(node, links, images)
+    for part in parts:
         if isinstance(part, _Node) and part.box is not None and part.box[1] == "tr":
             rows.append(part)
             continue
@@ -535,6 +546,46 @@ def _table(node: _Node, links: bool, images: bool) -> list[tuple[str, str]]:
         blocks.extend(_child_blocks(holder, links, images))
     if rows:
         blocks.append(("table", _grid(rows, links, images)))
+    return blocks
+
+
+def _is_layout(parts: list[_Node | list[list[Mark]]]) -> bool:
+    """Whether a table lays out a page rather than holding data: it has one column, or a
+    cell holds a heading, list, code, quote or table, or more than `_CELL_LINES` lines."""
+    widest = 0
+    for part in parts:
+        if _kind(part) != "tr":
+            continue
+        assert isinstance(part, _Node)
+        widest = max(widest, len(part.children))
+        for cell in part.children:
+            if isinstance(cell, list):
+                if len(cell) > _CELL_LINES:
+                    return True
+            elif len(_all_lines(cell)) > _CELL_LINES or _holds_layout(cell):
+                return True
+    return widest <= 1
+
+
+def _holds_layout(node: _Node) -> bool:
+    return any(
+        isinstance(child, _Node) and (child.box[1] in _LAYOUT_KINDS or _holds_layout(child))  # type: ignore[index]
+        for child in node.children
+    )
+
+
+def _layout_blocks(node: _Node, links: bool, images: bool) -> list[tuple[str, str]]:
+    """A layout table's content as blocks: its rows and cells are plain containers."""
+    blocks: list[tuple[str, str]] = []
+    for child in node.children:
+        if isinstance(child, _Node) and _kind(child) in ("tr", "cell", "div"):
+            blocks.extend(_layout_blocks(child, links, images))
+        elif isinstance(child, _Node):
+            blocks.extend(_blocks(child, links, images))
+        else:
+            holder = _Node(None)
+            holder.children.append(child)
+            blocks.extend(_child_blocks(holder, links, images))
     return blocks
 
 

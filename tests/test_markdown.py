@@ -132,3 +132,15 @@ def test_text_is_the_markdown_without_markup() -> None:
             if words(page_markdown(dom, extraction)) != words(extraction.text, markdown=False):
                 differ.append(f"{path.name} {extractor.name}")
     assert not differ
+
+
+def test_a_layout_table_is_rendered_as_blocks() -> None:
+    """A table that lays out the page (one column, or cells holding paragraphs) is no data
+    table: its cells' text is written as paragraphs, <br><br> breaking them."""
+    html = (
+        "<body><table><tr><td><h2>Story</h2>First line.<br>Same paragraph.<br><br>Next one."
+        "</td></tr></table></body>"
+    )
+    dom, extraction = body_extraction(html)
+    markdown = page_markdown(dom, extraction)  # type: ignore[arg-type]
+    assert markdown == "## Story\n\nFirst line.  \nSame paragraph.\n\nNext one."

@@ -1,4 +1,6 @@
-"""Extraction speed: pages/s of parsing alone, of each extractor (parse + extractor), of all
+"""Extraction speed: pages/s of parsing alone, of each extractor (parse + extractor), of the
+default extractor with the Markdown of its selection (what a crawl writes with
+NEWSCRAWL_MARKDOWN on; its extra time as a share of the extraction's is printed), of all
 extractors together (one parse + every extractor, as the crawl pipeline runs them) and of
 trafilatura's `bare_extraction` (default options) on the same pages, in the same run. The
 default (learned) extractor's line includes the three seed extractors it runs for its features;
@@ -43,6 +45,14 @@ def _parse_extract(extractor: Extractor, data: bytes) -> object:
     from newscrawl.dom import parse_html
 
     return extractor.extract(parse_html(data))
+
+
+def _parse_extract_markdown(extractor: Extractor, data: bytes) -> object:
+    from newscrawl.dom import parse_html
+    from newscrawl.markdown import page_markdown
+
+    dom = parse_html(data)
+    return page_markdown(dom, extractor.extract(dom))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -117,6 +127,10 @@ def _stages(names: Sequence[str]) -> dict[str, Stage]:
     stages: dict[str, Stage] = {"parse": parse_html}
     for extractor in extractors:
         stages[f"parse + {extractor.name}"] = functools.partial(_parse_extract, extractor)
+        if extractor.name == DEFAULT_EXTRACTOR:
+            stages[_with_markdown(extractor.name)] = functools.partial(
+                _parse_extract_markdown, extractor
+            )
 
     def all_together(data: bytes) -> None:
         dom = parse_html(data)
@@ -125,6 +139,10 @@ def _stages(names: Sequence[str]) -> dict[str, Stage]:
 
     stages[f"parse + all ({', '.join(names)})"] = all_together
     return stages
+
+
+def _with_markdown(name: str) -> str:
+    return f"parse + {name} + markdown"
 
 
 def _trafilatura() -> tuple[Stage | None, str]:
@@ -171,6 +189,10 @@ def _report(timings: list[Timing], pages: int, ours: str, theirs: str) -> list[s
             continue
         lines.append(f"{timing.label.ljust(width)}  {pps:9.1f}  {1000 / pps:8.2f}  {timing.errors}")
     default = f"parse + {DEFAULT_EXTRACTOR}"
+    plain, marked = speed.get(default), speed.get(_with_markdown(DEFAULT_EXTRACTOR))
+    if plain and marked:
+        share = plain / marked - 1  # seconds with Markdown over seconds without, less one
+        lines.append(f"markdown cost, share of {default}'s time: {100 * share:.1f}%")
     for label in dict.fromkeys((default, ours)):
         mine, reference = speed.get(label), speed.get(theirs)
         if mine and reference:
