@@ -6,7 +6,8 @@ Settings: NEWSCRAWL_EXTRACTORS (names, in order of preference), NEWSCRAWL_PRIMAR
 NEWSCRAWL_EXTRACTOR_MAX_NODES ({name: elements}: a page with more elements skips that
 extractor, recorded as `extract_budget`; the learned extractor's block features take about
 9 KB a block, so a huge page goes to the next extractor instead), NEWSCRAWL_MARKDOWN (also
-write the chosen text as Markdown, `markdown`; on by default).
+write the chosen text as Markdown, `markdown`; on by default), NEWSCRAWL_COMMENTS (also write
+the page's comment thread, `comments`, apart from the text; on by default).
 Without NEWSCRAWL_KEEP_ALL_TEXTS the extractors after the primary are fallbacks, run only on
 pages where the ones before them found no text - or could not run (over their node budget, or
 raised). An extractor whose empty text is an answer (`empty_is_answer`: the learned extractor,
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field
 from hashlib import blake2b
 from typing import TYPE_CHECKING, Any
 
+from newscrawl.comments import page_comments
 from newscrawl.crawl.checks import setting_list
 from newscrawl.crawl.items import PageItem
 from newscrawl.crawl.metadata import (
@@ -46,7 +48,7 @@ from newscrawl.crawl.metadata import (
 from newscrawl.dom import Dom, PageError, parse_html
 from newscrawl.extractors import DEFAULT_EXTRACTOR, EXTRACTORS, Extraction, Extractor, get_extractor
 from newscrawl.extractors.context import SiteContext, extract_in_site
-from newscrawl.markdown import MarkdownOptions, with_markdown
+from newscrawl.markdown import MarkdownOptions, selection_pieces, with_markdown
 from newscrawl.title import page_title
 
 if TYPE_CHECKING:
@@ -94,12 +96,14 @@ class ExtractionSettings:
     keep_all: bool = False
     max_nodes: dict[str, int] = field(default_factory=dict)
     markdown: bool = True
+    comments: bool = True
 
     def build(self) -> ExtractionPipeline:
         """A pipeline without a crawler: its error records are kept in `recorded`."""
         extractors = load_extractors(list(self.names), self.config)
         pipeline = ExtractionPipeline(None, extractors, self.primary, self.keep_all, self.max_nodes)
         pipeline.markdown = MarkdownOptions() if self.markdown else None
+        pipeline.comments = self.comments
         return pipeline
 
 
@@ -132,6 +136,7 @@ class ExtractionPipeline:
         self.extract_seconds = 0.0
         # the chosen text's Markdown is rendered with these options (None: NEWSCRAWL_MARKDOWN off)
         self.markdown: MarkdownOptions | None = MarkdownOptions()
+        self.comments = True  # NEWSCRAWL_COMMENTS
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ExtractionPipeline:
@@ -155,6 +160,7 @@ class ExtractionPipeline:
         pipeline.markdown = (
             MarkdownOptions() if settings.getbool("NEWSCRAWL_MARKDOWN", True) else None
         )
+        pipeline.comments = settings.getbool("NEWSCRAWL_COMMENTS", True)
         if not settings.getbool("NEWSCRAWL_SITELEVEL", True):  # else the site pass extracts
             from newscrawl.pipelines.sitepool import pool_size
 
@@ -188,6 +194,7 @@ class ExtractionPipeline:
             self.keep_all,
             dict(self.max_nodes),
             self.markdown is not None,
+            self.comments,
         )
 
     async def process_item(self, item: Any) -> Any:
@@ -259,6 +266,7 @@ class ExtractionPipeline:
         item.title = chosen.title or page_title(dom)
         item.text = chosen.text
         item.markdown = chosen.markdown
+        item.comments = self._comments(dom, chosen) if self.comments else None
         item.extractor = chosen.extractor
         item.node_ids = chosen.node_ids
         if self.keep_all:
@@ -277,6 +285,15 @@ class ExtractionPipeline:
             logger.warning("markdown of %s failed: %s", dom.url, err)
             return Extraction(chosen.title, chosen.text, chosen.node_ids, chosen.extractor,
                               chosen.pieces, "")  # fmt: skip
+
+    def _comments(self, dom: Dom, chosen: Extraction) -> str:
+        """The page's comment thread without the chosen text; "" when it has none (or its
+        detection failed: the page keeps its text)."""
+        try:
+            return page_comments(dom, selection_pieces(dom, chosen)[0])
+        except Exception as err:
+            logger.warning("comments of %s failed: %s", dom.url, err)
+            return ""
 
     def _extract(
         self, dom: Dom, context: SiteContext | None = None

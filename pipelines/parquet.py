@@ -197,6 +197,7 @@ class ParquetWriterPipeline(DatasetPipeline):
             "title": item.title,
             "text": item.text,
             "markdown": item.markdown,
+            "comments": item.comments,
             "extractor": item.extractor,
             "stage": item.stage or None,
             "texts": item.texts or None,

@@ -180,6 +180,7 @@ _FILLED = (
     "title",
     "text",
     "markdown",
+    "comments",
     "extractor",
     "stage",
     "texts",

@@ -75,6 +75,12 @@ ARTICLES_SCHEMA = pa.schema(
             "the same text as Markdown: headings, lists, tables, code blocks, quotes, emphasis "
             "(NEWSCRAWL_MARKDOWN; null when off)",
         ),
+        _field(
+            "comments",
+            pa.string(),
+            "the page's comment thread, one block a line, never part of `text`; empty when the "
+            "page has none (NEWSCRAWL_COMMENTS; null when off)",
+        ),
         _field("extractor", pa.string(), "extractor that produced `text`"),
         _field(
             "stage",
