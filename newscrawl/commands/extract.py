@@ -132,8 +132,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "page when there are several; markdown: the Markdown of the same text (headings, "
         "lists, tables, code, quotes), with the same '==>' lines; jsonl: one JSON object per "
         "page with path, title, text, extractor (and error for a page that failed); json: one "
-        "JSON object per page (a line each) with path, url, title, text, markdown, date, "
-        "author, language, page_type, extractor (and error)",
+        "JSON object per page (a line each) with path, url, title, text, markdown, comments, "
+        "date, author, language, page_type, extractor (and error)",
     )
     parser.add_argument(
         "--links",
@@ -466,8 +466,8 @@ def record_fields(output: str, links: bool = False, images: bool = False) -> Rec
 
 
 _JSON_KEYS = (
-    "path", "url", "title", "text", "markdown", "date", "author", "language", "page_type",
-    "extractor",
+    "path", "url", "title", "text", "markdown", "comments", "date", "author", "language",
+    "page_type", "extractor",
 )  # fmt: skip
 
 

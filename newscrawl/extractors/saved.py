@@ -23,7 +23,7 @@ from newscrawl.extractors import Extraction, Extractor
 from newscrawl.extractors.context import SiteContext, extract_in_site, learn_site, site_methods
 from newscrawl.gcpause import paused_gc
 from newscrawl.learned.sitetemplate import MAX_TEMPLATE_PAGES
-from newscrawl.markdown import MarkdownOptions, with_markdown
+from newscrawl.markdown import MarkdownOptions, selection_pieces, with_markdown
 from newscrawl.template.sitelevel import KeptDoms, RawPage
 from newscrawl.template.sitepass import SitePassConfig, SitePassRun, site_pass
 
@@ -68,8 +68,10 @@ PLAIN = RecordFields()
 
 
 def page_metadata(dom: Dom, extraction: Extraction, url: str | None) -> dict[str, Any]:
-    """The page's url, publication date (ISO 8601, or None), author, language and page type
-    ("article" or "other", as the crawl's article flag decides), as the crawl reads them."""
+    """The page's url, publication date (ISO 8601, or None), author, language, page type
+    ("article" or "other", as the crawl's article flag decides) and comment thread
+    (`newscrawl.comments`, "" for none), as the crawl reads them."""
+    from newscrawl.comments import page_comments
     from newscrawl.crawl.metadata import (
         json_ld,
         ld_articles,
@@ -81,6 +83,7 @@ def page_metadata(dom: Dom, extraction: Extraction, url: str | None) -> dict[str
 
     found: dict[str, Any] = {"url": url, "date": None, "author": None, "language": None}
     found["page_type"] = None
+    found["comments"] = ""
     try:
         ld = json_ld(dom)
         when, dated = publication_time(dom, url, ld)
@@ -91,6 +94,7 @@ def page_metadata(dom: Dom, extraction: Extraction, url: str | None) -> dict[str
             dom, url or "", extraction.text, extraction.node_ids, dated, bool(ld_articles(ld))
         )
         found["page_type"] = "article" if classify_page(signals).is_article else "other"
+        found["comments"] = page_comments(dom, selection_pieces(dom, extraction)[0])
     except Exception:  # metadata is a bonus: a page keeps its text whatever it holds
         pass
     return found
