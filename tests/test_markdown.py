@@ -144,3 +144,56 @@ def test_a_layout_table_is_rendered_as_blocks() -> None:
     dom, extraction = body_extraction(html)
     markdown = page_markdown(dom, extraction)  # type: ignore[arg-type]
     assert markdown == "## Story\n\nFirst line.  \nSame paragraph.\n\nNext one."
+
+
+# -- outputs ----------------------------------------------------------------------------------
+
+
+def test_extract_writes_markdown_and_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import json
+
+    from newscrawl.cli import main
+
+    page = tmp_path / "a.html"
+    page.write_text((FIXTURES / "code_block.html").read_text(encoding="utf-8"), encoding="utf-8")
+    assert main(["extract", "-e", "mss", "-f", "markdown", str(page)]) == 0
+    markdown = capsys.readouterr().out
+    assert "```\ndef count(lines):\n    total = 0\n\n    for line in lines:" in markdown
+    assert main(["extract", "-e", "mss", "-f", "json", str(page)]) == 0
+    record = json.loads(capsys.readouterr().out)
+    assert record["markdown"] + "\n" == markdown
+    assert "    total = 0\n\n    for line in lines:" in record["text"]
+    assert set(record) >= {
+        "url", "title", "text", "markdown", "comments", "date", "author", "language",
+        "page_type", "extractor",
+    }  # fmt: skip
+
+
+THREAD = (
+    "<html><body><article><h1>Harbour opens</h1>"
+    + "<p>The new harbour opened on Monday after three years of building work by the town.</p>"
+    * 12
+    + "</article><section class='comments'><h3>Comments</h3>"
+    + "".join(
+        f"<div class='comment'><b>Reader {n}</b> 12/0{n}/2024<p>I walked there today and the "
+        f"boats look fine, number {n}.</p></div>"
+        for n in range(1, 6)
+    )
+    + "</section><form><textarea>your reply</textarea><label>Name please</label></form>"
+    "</body></html>"
+)
+
+
+def test_comments_are_a_field_of_their_own() -> None:
+    from newscrawl.comments import page_comments
+    from newscrawl.extractors import get_extractor
+
+    dom = parse_html(THREAD)
+    extraction = get_extractor("mss").extract(dom)
+    comments = page_comments(dom, extraction.pieces or ())
+    assert "Reader 3 12/03/2024" in comments and "boats look fine, number 5." in comments
+    assert "Name please" not in comments  # the reply form is no comment
+    assert not set(comments.splitlines()) & set(extraction.text.splitlines())
+    assert page_comments(parse_html("<body><p>No thread here at all, only text.</p>")) == ""
