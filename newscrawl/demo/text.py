@@ -53,6 +53,8 @@ class Block:
             return list(self.items)
         if self.kind == "table":
             return [" ".join(row) for row in self.rows]
+        if self.kind == "pre":  # its words; the page keeps its lines
+            return [" ".join(self.text.split())]
         return [self.text]
 
 
@@ -209,14 +211,13 @@ def _table(grammar: Grammar, rng: random.Random) -> Block:
 
 def _code(grammar: Grammar, rng: random.Random) -> Block:
     """A small plan written as code: indented lines and a blank line inside."""
-    things = [grammar.sentence("blog_object", rng).rstrip(".") for _ in range(2)]
+    things = [grammar.sentence("blog_object", rng).strip('."') for _ in range(2)]
     lines = [
-        "plan = {",
-        f'    "first": "{things[0]}",',
-        f'    "then": "{things[1]}",',
+        "def plan():",
+        f"    first = '{things[0].lower()}'",
+        f"    then = '{things[1].lower()}'",
         "",
-        f'    "days": {rng.randint(2, 9)},',
-        "}",
+        f"    return first, then, {rng.randint(2, 9)}",
     ]
     return Block("pre", text="\n".join(lines))
 
