@@ -15,6 +15,7 @@ extractor produced it.
 from __future__ import annotations
 
 import os
+from bisect import bisect_left
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,7 +23,7 @@ import numpy as np
 
 from newscrawl.dom import Dom
 from newscrawl.extractors.base import Extraction
-from newscrawl.learned.blocks import split_blocks
+from newscrawl.learned.blocks import Blocks, split_blocks
 from newscrawl.learned.features import FEATURES, block_features, block_groups
 from newscrawl.learned.model import (
     ExtractorModel,
@@ -106,7 +107,7 @@ class Learned:
             blocks = split_blocks(dom)
             rows = block_features(dom, blocks, selections, template)
             scores = score_blocks(self.model, rows, block_groups(dom, blocks))
-            kept = np.flatnonzero(scores >= self.threshold)
+            kept = np.flatnonzero(whole_structures(dom, blocks, scores >= self.threshold))
         except Exception:  # a model or feature bug costs this page the learned text, not the page
             return _fallback(seed_extractions(dom, self.seeds), title)
         pieces = blocks.pieces_of(kept.tolist())
@@ -117,6 +118,37 @@ class Learned:
         return Extraction(
             title=title, text=text, node_ids=nodes, extractor=self.name, pieces=tuple(pieces)
         )
+
+
+# Elements kept whole when the text around them is kept: a table of figures, a code block.
+WHOLE_TAGS = ("table", "pre")
+# ... unless their text is mostly links (a box of related stories laid out as a table).
+WHOLE_MAX_LINK_DENSITY = 0.5
+
+
+def whole_structures(dom: Dom, blocks: Blocks, kept: np.ndarray) -> np.ndarray:
+    """`kept` (per block) with every table without a table inside (a layout table holds the
+    page, not figures) and every code block (`WHOLE_TAGS`) kept whole where the blocks just
+    before and just after it are kept: the model scores a table's short cells, or a code
+    block's lines, as it scores a page's short boilerplate lines, but inside the kept text
+    they are part of it."""
+    if not len(blocks):
+        return kept
+    kept = kept.copy()
+    tables = dom.nodes_of("table")
+    for node in sorted([*tables, *dom.nodes_of("pre")]):
+        inner = bisect_left(tables, node + 1)
+        if dom.tag[node] == "table" and inner < len(tables) and tables[inner] < dom.end[node]:
+            continue  # a table of tables lays out the page
+        first = bisect_left(blocks.start, dom.piece_start[node])
+        last = bisect_left(blocks.start, dom.piece_end[node]) - 1
+        if first > last or first == 0 or last + 1 >= len(blocks):
+            continue
+        if kept[first : last + 1].all() or not (kept[first - 1] and kept[last + 1]):
+            continue
+        if dom.link_density(node) <= WHOLE_MAX_LINK_DENSITY:
+            kept[first : last + 1] = True
+    return kept
 
 
 def use_extractor_model(path: str) -> str:
