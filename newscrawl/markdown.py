@@ -217,19 +217,21 @@ def piece_marks(dom: Dom, pieces: Iterable[int], images: bool = False) -> list[M
     pre = dom.pre_pieces
     chosen = list(pieces)
     pictures = _images(dom, chosen) if images else {}
+    # the arrays and the memo bound to locals: this loop runs once per selected piece
+    blocks, owners, texts = dom.piece_block, dom.piece_owner, dom.piece_text
+    lines, glued, chains = dom.piece_line, dom.piece_glued, reader.chains
     marks: list[Mark] = []
+    append, new = marks.append, Mark._make
     for k in chosen:
-        block = dom.piece_block[k]
-        boxes = reader.boxes(block) if block >= 0 else ()
-        found = pre.get(k)
-        box, text = found if found is not None else (-1, dom.piece_text[k])
-        spans = reader.inline(dom.piece_owner[k], block) if box < 0 else ()
-        marks.append(
-            Mark(
-                k, text, dom.piece_line[k], dom.piece_glued[k], box, boxes, spans,
-                pictures.get(k, ()),
-            )
-        )  # fmt: skip
+        block = blocks[k]
+        boxes = chains.get(block)
+        if boxes is None:
+            boxes = reader.boxes(block) if block >= 0 else ()
+        found = pre.get(k) if pre else None
+        box, text = found if found is not None else (-1, texts[k])
+        owner = owners[k]
+        spans = reader.inline(owner, block) if box < 0 and owner != block else ()
+        append(new((k, text, lines[k], glued[k], box, boxes, spans, pictures.get(k, ()))))
     return marks
 
 
@@ -640,6 +642,11 @@ def _row(cells: list[str], width: int) -> str:
 def _inline(line: list[Mark], links: bool, images: bool) -> str:
     """One rendered line: the pieces joined as in the text, with emphasis, code and (when
     asked for) links and images."""
+    if not any(mark.spans or mark.images or mark.pre >= 0 for mark in line):
+        return "".join(
+            mark.text if not index or mark.glued else " " + mark.text
+            for index, mark in enumerate(line)
+        )
     out: list[str] = []
     opened: list[Span] = []
     for index, mark in enumerate(line):
