@@ -173,8 +173,7 @@ def test_extract_writes_markdown_and_json(
 
 THREAD = (
     "<html><body><article><h1>Harbour opens</h1>"
-    + "<p>The new harbour opened on Monday after three years of building work by the town.</p>"
-    * 12
+    + "<p>The new harbour opened on Monday after three years of building work by the town.</p>" * 12
     + "</article><section class='comments'><h3>Comments</h3>"
     + "".join(
         f"<div class='comment'><b>Reader {n}</b> 12/0{n}/2024<p>I walked there today and the "
@@ -211,9 +210,7 @@ def test_learned_keeps_a_table_or_code_block_inside_its_text_whole() -> None:
     for site in build_demo_web(4).sites:
         for path, article in site.articles.items():
             wanted = [
-                block
-                for block in article.markdown.split("\n\n")
-                if block.startswith(("|", "```"))
+                block for block in article.markdown.split("\n\n") if block.startswith(("|", "```"))
             ]
             if not wanted:
                 continue
@@ -223,3 +220,43 @@ def test_learned_keeps_a_table_or_code_block_inside_its_text_whole() -> None:
             assert all(block in markdown for block in wanted), (site.name, path)
             checked += 1
     assert checked >= 30
+
+
+def crawl_item(html: str) -> object:
+    from datetime import UTC, datetime
+
+    from newscrawl.crawl.items import PageItem
+
+    url = "http://news.test/2024/05/harbour.html"
+    when = datetime(2024, 5, 1, tzinfo=UTC)
+    return PageItem(url, url, "news.test", "c", when, 200, "text/html", html=html.encode())
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_the_crawl_fills_markdown_and_comments_unless_turned_off(on: bool) -> None:
+    from newscrawl.pipelines.extraction import ExtractionSettings
+
+    settings = ExtractionSettings(("mss",), {}, "mss", markdown=on, comments=on)
+    item = settings.build().fill(crawl_item(THREAD))  # type: ignore[arg-type]
+    if not on:
+        assert item.markdown is None and item.comments is None
+        return
+    assert item.markdown == "\n\n".join(item.text.split("\n"))  # paragraphs, no markup
+    assert item.comments and "Reader 2" in item.comments
+    assert "Reader 2" not in item.text
+
+
+def test_markdown_settings_are_known_and_checked() -> None:
+    from newscrawl.crawl.checks import check_settings
+
+    check_settings({"NEWSCRAWL_MARKDOWN": "false", "NEWSCRAWL_COMMENTS": "0"})
+    with pytest.raises(ValueError, match="NEWSCRAWL_MARKDOWN"):
+        check_settings({"NEWSCRAWL_MARKDOWN": "maybe"})
+
+
+def test_the_articles_schema_has_markdown_and_comments() -> None:
+    from newscrawl.storage.schemas import ARTICLES_SCHEMA, REPEATS_SCHEMA
+
+    for schema in (ARTICLES_SCHEMA, REPEATS_SCHEMA):
+        assert schema.field("markdown").type == "string"
+        assert schema.field("comments").type == "string"
