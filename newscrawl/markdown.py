@@ -139,10 +139,9 @@ class _Reader:
             at = parent[at]
         chain = chains.get(at, ()) if at >= 0 else ()
         for step in reversed(path):
-            if len(chain) < MAX_BOXES:
-                box = self._box(step)
-                if box is not None:
-                    chain = (*chain, box)
+            box = self._box(step)
+            if box is not None:
+                chain = _deeper(chain, box)
             chains[step] = chain
         return chains.get(node, chain)
 
@@ -200,6 +199,18 @@ class _Reader:
             at = dom.parent[at]
         found = self.spans[key] = tuple(reversed(spans))
         return found
+
+
+def _deeper(chain: tuple[Box, ...], box: Box) -> tuple[Box, ...]:
+    """`chain` with `box` inside it, at most `MAX_BOXES` long: past that, a plain block
+    (div) gives its place to the box inside it, and a plain block inside a full chain of
+    structures (lists, tables, code...) is not added, so the structures nearest the text
+    stay and the last box is the innermost that counts."""
+    if len(chain) < MAX_BOXES:
+        return (*chain, box)
+    if chain[-1][1] == "div":
+        return (*chain[:-1], box)
+    return chain
 
 
 def _start_number(value: str | None) -> int:

@@ -78,7 +78,7 @@ def test_bad_input_gives_sane_markdown(html: str) -> None:
 
 # Markers that open a line: quotes, list items and definitions (nested), then a heading's.
 LINE_MARKERS = re.compile(r"^(?:[ \t]*(?:>|[-:]|\d+\.)(?=\s|$))*(?:[ \t]*#{1,6}(?=\s|$))?")
-QUOTE_MARKERS = re.compile(r"^(?:[ \t]*>(?=\s|$))*")
+QUOTE_MARKER = re.compile(r"^[ \t]*>(?=\s|$)")
 FENCE = re.compile(r"[ \t]*`{3,}")
 TABLE_RULE = re.compile(r"[ \t]*\|(?: --- \|)+")
 
@@ -89,13 +89,17 @@ def words(text: str, markdown: bool = True) -> list[str]:
     neither)."""
     if markdown:
         lines: list[str] = []
-        fenced = False
+        fenced = 0  # the backticks of the open fence (0: none)
+        quotes = 0  # the quote markers before the open fence
         for line in text.split("\n"):
             inner = LINE_MARKERS.sub("", line)
-            if FENCE.fullmatch(inner):
-                fenced = not fenced
+            if FENCE.fullmatch(inner) and (not fenced or len(inner.strip()) >= fenced):
+                fenced = 0 if fenced else len(inner.strip())
+                quotes = line[: len(line) - len(inner)].count(">")
             elif fenced:  # a code block's line: only the quotes around it are markup
-                lines.append(QUOTE_MARKERS.sub("", line))
+                for _ in range(quotes):
+                    line = QUOTE_MARKER.sub("", line)
+                lines.append(line)
             elif not TABLE_RULE.fullmatch(inner):
                 lines.append(inner)
         text = "\n".join(lines)
