@@ -659,7 +659,7 @@ def _inline(line: list[Mark], links: bool, images: bool) -> str:
             for index, mark in enumerate(line)
         )
     out: list[str] = []
-    opened: list[Span] = []
+    opened: tuple[Span, ...] = ()
     for index, mark in enumerate(line):
         if mark.pre >= 0:  # a code block's text, as written
             out.append(mark.text)

@@ -337,7 +337,7 @@ def extract_all(
     initargs = (name, model_path, items, site_pass, site_method, fields)
     if site_pass and _splittable(extractor, items, tasks, jobs, fields):
         pages = [(index, items[index]) for index in tasks[0]]
-        part_args = (*initargs[:2], [], False, site_method, fields)
+        part_args: tuple[Any, ...] = (*initargs[:2], [], False, site_method, fields)
         split = split_site_records(extractor, pages, jobs, part_args, fields)
         yield from in_order(split, len(items))
         return
