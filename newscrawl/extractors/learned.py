@@ -122,24 +122,22 @@ class Learned:
 
 # Elements kept whole when the text around them is kept: a table of figures, a code block.
 WHOLE_TAGS = ("table", "pre")
-# ... unless their text is mostly links (a box of related stories laid out as a table).
-WHOLE_MAX_LINK_DENSITY = 0.5
+# ... unless links hold more of their text than this (a box of related stories as a table).
+WHOLE_MAX_LINK_DENSITY = 0.2
 
 
 def whole_structures(dom: Dom, blocks: Blocks, kept: np.ndarray) -> np.ndarray:
-    """`kept` (per block) with every table without a table inside (a layout table holds the
-    page, not figures) and every code block (`WHOLE_TAGS`) kept whole where the blocks just
-    before and just after it are kept: the model scores a table's short cells, or a code
-    block's lines, as it scores a page's short boilerplate lines, but inside the kept text
-    they are part of it."""
+    """`kept` (per block) with every table of figures (`figures_table`) and every code block
+    (`WHOLE_TAGS`) kept whole where the blocks just before and just after it are kept: the
+    model scores a table's short cells, or a code block's lines, as it scores a page's short
+    boilerplate lines, but inside the kept text they are part of it."""
     if not len(blocks):
         return kept
     kept = kept.copy()
     tables = dom.nodes_of("table")
     for node in sorted([*tables, *dom.nodes_of("pre")]):
-        inner = bisect_left(tables, node + 1)
-        if dom.tag[node] == "table" and inner < len(tables) and tables[inner] < dom.end[node]:
-            continue  # a table of tables lays out the page
+        if dom.tag[node] == "table" and not figures_table(dom, node, tables):
+            continue
         first = bisect_left(blocks.start, dom.piece_start[node])
         last = bisect_left(blocks.start, dom.piece_end[node]) - 1
         if first > last or first == 0 or last + 1 >= len(blocks):
@@ -149,6 +147,19 @@ def whole_structures(dom: Dom, blocks: Blocks, kept: np.ndarray) -> np.ndarray:
         if dom.link_density(node) <= WHOLE_MAX_LINK_DENSITY:
             kept[first : last + 1] = True
     return kept
+
+
+def figures_table(dom: Dom, node: int, tables: list[int]) -> bool:
+    """Whether the table at `node` holds figures: no table inside it (a table of tables lays
+    out the page), at least two rows and a row of at least two cells (`tables`: the page's
+    tables, in document order)."""
+    inner = bisect_left(tables, node + 1)
+    if inner < len(tables) and tables[inner] < dom.end[node]:
+        return False
+    tags, children = dom.tag, dom.children
+    rows = [n for n in range(node, dom.end[node]) if tags[n] == "tr"]
+    widest = max((sum(tags[c] in ("td", "th") for c in children[r]) for r in rows), default=0)
+    return len(rows) >= 2 and widest >= 2
 
 
 def use_extractor_model(path: str) -> str:
