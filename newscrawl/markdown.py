@@ -28,6 +28,7 @@ from typing import NamedTuple
 
 from newscrawl.dom import Dom
 from newscrawl.extractors.base import Extraction
+from newscrawl.gcpause import paused_gc
 from newscrawl.tags import BLOCK_TAGS
 
 __all__ = [
@@ -232,7 +233,7 @@ def piece_marks(dom: Dom, pieces: Iterable[int], images: bool = False) -> list[M
     blocks, owners, texts = dom.piece_block, dom.piece_owner, dom.piece_text
     lines, glued, chains = dom.piece_line, dom.piece_glued, reader.chains
     marks: list[Mark] = []
-    append, new = marks.append, Mark._make
+    append, new = marks.append, tuple.__new__  # a Mark made in C, with no Python frame
     for k in chosen:
         block = blocks[k]
         boxes = chains.get(block)
@@ -242,7 +243,7 @@ def piece_marks(dom: Dom, pieces: Iterable[int], images: bool = False) -> list[M
         box, text = found if found is not None else (-1, texts[k])
         owner = owners[k]
         spans = reader.inline(owner, block) if box < 0 and owner != block else ()
-        append(new((k, text, lines[k], glued[k], box, boxes, spans, pictures.get(k, ()))))
+        append(new(Mark, (k, text, lines[k], glued[k], box, boxes, spans, pictures.get(k, ()))))
     return marks
 
 
@@ -341,7 +342,9 @@ def markdown_of(
 ) -> str:
     """The Markdown of the text pieces `pieces` (ids in document order); `lead`: a heading
     line before them."""
-    body = render_marks(piece_marks(dom, pieces, images), links, images)
+    with paused_gc():  # a mark per piece, and no cycle among them (see `render_marks`)
+        marks = piece_marks(dom, pieces, images)
+    body = render_marks(marks, links, images)
     if lead:
         return f"# {lead}\n\n{body}" if body else f"# {lead}"
     return body
@@ -363,52 +366,53 @@ class _Node:
 
 def render_marks(marks: Sequence[Mark], links: bool = False, images: bool = False) -> str:
     """Markdown of marks in document order (see the module docstring)."""
-    tree = _tree(_lines(marks))
-    blocks = _blocks(tree, links, images)
+    with paused_gc():  # many small containers, no cycles: reference counting frees them all
+        tree = _tree(_lines(marks))
+        blocks = _blocks(tree, links, images)
     return "\n\n".join(text for _, text in blocks if text)
 
 
 def _lines(marks: Sequence[Mark]) -> list[list[Mark]]:
     """Marks grouped into rendered lines as `Dom.pieces_text` breaks them."""
     lines: list[list[Mark]] = []
-    previous: Mark | None = None
-    for mark in marks:
-        if previous is None:
-            lines.append([mark])
+    current: list[Mark] = []
+    piece = number = box = -2  # the previous mark's piece, line and <pre>
+    for mark in marks:  # read by index: a mark's fields are (piece, text, line, glued, pre...)
+        follows = mark[0] == piece + 1
+        pre = mark[4]
+        if follows and (pre == box >= 0 or (mark[2] == number and pre < 0 and box < 0)):
+            current.append(mark)
         else:
-            follows = mark.piece == previous.piece + 1
-            if mark.pre >= 0 and mark.pre == previous.pre and follows:
-                lines[-1].append(mark)
-            elif mark.line != previous.line or not follows or mark.pre >= 0 or previous.pre >= 0:
-                lines.append([mark])
-            else:
-                lines[-1].append(mark)
-        previous = mark
+            current = [mark]
+            lines.append(current)
+        piece, number, box = mark[0], mark[2], pre
     return lines
 
 
 def _tree(lines: list[list[Mark]]) -> _Node:
     """The containers of the lines as a tree; lines of one block in a row make a paragraph."""
     top = _Node(None)
-    stack = [top]
+    stack = [top]  # the open containers: the top, then those of `opened`
+    opened: tuple[Box, ...] = ()
     for line in lines:
-        boxes = line[0].boxes
-        depth = 0
-        while (
-            depth < len(boxes)
-            and depth + 1 < len(stack)
-            and stack[depth + 1].box is not None
-            and stack[depth + 1].box[0] == boxes[depth][0]  # type: ignore[index]
-        ):
-            depth += 1
-        del stack[depth + 1 :]
+        boxes = line[0][5]  # its boxes
+        if boxes is not opened:
+            depth = 0
+            for mine, theirs in zip(boxes, opened, strict=False):
+                if mine[0] != theirs[0]:
+                    break
+                depth += 1
+            del stack[depth + 1 :]
+            opened = boxes
+        else:
+            depth = len(boxes)
         for box in boxes[depth:]:
             node = _Node(box)
             stack[-1].children.append(node)
             stack.append(node)
         children = stack[-1].children
         last = children[-1] if children else None
-        if isinstance(last, list) and line[0].line - last[-1][-1].line < _PARAGRAPH_GAP:
+        if isinstance(last, list) and line[0][2] - last[-1][-1][2] < _PARAGRAPH_GAP:
             last.append(line)
         else:
             children.append([line])
