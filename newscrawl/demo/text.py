@@ -200,8 +200,12 @@ def _add_structure(
 
 
 def _table(grammar: Grammar, rng: random.Random) -> Block:
-    """Figures by place: a header row (on most tables) and three to five rows."""
+    """Figures by place: a header row (on most tables) and two to five rows of places."""
     places = dict.fromkeys(grammar.expand("place_name", rng) for _ in range(rng.randint(3, 5)))
+    for _ in range(20):  # two places at least: one row is no table of figures
+        if len(places) >= 2:
+            break
+        places[grammar.expand("place_name", rng)] = None
     rows = [(place, str(rng.randint(12, 980)), f"{rng.randint(1, 60)}%") for place in places]
     header = rng.random() < 0.7
     if header:
