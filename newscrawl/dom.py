@@ -60,6 +60,7 @@ __all__ = [
     "page_text",
     "page_tree",
     "parse_html",
+    "pre_joined",
     "preformatted_pieces",
     "size_error",
 ]
@@ -576,7 +577,7 @@ def join_pieces(pieces: Iterable[tuple[int, str, int, bool, int]]) -> str:
     for k, text, number, glued, pre in pieces:
         follows = k == previous + 1 or previous < 0
         if pre >= 0 and pre == box and follows:
-            line.append(text)
+            line.append(pre_joined(line[-1], text, glued))
         elif number != current or not follows or pre >= 0 or box >= 0:
             if line:
                 lines.append(_line_text(line, box))
@@ -588,6 +589,15 @@ def join_pieces(pieces: Iterable[tuple[int, str, int, bool, int]]) -> str:
     if line:
         lines.append(_line_text(line, box))
     return "\n".join(lines)
+
+
+def pre_joined(before: str, text: str, glued: bool) -> str:
+    """`text`, a piece of a ``<pre>`` as written, as it follows the piece `before` there: a
+    space before it where the two are words apart (`Dom.piece_glued` False: a button's label
+    and the code after it) and nothing written parts them."""
+    if glued or not before or not text or before[-1].isspace() or text[0].isspace():
+        return text
+    return " " + text
 
 
 def _with_pre(

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from newscrawl.dom import Dom
+from newscrawl.dom import Dom, pre_joined
 from newscrawl.extractors.base import Extraction
 from newscrawl.gcpause import paused_gc
 from newscrawl.tags import BLOCK_TAGS
@@ -480,10 +480,18 @@ def _flat(node: _Node, links: bool, images: bool) -> str:
 
 
 def _code(node: _Node) -> str:
-    code = "\n".join("".join(mark.text for mark in line) for line in _all_lines(node))
+    code = "\n".join(_code_line(line) for line in _all_lines(node))
     longest = max((len(run) for run in _FENCE.findall(code)), default=2)
     fence = "`" * max(3, longest + 1)
     return f"{fence}\n{code}\n{fence}"
+
+
+def _code_line(line: list[Mark]) -> str:
+    """A code block's line as written (its pieces joined as `Dom.pieces_text` joins them)."""
+    parts = [line[0].text]
+    for mark in line[1:]:
+        parts.append(pre_joined(parts[-1], mark.text, mark.glued))
+    return "".join(parts)
 
 
 def _list(node: _Node, links: bool, images: bool) -> str:
@@ -666,7 +674,7 @@ def _inline(line: list[Mark], links: bool, images: bool) -> str:
     opened: tuple[Span, ...] = ()
     for index, mark in enumerate(line):
         if mark.pre >= 0:  # a code block's text, as written
-            out.append(mark.text)
+            out.append(pre_joined(out[-1], mark.text, mark.glued) if out else mark.text)
             continue
         spans = _shown(mark.spans, links)
         common = 0

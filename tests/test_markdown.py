@@ -40,6 +40,10 @@ def test_every_structure_has_a_fixture() -> None:
 def test_pre_keeps_its_lines_in_text() -> None:
     dom = parse_html("<body><p>Run:</p><pre>\n  a = 1\n\n  <b>b</b> = 2\n</pre><p>done</p></body>")
     assert dom.text(dom.body) == "Run:\n  a = 1\n\n  b = 2\ndone"
+    # a button's label and the code after it stay two words, as outside <pre>
+    dom = parse_html("<body><pre><button>Copy</button><code>x = <i>1</i></code></pre></body>")
+    assert dom.text(dom.body) == "Copy x = 1"
+    assert markdown_of(dom, range(len(dom.piece_text))) == "```\nCopy x = 1\n```"  # type: ignore[arg-type]
 
 
 def test_links_and_images_only_on_request() -> None:
