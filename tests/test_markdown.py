@@ -268,3 +268,17 @@ def test_the_articles_schema_has_markdown_and_comments() -> None:
     for schema in (ARTICLES_SCHEMA, REPEATS_SCHEMA):
         assert schema.field("markdown").type == "string"
         assert schema.field("comments").type == "string"
+
+
+def test_bench_extract_prints_the_markdown_cost(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from newscrawl.cli import main
+
+    for page in FIXTURES.glob("*.html"):
+        (tmp_path / page.name).write_bytes(page.read_bytes())
+    assert main(["bench", "extract", str(tmp_path), "-e", "learned", "--repeat", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "parse + learned + markdown" in out
+    share = re.search(r"markdown cost, share of parse \+ learned's CPU time: (-?[\d.]+)%", out)
+    assert share is not None and float(share.group(1)) >= 0
