@@ -17,9 +17,8 @@ from __future__ import annotations
 
 import contextlib
 import re
-from bisect import bisect_left
 from collections.abc import Iterable
-from itertools import accumulate
+from itertools import compress
 
 from newscrawl.dom import Dom
 
@@ -32,8 +31,16 @@ _THREAD = re.compile(
     re.IGNORECASE,
 )
 _TOKENS = re.compile(r"[\s]+")
+# What every value holding such a token holds somewhere.
+_HINTS = ("comment", "repl", "discussion", "disqus")
 # A thread region with less text than this is a "3 comments" link or an empty box.
 _MIN_CHARS = 40
+
+
+def _hinted(value: str) -> bool:
+    """Whether a class or id value may hold a thread's name (substring searches, in C)."""
+    lowered = value.lower()
+    return any(hint in lowered for hint in _HINTS)
 
 
 def _named_threads(dom: Dom) -> list[int]:
@@ -41,10 +48,15 @@ def _named_threads(dom: Dom) -> list[int]:
     found: list[int] = []
     covered = -1
     body = dom.body
-    nodes = sorted({*dom.nodes_with_attribute("class"), *dom.nodes_with_attribute("id")})
+    nodes = list(compress(range(len(dom)), dom.has_attributes))
     values = dom.attribute_values(nodes, ("class", "id"))
+    # one search over every value (in C) rules out most pages
+    if not _hinted("\n".join(v for pair in values if pair for v in pair if v)):
+        return found
     for node, pair in zip(nodes, values, strict=True):
         if node < covered or node <= body or pair is None or not dom.is_ancestor(body, node):
+            continue
+        if not any(value and _hinted(value) for value in pair):
             continue
         tokens = [t for value in pair if value for t in _TOKENS.split(value) if t]
         if any(_THREAD.match(token) for token in tokens) and dom.text_len(node) >= _MIN_CHARS:
@@ -54,36 +66,29 @@ def _named_threads(dom: Dom) -> list[int]:
 
 
 def _nce_thread(dom: Dom) -> list[int]:
-    """The pieces NCE's comment detection reads as comments (none when it finds no thread)."""
+    """The pieces NCE's comment detection reads as comments (none when it finds no thread):
+    what a default NCE run on the page found (the learned extractor runs one as a seed), else
+    found now."""
     from newscrawl.extractors.nce import (
         NCEConfig,
-        _item_parent,
         children_forest,
-        comment_candidates,
-        comment_cut,
+        comment_thread,
+        find_comment_cut,
         for_script,
-        item_pieces,
+        found_thread,
         select_separator,
     )
 
-    cfg = for_script(dom, NCEConfig())
-    separator = select_separator(dom, cfg)
-    if separator is None:
-        return []
-    items = children_forest(dom, separator, cfg)
-    pieces = item_pieces(dom, items)
-    chars = [0, *accumulate(len(dom.piece_text[k]) for k in pieces)]
-
-    def body_chars(cut: int) -> int:
-        start = dom.piece_start[cut] if cut >= 0 else ~cut
-        return chars[bisect_left(pieces, start)]
-
-    cut = comment_cut(dom, comment_candidates(dom, items, cfg), cfg, body_chars)
-    if cut is None:
-        return []
-    holder = _item_parent(dom, cut)
-    start = dom.piece_start[cut] if cut >= 0 else ~cut
-    return list(range(start, dom.piece_end[holder])) if holder >= 0 else []
+    found = found_thread(dom)
+    if found is None:
+        cfg = for_script(dom, NCEConfig())
+        separator = select_separator(dom, cfg)
+        if separator is None:
+            return []
+        items = children_forest(dom, separator, cfg)
+        found = (comment_thread(dom, find_comment_cut(dom, items, cfg)),)
+    thread = found[0]
+    return list(range(*thread)) if thread is not None else []
 
 
 def comment_pieces(dom: Dom, selected: Iterable[int] = ()) -> list[int]:
