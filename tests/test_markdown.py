@@ -81,7 +81,7 @@ def test_bad_input_gives_sane_markdown(html: str) -> None:
 
 
 # Markers that open a line: quotes, list items and definitions (nested), then a heading's.
-LINE_MARKERS = re.compile(r"^(?:[ \t]*(?:>|[-:]|\d+\.)(?=\s|$))*(?:[ \t]*#{1,6}(?=\s|$))?")
+LINE_MARKERS = re.compile(r"^(?:[ \t]*(?:>|[-:]|\d{1,9}\.)(?=\s|$))*(?:[ \t]*#{1,6}(?=\s|$))?")
 QUOTE_MARKER = re.compile(r"^[ \t]*>(?=\s|$)")
 FENCE = re.compile(r"[ \t]*`{3,}")
 TABLE_RULE = re.compile(r"[ \t]*\|(?: --- \|)+")
