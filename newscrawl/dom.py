@@ -60,6 +60,8 @@ __all__ = [
     "page_text",
     "page_tree",
     "parse_html",
+    "pre_joined",
+    "preformatted_pieces",
     "size_error",
 ]
 
@@ -497,10 +499,32 @@ class Dom:
         return self.pieces_text(picked)
 
     def pieces_text(self, pieces: range | list[int]) -> str:
-        """Join text pieces: a new line at block ends, <br> and gaps, else a space or nothing."""
-        return join_pieces(
-            (k, self.piece_text[k], self.piece_line[k], self.piece_glued[k]) for k in pieces
-        )
+        """Join text pieces: a new line at block ends, <br> and gaps, else a space or nothing;
+        the pieces of a ``<pre>`` keep its line breaks and indentation (`pre_pieces`)."""
+        pre, text = self.pre_pieces, self.piece_text
+        line, glued = self.piece_line, self.piece_glued
+        if not pre:
+            return join_pieces((k, text[k], line[k], glued[k], -1) for k in pieces)
+        return join_pieces(_with_pre(k, text[k], line[k], glued[k], pre) for k in pieces)
+
+    @cached_property
+    def pre_pieces(self) -> dict[int, tuple[int, str]]:
+        """Per piece inside a ``<pre>``: (the outermost ``<pre>``, the piece's text as written,
+        with the whitespace since the piece before it in the ``<pre>``); empty for a page
+        without one (`preformatted_pieces`)."""
+        if "pre" not in self.tag:
+            return {}
+        found: dict[int, tuple[int, str]] = {}
+        covered = -1
+        for node in self.nodes_of("pre"):
+            if node < covered:
+                continue  # a <pre> inside another: read with the outer one
+            covered = self.end[node]
+            texts = preformatted_pieces(self.elements[node], self.shown_noscripts)
+            first = self.piece_start[node]
+            if len(texts) == self.piece_end[node] - first:  # else the walk read it otherwise
+                found.update((first + i, (node, text)) for i, text in enumerate(texts))
+        return found
 
     def ranges_text(self, starts: Sequence[int], stops: Sequence[int]) -> list[str]:
         """`pieces_text(range(a, b))` of every non-empty range, in one pass over the pieces.
@@ -539,26 +563,98 @@ def _own_html_len(el: lxml.html.HtmlElement, tag: str, shown: set[lxml.html.Html
     return size
 
 
-def join_pieces(pieces: Iterable[tuple[int, str, int, bool]]) -> str:
-    """Render text pieces given as (piece id, text, line, glued), in document order: a new line
-    where the line number changes or pieces in between are left out, else a space (nothing
-    between glued pieces)."""
+def join_pieces(pieces: Iterable[tuple[int, str, int, bool, int]]) -> str:
+    """Render text pieces given as (piece id, text, line, glued, pre), in document order: a
+    new line where the line number changes or pieces in between are left out, else a space
+    (nothing between glued pieces). `pre`: the ``<pre>`` holding the piece (-1: none), whose
+    text is as written (`Dom.pre_pieces`): pieces that follow one another in one ``<pre>``
+    are joined as they are, its line breaks and indentation kept."""
     lines: list[str] = []
     line: list[str] = []
     current = None
     previous = -2
-    for k, text, number, glued in pieces:
-        if number != current or (k != previous + 1 and previous >= 0):
+    box = -1  # the <pre> of the previous piece
+    for k, text, number, glued, pre in pieces:
+        follows = k == previous + 1 or previous < 0
+        if pre >= 0 and pre == box and follows:
+            line.append(pre_joined(line[-1], text, glued))
+        elif number != current or not follows or pre >= 0 or box >= 0:
             if line:
-                lines.append("".join(line))
-            line = [text]
+                lines.append(_line_text(line, box))
+            line = [text.lstrip("\r\n") if pre >= 0 else text]
             current = number
         else:
             line.append(text if glued else " " + text)
-        previous = k
+        previous, box = k, pre
     if line:
-        lines.append("".join(line))
+        lines.append(_line_text(line, box))
     return "\n".join(lines)
+
+
+def pre_joined(before: str, text: str, glued: bool) -> str:
+    """`text`, a piece of a ``<pre>`` as written, as it follows the piece `before` there: a
+    space before it where the two are words apart (`Dom.piece_glued` False: a button's label
+    and the code after it) and nothing written parts them."""
+    if glued or not before or not text or before[-1].isspace() or text[0].isspace():
+        return text
+    return " " + text
+
+
+def _with_pre(
+    k: int, text: str, line: int, glued: bool, pre: dict[int, tuple[int, str]]
+) -> tuple[int, str, int, bool, int]:
+    """Piece `k` as `join_pieces` takes it, as written where it lies in a ``<pre>``."""
+    found = pre.get(k)
+    if found is None:
+        return k, text, line, glued, -1
+    return k, found[1], line, glued, found[0]
+
+
+def _line_text(parts: list[str], pre: int) -> str:
+    """One rendered line from its parts (a ``<pre>``'s lines end without trailing blanks)."""
+    text = "".join(parts)
+    return text.rstrip() if pre >= 0 else text
+
+
+def preformatted_pieces(
+    pre: lxml.etree._Element, shown: set[lxml.etree._Element] | frozenset = frozenset()
+) -> list[str]:
+    """The text pieces of a ``<pre>`` element as written, one per non-blank text run in
+    document order (as `Dom` makes its pieces), each with the blank runs and ``<br>`` line
+    breaks before it; the first without the blank lines that open the element, the last
+    without trailing whitespace. Elements a reader never sees keep only their tails."""
+    texts: list[str] = []
+    pending: list[str] = []
+
+    def add(raw: str | None) -> None:
+        if not raw:
+            return
+        if raw.strip():
+            texts.append("".join(pending) + raw)
+            pending.clear()
+        else:
+            pending.append(raw)
+
+    walker = lxml.etree.iterwalk(pre, events=("start", "end"))
+    for event, el in walker:
+        tag = el.tag
+        visible = isinstance(tag, str) and (tag.lower() not in SKIPPED_TAGS or el in shown)
+        if event == "start":
+            if not visible:
+                walker.skip_subtree()
+            elif tag.lower() == "br":
+                pending.append("\n")
+            elif visible:
+                add(el.text)
+        elif el is not pre:
+            add(el.tail)
+    if texts:
+        texts[0] = _LEADING_BLANK_LINES.sub("", texts[0])
+        texts[-1] = texts[-1].rstrip()
+    return texts
+
+
+_LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t\r\f\v]*\n)+")
 
 
 def shown_noscripts(root: lxml.html.HtmlElement) -> set[lxml.html.HtmlElement]:

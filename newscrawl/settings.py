@@ -108,6 +108,10 @@ NEWSCRAWL_PRIMARY_EXTRACTOR = ""
 NEWSCRAWL_EXTRACTOR_CONFIG: dict[str, dict[str, object]] = {}
 # also run every extractor and keep each one's text in the `texts` column (--all-texts)
 NEWSCRAWL_KEEP_ALL_TEXTS = False
+# write `markdown` beside `text`: the same selection with its headings, lists, tables and code
+NEWSCRAWL_MARKDOWN = True
+# write `comments`: the page's comment thread, apart from `text` ("" when it has none)
+NEWSCRAWL_COMMENTS = True
 # a page estimated at more elements than this is refused (its tree would cost ~1 KB a node);
 # an extractor is skipped on pages with more elements than its budget here (the next one runs)
 NEWSCRAWL_MAX_PAGE_NODES = 100_000

@@ -5,7 +5,9 @@ Settings: NEWSCRAWL_EXTRACTORS (names, in order of preference), NEWSCRAWL_PRIMAR
 {option: value}}), NEWSCRAWL_KEEP_ALL_TEXTS (also keep every extractor's text in `texts`),
 NEWSCRAWL_EXTRACTOR_MAX_NODES ({name: elements}: a page with more elements skips that
 extractor, recorded as `extract_budget`; the learned extractor's block features take about
-9 KB a block, so a huge page goes to the next extractor instead).
+9 KB a block, so a huge page goes to the next extractor instead), NEWSCRAWL_MARKDOWN (also
+write the chosen text as Markdown, `markdown`; on by default), NEWSCRAWL_COMMENTS (also write
+the page's comment thread, `comments`, apart from the text; on by default).
 Without NEWSCRAWL_KEEP_ALL_TEXTS the extractors after the primary are fallbacks, run only on
 pages where the ones before them found no text - or could not run (over their node budget, or
 raised). An extractor whose empty text is an answer (`empty_is_answer`: the learned extractor,
@@ -33,12 +35,14 @@ from dataclasses import dataclass, field
 from hashlib import blake2b
 from typing import TYPE_CHECKING, Any
 
+from newscrawl.comments import page_comments
 from newscrawl.crawl.checks import setting_list
 from newscrawl.crawl.items import PageItem
 from newscrawl.crawl.metadata import json_ld, ld_articles, page_metadata
 from newscrawl.dom import Dom, PageError, parse_html
 from newscrawl.extractors import DEFAULT_EXTRACTOR, EXTRACTORS, Extraction, Extractor, get_extractor
 from newscrawl.extractors.context import SiteContext, extract_in_site
+from newscrawl.markdown import MarkdownOptions, selection_pieces, with_markdown
 from newscrawl.title import page_title
 
 if TYPE_CHECKING:
@@ -85,11 +89,16 @@ class ExtractionSettings:
     primary: str = ""
     keep_all: bool = False
     max_nodes: dict[str, int] = field(default_factory=dict)
+    markdown: bool = True
+    comments: bool = True
 
     def build(self) -> ExtractionPipeline:
         """A pipeline without a crawler: its error records are kept in `recorded`."""
         extractors = load_extractors(list(self.names), self.config)
-        return ExtractionPipeline(None, extractors, self.primary, self.keep_all, self.max_nodes)
+        pipeline = ExtractionPipeline(None, extractors, self.primary, self.keep_all, self.max_nodes)
+        pipeline.markdown = MarkdownOptions() if self.markdown else None
+        pipeline.comments = self.comments
+        return pipeline
 
 
 class ExtractionPipeline:
@@ -119,6 +128,9 @@ class ExtractionPipeline:
         self.pool: SitePassPool | None = None
         # time in the extractors of this process, that a benchmark can set beside the whole run's
         self.extract_seconds = 0.0
+        # the chosen text's Markdown is rendered with these options (None: NEWSCRAWL_MARKDOWN off)
+        self.markdown: MarkdownOptions | None = MarkdownOptions()
+        self.comments = True  # NEWSCRAWL_COMMENTS
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ExtractionPipeline:
@@ -139,6 +151,10 @@ class ExtractionPipeline:
         keep_all = settings.getbool("NEWSCRAWL_KEEP_ALL_TEXTS")
         config = settings.getdict("NEWSCRAWL_EXTRACTOR_CONFIG")
         pipeline = cls(crawler, extractors, primary, keep_all, max_nodes, config)
+        pipeline.markdown = (
+            MarkdownOptions() if settings.getbool("NEWSCRAWL_MARKDOWN", True) else None
+        )
+        pipeline.comments = settings.getbool("NEWSCRAWL_COMMENTS", True)
         if not settings.getbool("NEWSCRAWL_SITELEVEL", True):  # else the site pass extracts
             from newscrawl.pipelines.sitepool import pool_size
 
@@ -166,7 +182,13 @@ class ExtractionPipeline:
         """This pipeline's extractors and options, to build it again in another process."""
         config = {name: dict(self.config.get(name) or {}) for name in self.extractors}
         return ExtractionSettings(
-            tuple(self.extractors), config, self.primary, self.keep_all, dict(self.max_nodes)
+            tuple(self.extractors),
+            config,
+            self.primary,
+            self.keep_all,
+            dict(self.max_nodes),
+            self.markdown is not None,
+            self.comments,
         )
 
     async def process_item(self, item: Any) -> Any:
@@ -234,8 +256,11 @@ class ExtractionPipeline:
         )
         if chosen is None:  # no extractor could run, or none found text
             chosen = Extraction.empty("")
+        chosen = self._with_markdown(dom, chosen)
         item.title = chosen.title or page_title(dom)
         item.text = chosen.text
+        item.markdown = chosen.markdown
+        item.comments = self._comments(dom, chosen) if self.comments else None
         item.extractor = chosen.extractor
         item.page_type = chosen.page_type
         item.node_ids = chosen.node_ids
@@ -245,6 +270,25 @@ class ExtractionPipeline:
         item.error = "; ".join(errors) or None
         self._metadata(item, dom)
         return item
+
+    def _with_markdown(self, dom: Dom, chosen: Extraction) -> Extraction:
+        """`chosen` with its Markdown when asked for; a renderer bug costs the page its
+        Markdown (an empty one), never its text."""
+        try:
+            return with_markdown(dom, chosen, self.markdown)
+        except Exception as err:
+            logger.warning("markdown of %s failed: %s", dom.url, err)
+            return Extraction(chosen.title, chosen.text, chosen.node_ids, chosen.extractor,
+                              chosen.pieces, "")  # fmt: skip
+
+    def _comments(self, dom: Dom, chosen: Extraction) -> str:
+        """The page's comment thread without the chosen text; "" when it has none (or its
+        detection failed: the page keeps its text)."""
+        try:
+            return page_comments(dom, selection_pieces(dom, chosen)[0])
+        except Exception as err:
+            logger.warning("comments of %s failed: %s", dom.url, err)
+            return ""
 
     def _extract(
         self, dom: Dom, context: SiteContext | None = None

@@ -197,6 +197,8 @@ class ParquetWriterPipeline(DatasetPipeline):
             "page_type": item.page_type or None,
             "title": item.title,
             "text": item.text,
+            "markdown": item.markdown,
+            "comments": item.comments,
             "extractor": item.extractor,
             "stage": item.stage or None,
             "texts": item.texts or None,

@@ -270,6 +270,8 @@ def log_level(value: Any) -> int:
 _FILLED = (
     "title",
     "text",
+    "markdown",
+    "comments",
     "extractor",
     "stage",
     "texts",
@@ -503,7 +505,13 @@ class SitePasser:
 
         try:
             run = site_pass(
-                job.site, raws, extract, geometry=job.geometry, method=job.method, parse=doms.take
+                job.site,
+                raws,
+                extract,
+                geometry=job.geometry,
+                method=job.method,
+                parse=doms.take,
+                markdown=self.extraction.markdown,
             )
         except Exception as err:  # the site's pages are still written, page by page
             logger.warning("site pass of %s failed: %s", job.site, err)
@@ -520,7 +528,14 @@ class SitePasser:
             self.classifier.classify(item)
         finally:
             item.dom = None
-        return Extraction(item.title, item.text, item.node_ids, item.extractor, item.page_type)
+        return Extraction(
+            item.title,
+            item.text,
+            item.node_ids,
+            item.extractor,
+            markdown=item.markdown,
+            page_type=item.page_type,
+        )
 
     def hash_shard(self, shard: HashShard) -> ShardResult:
         """The node hashes of the shard's pages (None for a page that does not parse)."""
@@ -546,7 +561,8 @@ class SitePasser:
                     continue
                 records = page_records(raw, dom, shard.geometry)
                 item = _work_item(page, shard.site)
-                choice = page_choice(dom, self._extract(item, dom, shard.context), slots)
+                extraction = self._extract(item, dom, shard.context)
+                choice = page_choice(dom, extraction, slots, self.extraction.markdown)
                 result.pages.append(ShardPage(records, choice, PageResult.of(item)))
         finally:
             result.recorded = list(self.extraction.recorded)
@@ -633,6 +649,7 @@ def _apply_outcomes(run: SitePassRun, by_raw: dict[int, PageItem]) -> None:
     for outcome in run.outcomes:
         item = by_raw[id(outcome.raw)]
         item.text, item.node_ids = outcome.extraction.text, outcome.extraction.node_ids
+        item.markdown = outcome.extraction.markdown
         item.stage = outcome.stage
         item.content_hash = content_hash(item.text)
 

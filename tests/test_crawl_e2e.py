@@ -396,6 +396,7 @@ def test_newscrawl_demo_serves_crawls_and_prints_a_summary(tmp_path: Path) -> No
         "field-notes",
         "articles written",
         "shingle precision",
+        "markdown vs gold Markdown",
         "pandas.read_parquet",
     ):
         assert expected in result.stdout

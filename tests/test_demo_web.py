@@ -211,6 +211,28 @@ def test_gold_text_is_what_the_article_page_shows(web: DemoWeb) -> None:
             assert len(article.text) < 0.9 * len(shown)
 
 
+def test_gold_markdown_has_the_structures_and_the_gold_words(web: DemoWeb) -> None:
+    """Every article's gold Markdown holds its gold text's words in order; across the web
+    there are tables with and without a header, numbered lists, code blocks and headings."""
+    from test_markdown import words
+
+    seen: set[str] = set()
+    for site in web.sites:
+        for article in site.articles.values():
+            assert words(article.markdown) == words(article.text, markdown=False)
+            markdown = article.markdown
+            seen.update(
+                kind
+                for kind, mark in (
+                    ("header", "| Place |"), ("headless", "|  |"), ("ol", "\n1. "),
+                    ("code", "```\ndef plan():\n    first"), ("blank", "\n\n    return"),
+                    ("heading", "## "),
+                )
+                if mark in markdown
+            )  # fmt: skip
+    assert seen == {"header", "headless", "ol", "code", "blank", "heading"}
+
+
 def test_comment_threads_are_not_gold(web: DemoWeb) -> None:
     threads = 0
     for site in web.sites:

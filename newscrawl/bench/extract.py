@@ -1,4 +1,6 @@
-"""Extraction speed: pages/s of parsing alone, of each extractor (parse + extractor), of all
+"""Extraction speed: pages/s of parsing alone, of each extractor (parse + extractor), of the
+default extractor with the Markdown of its selection (what a crawl writes with
+NEWSCRAWL_MARKDOWN on), of all
 extractors together (one parse + every extractor, as the crawl pipeline runs them) and of
 trafilatura's `bare_extraction` (default options) on the same pages, in the same run. The
 default (learned) extractor's line includes the three seed extractors it runs for its features;
@@ -12,6 +14,10 @@ stage first runs on a few pages to warm up (imports, caches), then all stages ar
 over all pages, --repeat times; the table gives the median of the repeats. trafilatura is an
 optional extra (pip install 'newscrawl[bench]'); without it its line says so and the rest still
 runs.
+
+The Markdown's cost is also printed as a share of the default extractor's: each page is parsed
+and extracted, then rendered, the two timed apart in CPU time of this process, page after page
+(so a machine whose load changes during the run weighs on both alike), over every repeat.
 """
 
 from __future__ import annotations
@@ -46,6 +52,14 @@ def _parse_extract(extractor: Extractor, data: bytes) -> object:
     from newscrawl.dom import parse_html
 
     return extractor.extract(parse_html(data))
+
+
+def _parse_extract_markdown(extractor: Extractor, data: bytes) -> object:
+    from newscrawl.dom import parse_html
+    from newscrawl.markdown import page_markdown
+
+    dom = parse_html(data)
+    return page_markdown(dom, extractor.extract(dom))
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -129,6 +143,10 @@ def _stages(names: Sequence[str]) -> dict[str, Stage]:
     stages: dict[str, Stage] = {"parse": parse_html}
     for extractor in extractors:
         stages[f"parse + {extractor.name}"] = functools.partial(_parse_extract, extractor)
+        if extractor.name == DEFAULT_EXTRACTOR:
+            stages[_with_markdown(extractor.name)] = functools.partial(
+                _parse_extract_markdown, extractor
+            )
 
     def all_together(data: bytes) -> None:
         dom = parse_html(data)
@@ -137,6 +155,34 @@ def _stages(names: Sequence[str]) -> dict[str, Stage]:
 
     stages[f"parse + all ({', '.join(names)})"] = all_together
     return stages
+
+
+def _with_markdown(name: str) -> str:
+    return f"parse + {name} + markdown"
+
+
+def markdown_share(extractor: Extractor, pages: Sequence[bytes], repeat: int) -> float | None:
+    """CPU seconds of the Markdown of `extractor`'s selection over those of parsing and
+    extracting, each page timed both ways in turn (None: nothing could be timed)."""
+    from newscrawl.dom import parse_html
+    from newscrawl.markdown import page_markdown
+
+    extracting = rendering = 0.0
+    clock = time.process_time
+    for _ in range(repeat):
+        for data in pages:
+            start = clock()
+            try:
+                dom = parse_html(data)
+                extraction = extractor.extract(dom)
+            except Exception:  # counted in the stage table; nothing to render
+                continue
+            middle = clock()
+            with contextlib.suppress(Exception):
+                page_markdown(dom, extraction)
+            extracting += middle - start
+            rendering += clock() - middle
+    return rendering / extracting if extracting else None
 
 
 def _trafilatura() -> tuple[Stage | None, str]:
@@ -173,7 +219,9 @@ def _warm_up(stages: dict[str, Stage], pages: Sequence[bytes]) -> None:
                 stage(data)
 
 
-def _report(timings: list[Timing], pages: int, ours: str, theirs: str) -> list[str]:
+def _report(
+    timings: list[Timing], pages: int, ours: str, theirs: str, share: float | None = None
+) -> list[str]:
     width = max(len(t.label) for t in timings)
     lines = [f"{'stage'.ljust(width)}  {'pages/s':>9}  {'ms/page':>8}  errors"]
     speed = {}
@@ -185,6 +233,8 @@ def _report(timings: list[Timing], pages: int, ours: str, theirs: str) -> list[s
             continue
         lines.append(f"{timing.label.ljust(width)}  {pps:9.1f}  {1000 / pps:8.2f}  {timing.errors}")
     default = f"parse + {DEFAULT_EXTRACTOR}"
+    if share is not None:
+        lines.append(f"markdown cost, share of {default}'s CPU time: {100 * share:.1f}%")
     for label in dict.fromkeys((default, ours)):
         mine, reference = speed.get(label), speed.get(theirs)
         if mine and reference:
@@ -253,6 +303,11 @@ def _bench_dataset(args: argparse.Namespace, dataset: Path, names: list[str]) ->
     for _ in range(args.repeat):
         for label, stage in stages.items():
             _time_stage(stage, pages, timings[label], clock)
-    for line in _report(list(timings.values()), len(pages), ours, traf_label):
+    share = None
+    if DEFAULT_EXTRACTOR in names:
+        from newscrawl.extractors import build_extractor
+
+        share = markdown_share(build_extractor(DEFAULT_EXTRACTOR), pages, args.repeat)
+    for line in _report(list(timings.values()), len(pages), ours, traf_label, share):
         print(line)
     return 0

@@ -4,7 +4,8 @@ Serves the demo web (three generated news and blog sites with known gold text; w
 a site of broken pages) on 127.0.0.x, crawls it with the real Scrapy pipeline into DIR, prints
 the crawl summary and scores the articles against the gold text (shingle F1): the page-level
 text each page had before its site's site pass (kept in `texts`: the demo keeps every
-extractor's text) and the written text, after it.
+extractor's text) and the written text, after it; and the share of articles whose written
+`markdown` is the gold Markdown of the article exactly.
 """
 
 from __future__ import annotations
@@ -75,6 +76,9 @@ def gold_report(out: Path, crawl_id: str, gold: dict[str, DemoArticle]) -> dict[
         "recall": scores.recall,
         "f1": scores.f1,
         "site_pass_pages": sum(1 for r in found if r.get("stage") == "site"),
+        "markdown_equal": sum(
+            1 for r in found if (r.get("markdown") or "") == gold_by_url[r["final_url"]].markdown
+        ),
         "page_level": {
             "precision": page_level.precision,
             "recall": page_level.recall,
@@ -97,7 +101,7 @@ def _article_rows(root: Path, crawl_id: str) -> list[dict[str, Any]]:
     if not root.is_dir():
         return []
     dataset = ds.dataset(root, format="parquet", partitioning="hive")
-    columns = ["final_url", "is_article", "text", "texts", "extractor", "stage"]
+    columns = ["final_url", "is_article", "text", "texts", "extractor", "stage", "markdown"]
     return dataset.to_table(filter=ds.field("crawl") == crawl_id, columns=columns).to_pylist()
 
 
@@ -169,4 +173,10 @@ def _print_report(report: dict[str, Any]) -> None:
         f"text vs gold, written (after the site pass, {report['site_pass_pages']} of "
         f"{report['found']} pages): shingle precision {report['precision']:.3f}, recall "
         f"{report['recall']:.3f}, F1 {report['f1']:.3f}"
+    )
+    found = report["found"]
+    share = report["markdown_equal"] / found if found else 0.0
+    print(
+        f"markdown vs gold Markdown, written: {report['markdown_equal']}/{found} articles "
+        f"equal ({share:.3f})"
     )

@@ -63,7 +63,9 @@ from newscrawl.extractors import (
 )
 from newscrawl.extractors.context import SiteContext, extract_in_site, site_methods
 from newscrawl.extractors.saved import (
+    PLAIN,
     Item,
+    RecordFields,
     extract_page,
     pass_records,
     raw_pages,
@@ -73,6 +75,7 @@ from newscrawl.extractors.saved import (
 )
 from newscrawl.fetch import is_page_url
 from newscrawl.learned.sitetemplate import MAX_TEMPLATE_PAGES, hashes_template, page_hashes
+from newscrawl.markdown import MarkdownOptions, with_markdown
 from newscrawl.pagefiles import STDIN, find_pages, not_found_reason
 from newscrawl.template.sitelevel import (
     RawPage,
@@ -107,6 +110,7 @@ POOL_THRESHOLD = 8
 SPLIT_PAGES = 48
 
 META_FILE = "meta.jsonl"
+FORMATS = ("text", "markdown", "jsonl", "json")
 DEFAULT_SITE_FROM = "url"
 
 
@@ -135,10 +139,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "-f",
         "--format",
         default="text",
-        choices=("text", "jsonl"),
+        choices=FORMATS,
         help="text: title, blank line, text per page, with a '==> PATH <==' line before each "
-        "page when there are several; jsonl: one JSON object per page with path, title, text, "
-        "extractor (and error for a page that failed)",
+        "page when there are several; markdown: the Markdown of the same text (headings, "
+        "lists, tables, code, quotes), with the same '==>' lines; jsonl: one JSON object per "
+        "page with path, title, text, extractor (and error for a page that failed); json: one "
+        "JSON object per page (a line each) with path, url, title, text, markdown, comments, "
+        "date, author, language, page_type, extractor (and error)",
+    )
+    parser.add_argument(
+        "--links",
+        action="store_true",
+        help="markdown and json: write links as [text](href) (default: their text only)",
+    )
+    parser.add_argument(
+        "--images",
+        action="store_true",
+        help="markdown and json: write the images among the text as ![alt](src) (default: none)",
     )
     parser.add_argument(
         "-j",
@@ -186,6 +203,7 @@ _worker_extractor: Extractor | None = None
 _worker_items: list[Item] = []
 _worker_site_pass = False
 _worker_site_method = "sitelevel"
+_worker_fields = PLAIN
 
 
 def _init_worker(
@@ -194,25 +212,43 @@ def _init_worker(
     items: list[Item],
     site_pass: bool,
     site_method: str = "sitelevel",
+    fields: RecordFields = PLAIN,
 ) -> None:
     global _worker_extractor, _worker_items, _worker_site_pass, _worker_site_method
+    global _worker_fields
     _worker_extractor = build_extractor(name, model_path, site_method)
     _worker_items = items
     _worker_site_pass = site_pass
     _worker_site_method = site_method
+    _worker_fields = fields
 
 
 def _work(task: list[int]) -> list[tuple[int, dict[str, Any]]]:
     """Extract the pages of one task (one site's pages, in input order)."""
     assert _worker_extractor is not None, "worker used before _init_worker"
     pages = [(i, _worker_items[i]) for i in task]
-    return site_records(_worker_extractor, pages, _worker_site_pass, _worker_site_method)
+    return site_records(
+        _worker_extractor, pages, _worker_site_pass, _worker_site_method, _worker_fields
+    )
 
 
-def _splittable(extractor: Extractor, items: list[Item], tasks: list[list[int]], jobs: int) -> bool:
+def _splittable(
+    extractor: Extractor,
+    items: list[Item],
+    tasks: list[list[int]],
+    jobs: int,
+    fields: RecordFields = PLAIN,
+) -> bool:
     """Whether the input is one large site whose pass may be split over the jobs: the site's
-    template, if the extractor reads one, by SiteLevel's hashes (what the parts compute)."""
-    if jobs <= 1 or len(tasks) != 1 or len(tasks[0]) < SPLIT_PAGES or not items[tasks[0][0]].site:
+    template, if the extractor reads one, by SiteLevel's hashes (what the parts compute), and
+    no page metadata asked for (the parts return only what the slot decisions read)."""
+    if (
+        fields.metadata
+        or jobs <= 1
+        or len(tasks) != 1
+        or len(tasks[0]) < SPLIT_PAGES
+        or not items[tasks[0][0]].site
+    ):
         return False
     return site_methods([extractor]) <= {"sitelevel"}
 
@@ -222,6 +258,7 @@ def split_site_records(
     items: list[tuple[int, Item]],
     jobs: int,
     initargs: tuple[Any, ...],
+    fields: RecordFields = PLAIN,
 ) -> list[tuple[int, dict[str, Any]]]:
     """`site_pass_records` of one site with its work split over `jobs` processes, the same
     records: the node hashes of parts of the pages (the site's template), then parts of the
@@ -229,7 +266,7 @@ def split_site_records(
     page is back (`newscrawl.template.sitepass.finish_site_pass`)."""
     readable = list(raw_pages(items))
     if len(readable) < SitePassConfig().min_pages:
-        return site_pass_records(extractor, items)
+        return site_pass_records(extractor, items, fields=fields)
     raws = [raw for _, raw in readable]
     site = items[0][1].site
     ordered = site_order(raws)
@@ -240,7 +277,8 @@ def split_site_records(
             parts = pool.map(_hash_part, [(site, part) for part in _runs(learnt, jobs)])
             template = hashes_template([found for part in parts for found in part])
             context = SiteContext({"sitelevel": template}) if template is not None else None
-        parts = pool.map(_pass_part, [(site, part, context) for part in _runs(ordered, jobs)])
+        tasks = [(site, part, context) for part in _runs(ordered, jobs)]
+        parts = pool.map(_pass_part, tasks)
     run = SiteLevelRun(site)
     seen, choices = [], []
     for raw, choice in zip(ordered, (c for part in parts for c in part), strict=True):
@@ -250,7 +288,8 @@ def split_site_records(
         seen.append(raw)
         choices.append(choice)
     by_raw = {id(raw): index for index, raw in readable}
-    return pass_records(extractor, items, finish_site_pass(run, seen, choices), by_raw)
+    run_pass = finish_site_pass(run, seen, choices)
+    return pass_records(extractor, items, run_pass, by_raw, fields)
 
 
 def _runs(raws: list[RawPage], parts: int) -> list[list[RawPage]]:
@@ -277,7 +316,9 @@ def _pass_part(task: tuple[str, list[RawPage], SiteContext | None]) -> list[Page
         except PageError:
             found.append(None)
             continue
-        found.append(page_choice(dom, extract_in_site(_worker_extractor, dom, context), slots))
+        markdown = _worker_fields.markdown
+        extraction = with_markdown(dom, extract_in_site(_worker_extractor, dom, context), markdown)
+        found.append(page_choice(dom, extraction, slots, markdown))
     return found
 
 
@@ -296,29 +337,32 @@ def extract_all(
     jobs: int,
     site_pass: bool = False,
     site_method: str = "sitelevel",
+    fields: RecordFields = PLAIN,
 ) -> Iterator[dict[str, Any]]:
     """Records in input order. Pages are extracted site by site (`site_tasks`): in this process
     with jobs <= 1, else in a pool whose workers each build the extractor and take whole sites.
     `site_pass`: each site's pages go through the site pass (`site_pass_records`), which learns
-    the site's template by `site_method`."""
+    the site's template by `site_method`. `fields`: what records hold beside the text."""
     global _worker_extractor, _worker_items, _worker_site_pass, _worker_site_method
+    global _worker_fields
     grouped = site_pass or keeps_site_state([extractor])
     tasks = site_tasks([item.site if grouped else "" for item in items], jobs)
-    initargs = (name, model_path, items, site_pass, site_method)
-    if site_pass and _splittable(extractor, items, tasks, jobs):
+    initargs = (name, model_path, items, site_pass, site_method, fields)
+    if site_pass and _splittable(extractor, items, tasks, jobs, fields):
         pages = [(index, items[index]) for index in tasks[0]]
-        split = split_site_records(extractor, pages, jobs, (*initargs[:2], [], False, site_method))
+        part_args: tuple[Any, ...] = (*initargs[:2], [], False, site_method, fields)
+        split = split_site_records(extractor, pages, jobs, part_args, fields)
         yield from in_order(split, len(items))
         return
     if jobs <= 1 or len(tasks) <= 1:
         _worker_extractor, _worker_items, _worker_site_pass = extractor, items, site_pass
-        _worker_site_method = site_method
+        _worker_site_method, _worker_fields = site_method, fields
     try:
         pairs = run_tasks(tasks, _work, jobs, _init_worker, initargs)
         yield from in_order(pairs, len(items))
     finally:
         _worker_extractor, _worker_items, _worker_site_pass = None, [], False
-        _worker_site_method = "sitelevel"
+        _worker_site_method, _worker_fields = "sitelevel", PLAIN
 
 
 # -- sites ----------------------------------------------------------------------------------------
@@ -456,6 +500,34 @@ def _write_text(record: dict[str, Any], header: bool, first: bool) -> None:
     out.write(f"{record['title']}\n\n{record['text']}\n")
 
 
+def _write_markdown(record: dict[str, Any], header: bool, first: bool) -> None:
+    out = sys.stdout
+    if not first:
+        out.write("\n")
+    if header:
+        out.write(f"==> {shown_path(record['path'])} <==\n")
+    out.write(f"{record.get('markdown', '')}\n")
+
+
+def record_fields(output: str, links: bool = False, images: bool = False) -> RecordFields:
+    """What the records of an output format hold beside the text."""
+    markdown = MarkdownOptions(links, images) if output in ("markdown", "json") else None
+    return RecordFields(markdown, metadata=output == "json")
+
+
+_JSON_KEYS = (
+    "path", "url", "title", "text", "markdown", "comments", "date", "author", "language",
+    "page_type", "extractor",
+)  # fmt: skip
+
+
+def _write_json(record: dict[str, Any]) -> None:
+    ordered = {key: record.get(key) for key in _JSON_KEYS}
+    if "error" in record:
+        ordered["error"] = record["error"]
+    sys.stdout.write(json.dumps(ordered, ensure_ascii=False) + "\n")
+
+
 def shown_path(path: str) -> str:
     """`path` for a line of text output: control characters (a newline in a file name would
     break the `==> PATH <==` line) written as escapes; jsonl keeps the name as it is."""
@@ -504,19 +576,29 @@ def run(args: argparse.Namespace) -> int:
     done = 0
     site_pass = getattr(args, "site_pass", True) and model_path is None
     site_pass = site_pass and args.extractor != TEMPLATE
+    fields = record_fields(
+        args.format, getattr(args, "links", False), getattr(args, "images", False)
+    )
     records = extract_all(
-        items, extractor, args.extractor, model_path, jobs, site_pass, site_method
+        items, extractor, args.extractor, model_path, jobs, site_pass, site_method, fields
     )
     for record in records:
         if "error" in record:
             print(f"newscrawl extract: {shown_path(record['path'])}: {record['error']}",
                   file=sys.stderr)  # fmt: skip
-        elif record["extractor"] == getattr(extractor, "fallback", None) and args.format != "jsonl":
+        elif record["extractor"] == getattr(extractor, "fallback", None) and args.format in (
+            "text",
+            "markdown",
+        ):
             # jsonl says it in the record; plain text says it here, once per page
             fallback = f"text by {record['extractor']} (the {extractor.name} extractor fell back)"
             print(f"newscrawl extract: {shown_path(record['path'])}: {fallback}", file=sys.stderr)
         if args.format == "jsonl":
             _write_jsonl(record)
+        elif args.format == "json":
+            _write_json(record)
+        elif "error" not in record and args.format == "markdown":
+            _write_markdown(record, header, first=done == 0)
         elif "error" not in record:
             _write_text(record, header, first=done == 0)
         done += "error" not in record

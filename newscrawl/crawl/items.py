@@ -56,6 +56,8 @@ class PageItem:
     # filled in by the pipelines
     title: str = ""
     text: str = field(default="", repr=False)
+    markdown: str | None = field(default=None, repr=False)  # NEWSCRAWL_MARKDOWN
+    comments: str | None = field(default=None, repr=False)  # NEWSCRAWL_COMMENTS
     extractor: str = ""
     stage: str = ""  # what produced `text`: "site" (the site pass) or "page" (page-level)
     texts: dict[str, str] = field(default_factory=dict, repr=False)

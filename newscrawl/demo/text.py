@@ -37,15 +37,25 @@ SiteKind = Literal["news", "blog"]
 
 @dataclass(frozen=True, slots=True)
 class Block:
-    """One body block of an article: a paragraph, a subheading or a bullet list."""
+    """One body block of an article: a paragraph, a subheading, a bullet or numbered list, a
+    table (`rows`, the first the header when `header`) or a code block (`text`, its lines)."""
 
-    kind: Literal["p", "h2", "ul"]
+    kind: Literal["p", "h2", "ul", "ol", "table", "pre"]
     text: str = ""
     items: tuple[str, ...] = ()
+    rows: tuple[tuple[str, ...], ...] = ()
+    header: bool = False
 
     def gold_paragraphs(self) -> list[str]:
-        """The block as it counts in the gold text: a list item is a paragraph of its own."""
-        return list(self.items) if self.kind == "ul" else [self.text]
+        """The block as it counts in the gold text: a list item, a table row (its cells in
+        order) is a paragraph of its own."""
+        if self.kind in ("ul", "ol"):
+            return list(self.items)
+        if self.kind == "table":
+            return [" ".join(row) for row in self.rows]
+        if self.kind == "pre":  # its words; the page keeps its lines
+            return [" ".join(self.text.split())]
+        return [self.text]
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,7 +177,53 @@ def write_story(
     if kind == "blog" and count >= 3 and rng.random() < 0.3:
         items = tuple(dict.fromkeys(grammar.sentence("blog_object", rng) for _ in range(4)))
         blocks.insert(len(blocks) // 2 + 1, Block("ul", items=items))
+    _add_structure(blocks, grammar, random.Random(f"{kind}/{section}/{title}"), kind)
     return StoryText(title, _dedupe_headings(blocks))
+
+
+def _add_structure(
+    blocks: list[Block], grammar: Grammar, rng: random.Random, kind: SiteKind
+) -> None:
+    """Some stories gain a table, a numbered list or a code block before their last
+    paragraph (drawn from their own generator: the rest of the story is as it was)."""
+    if len(blocks) < 4:
+        return
+    at = len(blocks) - 1
+    roll = rng.random()
+    if kind == "news" and roll < 0.3:
+        blocks.insert(at, _table(grammar, rng))
+    elif kind == "news" and roll < 0.45:
+        steps = (grammar.sentence("news_sentence", rng) for _ in range(3))
+        blocks.insert(at, Block("ol", items=tuple(dict.fromkeys(steps))))
+    elif kind == "blog" and roll < 0.4:
+        blocks.insert(at, _code(grammar, rng))
+
+
+def _table(grammar: Grammar, rng: random.Random) -> Block:
+    """Figures by place: a header row (on most tables) and two to five rows of places."""
+    places = dict.fromkeys(grammar.expand("place_name", rng) for _ in range(rng.randint(3, 5)))
+    for _ in range(20):  # two places at least: one row is no table of figures
+        if len(places) >= 2:
+            break
+        places[grammar.expand("place_name", rng)] = None
+    rows = [(place, str(rng.randint(12, 980)), f"{rng.randint(1, 60)}%") for place in places]
+    header = rng.random() < 0.7
+    if header:
+        rows.insert(0, ("Place", "Homes", "Change"))
+    return Block("table", rows=tuple(rows), header=header)
+
+
+def _code(grammar: Grammar, rng: random.Random) -> Block:
+    """A small plan written as code: indented lines and a blank line inside."""
+    things = [grammar.sentence("blog_object", rng).strip('."') for _ in range(2)]
+    lines = [
+        "def plan():",
+        f"    first = '{things[0].lower()}'",
+        f"    then = '{things[1].lower()}'",
+        "",
+        f"    return first, then, {rng.randint(2, 9)}",
+    ]
+    return Block("pre", text="\n".join(lines))
 
 
 def _dedupe_headings(blocks: list[Block]) -> tuple[Block, ...]:

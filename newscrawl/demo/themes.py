@@ -117,12 +117,49 @@ def paragraph_html(text: str, link: Link | None) -> str:
 
 
 def block_html(block: Block, link: Link | None = None) -> str:
-    """A body block in plain HTML5: <h2>, <ul> or <p>."""
+    """A body block in plain HTML5: <h2>, <ul>, <ol>, <table>, <pre> or <p>."""
     if block.kind == "h2":
         return f"<h2>{e(block.text)}</h2>"
-    if block.kind == "ul":
-        return "<ul>" + "".join(f"<li>{e(item)}</li>" for item in block.items) + "</ul>"
+    if block.kind in ("ul", "ol"):
+        items = "".join(f"<li>{e(item)}</li>" for item in block.items)
+        return f"<{block.kind}>{items}</{block.kind}>"
+    if block.kind == "table":
+        return table_html(block)
+    if block.kind == "pre":
+        return f"<pre><code>{e(block.text)}\n</code></pre>"
     return f"<p>{paragraph_html(block.text, link)}</p>"
+
+
+def table_html(block: Block) -> str:
+    """A data table: its first row in <thead> as <th> cells when it is a header."""
+    rows = list(block.rows)
+    head = ""
+    if block.header and rows:
+        head = "<thead><tr>" + "".join(f"<th>{e(c)}</th>" for c in rows.pop(0)) + "</tr></thead>"
+    body = "".join("<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in rows)
+    return f'<table class="figures">{head}<tbody>{body}</tbody></table>'
+
+
+def block_markdown(block: Block, heading: str = "##") -> str:
+    """A body block as the gold Markdown has it (`heading`: the marker of the subheading's
+    level in the theme)."""
+    if block.kind == "h2":
+        return f"{heading} {block.text}"
+    if block.kind == "ul":
+        return "\n".join(f"- {item}" for item in block.items)
+    if block.kind == "ol":
+        return "\n".join(f"{n}. {item}" for n, item in enumerate(block.items, 1))
+    if block.kind == "table":
+        width = max(len(row) for row in block.rows)
+        rows = [list(row) for row in block.rows]
+        header = rows.pop(0) if block.header else [""] * width
+        lines = ["|" + "".join(f" {c} |" if c else "  |" for c in header)]
+        lines.append("|" + " --- |" * width)
+        lines.extend("| " + " | ".join(row) + " |" for row in rows)
+        return "\n".join(lines)
+    if block.kind == "pre":
+        return f"```\n{block.text}\n```"
+    return block.text
 
 
 def article_meta(story: StoryView, theme: str, site_title: str) -> str:
@@ -209,6 +246,14 @@ class Theme:
 
     def block(self, block: Block, link: Link | None) -> str:
         return block_html(block, link)
+
+    def gold_markdown(self, blocks: tuple[Block, ...]) -> str:
+        """The Markdown of an article body as this theme shows it: what a crawl's `markdown`
+        column should hold for the article."""
+        return "\n\n".join(self.block_markdown(block) for block in blocks)
+
+    def block_markdown(self, block: Block) -> str:
+        return block_markdown(block)
 
     def inline_boxes(self, story: StoryView) -> list[str]:
         """Boxes set inside the story column after the second block (not gold)."""
@@ -322,7 +367,16 @@ All rights reserved. | <a href="{e(chrome.about)}">About us</a> |
             return f"<b>{e(block.text)}</b>"
         if block.kind == "ul":
             return "".join(f"&middot; {e(item)}<br>" for item in block.items)
-        return paragraph_html(block.text, link)
+        if block.kind == "p":
+            return paragraph_html(block.text, link)
+        return block_html(block, link)
+
+    def block_markdown(self, block: Block) -> str:
+        if block.kind == "h2":
+            return f"**{block.text}**"
+        if block.kind == "ul":
+            return "  \n".join(f"\u00b7 {item}" for item in block.items)
+        return block_markdown(block)
 
     def comment(self, comment: Comment) -> str:
         return (
@@ -445,6 +499,9 @@ class DivTheme(Theme):
         if block.kind == "h2":
             return f'<h3 class="story-subhead">{e(block.text)}</h3>'
         return super().block(block, link)
+
+    def block_markdown(self, block: Block) -> str:
+        return block_markdown(block, "###")
 
     def inline_boxes(self, story: StoryView) -> list[str]:
         if not story.read_also:

@@ -77,7 +77,8 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True)
 class DemoArticle:
-    """Gold for one article page. `text`: the body paragraphs separated by a blank line.
+    """Gold for one article page. `text`: the body paragraphs separated by a blank line;
+    `markdown`: the body as Markdown, as the site's theme shows it.
 
     `discovery` says how a crawler can find the page: "link" (linked from listings), "sitemap"
     (only listed in the sitemap) or "feed" (only listed in the feed).
@@ -92,6 +93,7 @@ class DemoArticle:
     tags: tuple[str, ...] = ()
     discovery: str = "link"
     charset: str = "utf-8"
+    markdown: str = ""
 
 
 @dataclass(slots=True)
@@ -473,7 +475,7 @@ def _atom(spec: _Spec, stories: list[_Story]) -> str:
     )
 
 
-def _gold(story: _Story) -> DemoArticle:
+def _gold(story: _Story, theme: Theme) -> DemoArticle:
     return DemoArticle(
         story.path,
         story.text.title,
@@ -484,6 +486,7 @@ def _gold(story: _Story) -> DemoArticle:
         story.tags,
         story.discovery,
         story.charset,
+        theme.gold_markdown(story.text.blocks),
     )
 
 
@@ -511,7 +514,7 @@ def _build_site(spec: _Spec, seed: int, day: int = 0) -> DemoSite:
         name=spec.name,
         kind=spec.kind,
         pages=builder.pages,
-        articles={s.path: _gold(s) for s in stories},
+        articles={s.path: _gold(s, builder.theme) for s in stories},
         disallowed=["/private/", "/search"],
         title=spec.title,
         theme=builder.theme.name,

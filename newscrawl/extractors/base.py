@@ -14,15 +14,21 @@ __all__ = ["Extraction", "Extractor"]
 class Extraction:
     """An article as one extractor saw it.
 
-    `text` keeps paragraphs as separate lines. `node_ids` are the DOM ids (preorder numbers
-    of `Dom`) whose subtrees make up the text; later stages build on them. `page_type` is one
-    of WCXB's seven kinds where the extractor tells (the learned one does), else "".
+    `text` keeps paragraphs as separate lines. `node_ids` are the DOM ids (preorder numbers of
+    `Dom`) whose subtrees make up the text; later stages build on them. `pieces`, when the
+    extractor gives them: the text pieces of `Dom` it selected, in document order, which
+    `Dom.pieces_text` joins into `text` (NCE's text may open with its title before them); the
+    Markdown of the selection is rendered from them (`newscrawl.markdown.page_markdown`).
+    `markdown`: that Markdown, where the caller asked for it (None: not rendered). `page_type` is
+    one of WCXB's seven kinds where the extractor tells (the learned one does), else "".
     """
 
     title: str
     text: str
     node_ids: tuple[int, ...]
     extractor: str
+    pieces: tuple[int, ...] | None = None
+    markdown: str | None = None
     # what kind of page it is (`learned.pagetype.PAGE_TYPES`), "" when the extractor cannot tell
     page_type: str = ""
 

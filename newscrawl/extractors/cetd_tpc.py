@@ -157,7 +157,10 @@ class CETDTPC:
         text = dom.text(best) if best >= 0 else ""
         if not text:
             return Extraction.empty(self.name, title)
-        return Extraction(title=title, text=text, node_ids=(best,), extractor=self.name)
+        pieces = tuple(range(dom.piece_start[best], dom.piece_end[best]))
+        return Extraction(
+            title=title, text=text, node_ids=(best,), extractor=self.name, pieces=pieces
+        )
 
     def select(self, dom: Dom) -> tuple[int, ...]:
         """The `node_ids` of `extract`, without its title and text (a block with text)."""

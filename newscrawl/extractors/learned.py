@@ -19,6 +19,7 @@ extractor produced it.
 from __future__ import annotations
 
 import os
+from bisect import bisect_left
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,7 +27,7 @@ import numpy as np
 
 from newscrawl.dom import Dom
 from newscrawl.extractors.base import Extraction
-from newscrawl.learned.blocks import split_blocks
+from newscrawl.learned.blocks import Blocks, split_blocks
 from newscrawl.learned.features import FEATURES, block_features, block_groups
 from newscrawl.learned.guard import OFF, GuardParams, guard_selection
 from newscrawl.learned.model import (
@@ -135,17 +136,25 @@ class Learned:
             kind = self.page_types.page_type(rows) if self.page_types is not None else ""
             guard = self.docs_guard if kind == DOCUMENTATION else self.guard
             mask, guarded = guard_selection(rows, scores, self.threshold, guard)
-            kept = np.flatnonzero(mask)
+            kept = np.flatnonzero(whole_structures(dom, blocks, mask))
         except Exception:  # a model or feature bug costs this page the learned text, not the page
             return _fallback(seed_extractions(dom, self.seeds), title)
-        text = blocks.text_of(dom, kept.tolist())
+        pieces = blocks.pieces_of(kept.tolist())
+        text = dom.pieces_text(pieces)
         if not text:  # no main text is an answer; the page's type is still known
             return Extraction(
                 title=title, text="", node_ids=(), extractor=self.name, page_type=kind
             )
         nodes = tuple(sorted({blocks.node[k] for k in kept}))
         name = GUARDED if guarded else self.name
-        return Extraction(title=title, text=text, node_ids=nodes, extractor=name, page_type=kind)
+        return Extraction(
+            title=title,
+            text=text,
+            node_ids=nodes,
+            extractor=name,
+            pieces=tuple(pieces),
+            page_type=kind,
+        )
 
 
 def _page_type_model() -> PageTypeModel | None:
@@ -155,6 +164,48 @@ def _page_type_model() -> PageTypeModel | None:
         return load_page_type_model(bundled_page_type_model())
     except ModelFileError:
         return None
+
+
+# Elements kept whole when the text around them is kept: a table of figures, a code block.
+WHOLE_TAGS = ("table", "pre")
+# ... unless links hold more of their text than this (a box of related stories as a table).
+WHOLE_MAX_LINK_DENSITY = 0.2
+
+
+def whole_structures(dom: Dom, blocks: Blocks, kept: np.ndarray) -> np.ndarray:
+    """`kept` (per block) with every table of figures (`figures_table`) and every code block
+    (`WHOLE_TAGS`) kept whole where the blocks just before and just after it are kept: the
+    model scores a table's short cells, or a code block's lines, as it scores a page's short
+    boilerplate lines, but inside the kept text they are part of it."""
+    if not len(blocks):
+        return kept
+    kept = kept.copy()
+    tables = dom.nodes_of("table")
+    for node in sorted([*tables, *dom.nodes_of("pre")]):
+        if dom.tag[node] == "table" and not figures_table(dom, node, tables):
+            continue
+        first = bisect_left(blocks.start, dom.piece_start[node])
+        last = bisect_left(blocks.start, dom.piece_end[node]) - 1
+        if first > last or first == 0 or last + 1 >= len(blocks):
+            continue
+        if kept[first : last + 1].all() or not (kept[first - 1] and kept[last + 1]):
+            continue
+        if dom.link_density(node) <= WHOLE_MAX_LINK_DENSITY:
+            kept[first : last + 1] = True
+    return kept
+
+
+def figures_table(dom: Dom, node: int, tables: list[int]) -> bool:
+    """Whether the table at `node` holds figures: no table inside it (a table of tables lays
+    out the page), at least two rows and a row of at least two cells (`tables`: the page's
+    tables, in document order)."""
+    inner = bisect_left(tables, node + 1)
+    if inner < len(tables) and tables[inner] < dom.end[node]:
+        return False
+    tags, children = dom.tag, dom.children
+    rows = [n for n in range(node, dom.end[node]) if tags[n] == "tr"]
+    widest = max((sum(tags[c] in ("td", "th") for c in children[r]) for r in rows), default=0)
+    return len(rows) >= 2 and widest >= 2
 
 
 def use_extractor_model(path: str) -> str:
@@ -177,4 +228,4 @@ def check_extractor_model(path: str) -> str:
 def _fallback(seeds: list[Extraction], title: str) -> Extraction:
     by_name = {s.extractor: s for s in seeds}
     chosen = by_name.get(FALLBACK) or Extraction.empty(FALLBACK, title)
-    return Extraction(title=title, text=chosen.text, node_ids=chosen.node_ids, extractor=FALLBACK)
+    return Extraction(title, chosen.text, chosen.node_ids, FALLBACK, chosen.pieces)

@@ -234,7 +234,13 @@ class MSS:
         low, high = span
         text = dom.pieces_text(range(low, high + 1))
         nodes = covered_nodes(dom, low, high)
-        return Extraction(title=title, text=text, node_ids=tuple(nodes), extractor=self.name)
+        return Extraction(
+            title=title,
+            text=text,
+            node_ids=tuple(nodes),
+            extractor=self.name,
+            pieces=tuple(range(low, high + 1)),
+        )
 
     def select(self, dom: Dom) -> tuple[int, ...]:
         """The `node_ids` of `extract`, without its title and text."""

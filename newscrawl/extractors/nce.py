@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import heapq
 import re
+import weakref
 from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -171,7 +172,7 @@ class NCE:
         text = dom.pieces_text(pieces)
         if cfg.title_in_text:
             text = with_title(title, text)
-        return Extraction(title, text, node_ids, self.name)
+        return Extraction(title, text, node_ids, self.name, tuple(pieces))
 
     def select(self, dom: Dom) -> tuple[int, ...]:
         """The `node_ids` of `extract`, without its title search and text (what a reader of
@@ -191,7 +192,10 @@ class NCE:
             items = [dom.body]
         else:
             return None
-        items = remove_comments(dom, items, cfg)
+        cut = find_comment_cut(dom, items, cfg)
+        if self.config == _DEFAULT_CONFIG:  # what `newscrawl.comments` reads
+            _THREADS[dom] = comment_thread(dom, cut)
+        items = items if cut is None else cut_items(dom, items, cut)
         pieces = item_pieces(dom, items)
         if not pieces:
             return None
@@ -524,8 +528,39 @@ def cut_items(dom: Dom, items: list[int], cut: int) -> list[int]:
     return kept
 
 
+# The comment thread NCE's default config found on a page, by its Dom, while the page is alive:
+# the piece where comments start and the end of their container (None: no thread), so that
+# `newscrawl.comments` reads what an NCE run (the learned extractor's seed) already found.
+_THREADS: weakref.WeakKeyDictionary[Dom, tuple[int, int] | None] = weakref.WeakKeyDictionary()
+_DEFAULT_CONFIG = NCEConfig()
+
+
+def comment_thread(dom: Dom, cut: int | None) -> tuple[int, int] | None:
+    """The pieces [start, stop) of the comments from `cut` (`comment_cut`) on, to the end of
+    the element holding them; None for no cut."""
+    if cut is None:
+        return None
+    holder = _item_parent(dom, cut)
+    start = dom.piece_start[cut] if cut >= 0 else ~cut
+    return (start, dom.piece_end[holder]) if holder >= 0 else None
+
+
+def found_thread(dom: Dom) -> tuple[tuple[int, int] | None] | None:
+    """What a default NCE run on `dom` found as its comment thread, in a 1-tuple (None: no
+    such run yet)."""
+    if dom not in _THREADS:
+        return None
+    return (_THREADS[dom],)
+
+
 def remove_comments(dom: Dom, items: list[int], cfg: NCEConfig) -> list[int]:
     """U': the forest with the comment region (and all after it) removed."""
+    cut = find_comment_cut(dom, items, cfg)
+    return items if cut is None else cut_items(dom, items, cut)
+
+
+def find_comment_cut(dom: Dom, items: list[int], cfg: NCEConfig) -> int | None:
+    """The item where the comments of the forest `items` start (`comment_cut`); None: none."""
     pieces = item_pieces(dom, items)
     chars = [0, *accumulate(len(dom.piece_text[k]) for k in pieces)]
 
@@ -534,5 +569,4 @@ def remove_comments(dom: Dom, items: list[int], cfg: NCEConfig) -> list[int]:
         first = dom.piece_start[cut] if cut >= 0 else ~cut
         return chars[bisect_left(pieces, first)]
 
-    cut = comment_cut(dom, comment_candidates(dom, items, cfg), cfg, body_chars)
-    return items if cut is None else cut_items(dom, items, cut)
+    return comment_cut(dom, comment_candidates(dom, items, cfg), cfg, body_chars)

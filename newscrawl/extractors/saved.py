@@ -14,20 +14,25 @@ import itertools
 import os
 import sys
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from newscrawl.dom import MAX_PAGE_BYTES, size_error
+from newscrawl.dom import MAX_PAGE_BYTES, Dom, size_error
 from newscrawl.evaluation.runner import error_text
-from newscrawl.extractors import Extractor
+from newscrawl.extractors import Extraction, Extractor
 from newscrawl.extractors.context import SiteContext, extract_in_site, learn_site, site_methods
 from newscrawl.gcpause import paused_gc
 from newscrawl.learned.sitetemplate import MAX_TEMPLATE_PAGES
+from newscrawl.markdown import MarkdownOptions, selection_pieces, with_markdown
 from newscrawl.template.sitelevel import KeptDoms, RawPage
 from newscrawl.template.sitepass import SitePassConfig, SitePassRun, site_pass
 
 __all__ = [
+    "PLAIN",
     "Item",
+    "RecordFields",
     "extract_page",
+    "page_metadata",
     "pass_records",
     "raw_pages",
     "read_page",
@@ -49,6 +54,66 @@ class Item(NamedTuple):
     content_type: str | None = None
 
 
+@dataclass(frozen=True, slots=True)
+class RecordFields:
+    """What a record holds beside path, title, text and extractor: `markdown` (rendered with
+    these options; None: no Markdown) and `metadata` (url, date, author, language, page_type:
+    `page_metadata`)."""
+
+    markdown: MarkdownOptions | None = None
+    metadata: bool = False
+
+
+PLAIN = RecordFields()
+
+
+def page_metadata(dom: Dom, extraction: Extraction, url: str | None) -> dict[str, Any]:
+    """The page's url, publication date (ISO 8601, or None), author, language, page type
+    ("article" or "other", as the crawl's article flag decides) and comment thread
+    (`newscrawl.comments`, "" for none), as the crawl reads them."""
+    from newscrawl.comments import page_comments
+    from newscrawl.crawl.metadata import (
+        json_ld,
+        ld_articles,
+        page_author,
+        page_language,
+        publication_time,
+    )
+    from newscrawl.crawl.pagekind import classify_page, page_signals
+
+    found: dict[str, Any] = {"url": url, "date": None, "author": None, "language": None}
+    found["page_type"] = None
+    found["comments"] = ""
+    try:
+        ld = json_ld(dom)
+        when, dated = publication_time(dom, url, ld)
+        found["date"] = when.isoformat() if when is not None else None
+        found["author"] = page_author(dom, ld)
+        found["language"] = page_language(dom)
+        signals = page_signals(
+            dom, url or "", extraction.text, extraction.node_ids, dated, bool(ld_articles(ld))
+        )
+        found["page_type"] = "article" if classify_page(signals).is_article else "other"
+        found["comments"] = page_comments(dom, selection_pieces(dom, extraction)[0])
+    except Exception:  # metadata is a bonus: a page keeps its text whatever it holds
+        pass
+    return found
+
+
+def _fill(
+    record: dict[str, Any],
+    extraction: Extraction,
+    fields: RecordFields,
+    metadata: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """`record` with the extraction's markdown and the page's metadata, as `fields` asks."""
+    if fields.markdown is not None:
+        record["markdown"] = extraction.markdown or ""
+    if fields.metadata:
+        record.update(metadata or {})
+    return record
+
+
 def extract_page(
     extractor: Extractor,
     label: str,
@@ -57,9 +122,10 @@ def extract_page(
     site: str | None = None,
     content_type: str | None = None,
     context: SiteContext | None = None,
+    fields: RecordFields = PLAIN,
 ) -> dict[str, Any]:
     """One output record: path, title, text, extractor, page_type (None when the extractor
-    does not tell), and "error" if the page failed.
+    does not tell), what `fields` adds, and "error" if the page failed.
 
     `url` and `site` are handed to the parsed page (`Dom.url`, `Dom.site`); `context`, the
     site's template (`learn_site`), to an extractor that reads one."""
@@ -72,7 +138,8 @@ def extract_page(
         elif len(data) > MAX_PAGE_BYTES:
             raise size_error(MAX_PAGE_BYTES)  # standard input, cut at the limit when read
         dom = parse_html(data, url=url, content_type=content_type, site=site)
-        extraction = extract_in_site(extractor, dom, context)
+        extraction = with_markdown(dom, extract_in_site(extractor, dom, context), fields.markdown)
+        metadata = page_metadata(dom, extraction, url) if fields.metadata else None
     except PageError as err:
         record["error"] = str(err)
     except OSError as err:
@@ -84,6 +151,7 @@ def extract_page(
         record["text"] = extraction.text
         record["extractor"] = extraction.extractor or extractor.name  # a fallback says so
         record["page_type"] = extraction.page_type or None
+        _fill(record, extraction, fields, metadata)
     return record
 
 
@@ -110,15 +178,19 @@ def site_records(
     items: list[tuple[int, Item]],
     with_pass: bool,
     site_method: str = "sitelevel",
+    fields: RecordFields = PLAIN,
 ) -> list[tuple[int, dict[str, Any]]]:
     """The records of one site's pages (indexes and items, in input order): through the site
     pass when `with_pass` and the pages have a site, else page by page with the site's
     template for an extractor that reads one."""
     with paused_gc():  # one site's pages and Doms at once: no cycles among them (gcpause)
         if with_pass and items and items[0][1].site:
-            return site_pass_records(extractor, items, site_method)
+            return site_pass_records(extractor, items, site_method, fields)
         context = _site_context(extractor, [item for _, item in items])
-        return [(index, extract_page(extractor, *item, context=context)) for index, item in items]
+        return [
+            (index, extract_page(extractor, *item, context=context, fields=fields))
+            for index, item in items
+        ]
 
 
 def _site_context(extractor: Extractor, items: list[Item]) -> SiteContext | None:
@@ -142,7 +214,10 @@ def raw_pages(items: Iterable[tuple[int, Item]]) -> Iterator[tuple[int, RawPage]
 
 
 def site_pass_records(
-    extractor: Extractor, items: list[tuple[int, Item]], site_method: str = "sitelevel"
+    extractor: Extractor,
+    items: list[tuple[int, Item]],
+    site_method: str = "sitelevel",
+    fields: RecordFields = PLAIN,
 ) -> list[tuple[int, dict[str, Any]]]:
     """The records of one site's pages after the site pass (`newscrawl.template.sitepass`):
     page-level for a site under its minimum of pages, and for a page that cannot be read or
@@ -153,20 +228,29 @@ def site_pass_records(
         by_raw[id(raw)] = index
         raws.append(raw)
     if len(raws) < SitePassConfig().min_pages:
-        return [(index, extract_page(extractor, *item)) for index, item in items]
+        return [(index, extract_page(extractor, *item, fields=fields)) for index, item in items]
     site = items[0][1].site
     doms = KeptDoms(site)  # one parse a page for the template and the pass
     context = learn_site(raws, site_methods([extractor]), doms.parse)
+    metadata: dict[int, dict[str, Any]] = {}
+
+    def extract(raw: RawPage, dom: Dom) -> Extraction:
+        extraction = with_markdown(dom, extract_in_site(extractor, dom, context), fields.markdown)
+        if fields.metadata:
+            metadata[id(raw)] = page_metadata(dom, extraction, raw.url or None)
+        return extraction
+
     run = site_pass(
         site,
         raws,
-        lambda raw, dom: extract_in_site(extractor, dom, context),
+        extract,
         geometry="flow",
         method=site_method,
         parse=doms.take,
         nodes=False,  # no node rows offline: SiteLevel's records would be built for nothing
+        markdown=fields.markdown,
     )
-    return pass_records(extractor, items, run, by_raw)
+    return pass_records(extractor, items, run, by_raw, fields, metadata)
 
 
 def pass_records(
@@ -174,22 +258,29 @@ def pass_records(
     items: list[tuple[int, Item]],
     run: SitePassRun,
     by_raw: dict[int, int],
+    fields: RecordFields = PLAIN,
+    metadata: dict[int, dict[str, Any]] | None = None,
 ) -> list[tuple[int, dict[str, Any]]]:
     """The records of a site's pages from its site pass (`by_raw`: id of each raw page -> its
-    index); a page the pass did not reach is extracted alone, and its record says why."""
+    index; `metadata`: id of each raw page -> its `page_metadata`, when `fields` asks for
+    it); a page the pass did not reach is extracted alone, and its record says why."""
     labels = {index: item.label for index, item in items}
     records: dict[int, dict[str, Any]] = {}
     for outcome in run.outcomes:
         index = by_raw[id(outcome.raw)]
         extraction = outcome.extraction
-        records[index] = {
+        record = {
             "path": labels[index],
             "title": extraction.title,
             "text": extraction.text,
             "extractor": extraction.extractor or extractor.name,
             "page_type": extraction.page_type or None,
         }
+        records[index] = _fill(record, extraction, fields, (metadata or {}).get(id(outcome.raw)))
     return [
-        (index, records[index] if index in records else extract_page(extractor, *item))
+        (
+            index,
+            records[index] if index in records else extract_page(extractor, *item, fields=fields),
+        )
         for index, item in items
     ]

@@ -33,8 +33,11 @@ class Blocks:
 
     def text_of(self, dom: Dom, kept: list[int]) -> str:
         """Text of the kept blocks (ids in document order), one line per rendered line."""
-        pieces = [p for k in kept for p in range(self.start[k], self.stop[k])]
-        return dom.pieces_text(pieces)
+        return dom.pieces_text(self.pieces_of(kept))
+
+    def pieces_of(self, kept: list[int]) -> list[int]:
+        """The text pieces of the kept blocks (ids in document order)."""
+        return [p for k in kept for p in range(self.start[k], self.stop[k])]
 
 
 def split_blocks(dom: Dom) -> Blocks:

@@ -76,6 +76,18 @@ ARTICLES_SCHEMA = pa.schema(
         _field("title", pa.string(), "article title"),
         _field("text", pa.string(), "main text, one paragraph a line"),
         _field(
+            "markdown",
+            pa.string(),
+            "the same text as Markdown: headings, lists, tables, code blocks, quotes, emphasis "
+            "(NEWSCRAWL_MARKDOWN; null when off)",
+        ),
+        _field(
+            "comments",
+            pa.string(),
+            "the page's comment thread, one block a line, never part of `text`; empty when the "
+            "page has none (NEWSCRAWL_COMMENTS; null when off)",
+        ),
+        _field(
             "extractor",
             pa.string(),
             "extractor that produced `text` (learned+guard: the learned one, its recall guard "

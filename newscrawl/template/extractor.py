@@ -198,10 +198,11 @@ class TemplateExtractor:
     def _unfiltered(self, dom: Dom) -> Extraction:
         if self.inner is not None:
             inner = self.inner.extract(dom)
-            return Extraction(inner.title, inner.text, inner.node_ids, self.label)
+            return Extraction(inner.title, inner.text, inner.node_ids, self.label, inner.pieces)
         body = dom.body if len(dom) else 0
         text = dom.text(body) if len(dom) else ""
-        return Extraction(page_title(dom), text, (body,) if text else (), self.label)
+        pieces = tuple(range(dom.piece_start[body], dom.piece_end[body])) if text else ()
+        return Extraction(page_title(dom), text, (body,) if text else (), self.label, pieces)
 
 
 def page_site(dom: Dom) -> str:

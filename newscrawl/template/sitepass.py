@@ -43,6 +43,7 @@ import numpy as np
 from newscrawl.dom import Dom
 from newscrawl.dom import join_pieces as render_pieces
 from newscrawl.extractors.base import Extraction
+from newscrawl.markdown import Mark, MarkdownOptions, piece_marks, render_marks
 from newscrawl.template.records import PageNodes
 from newscrawl.template.sitelevel import (
     PageParser,
@@ -63,6 +64,7 @@ __all__ = [
     "SiteSlots",
     "SiteTemplate",
     "SlotCounts",
+    "chosen_pieces",
     "final_extraction",
     "finish_site_pass",
     "learn_template",
@@ -162,7 +164,8 @@ class SiteSlots:
 class PageChoice:
     """What the site pass keeps of one page: the page-level extraction, the slots with text on
     the page, the slots holding its title, and the chosen text pieces (text, line number,
-    glued to the piece before, slot, owner node, chosen node) in document order."""
+    glued to the piece before, slot, owner node, chosen node, ``<pre>``: its text is then as
+    written) in document order."""
 
     extraction: Extraction
     present: frozenset[int] = frozenset()
@@ -174,7 +177,11 @@ class PageChoice:
     slot: list[int] = field(default_factory=list)
     owner: list[int] = field(default_factory=list)
     root: list[int] = field(default_factory=list)  # the chosen node the piece lies in
+    pre: list[int] = field(default_factory=list)  # the <pre> holding the piece (-1: none)
     exact: bool = False  # the pieces re-join to the extraction's text: it may be cut
+    # the pieces' Markdown marks and how to render them, when Markdown is asked for
+    marks: list[Mark] | None = None
+    markdown: MarkdownOptions | None = None
 
     @property
     def chosen(self) -> frozenset[int]:
@@ -236,8 +243,14 @@ def _squeeze(text: str) -> str:
     return " ".join(text.split())
 
 
-def page_choice(dom: Dom, extraction: Extraction, site_slots: SiteSlots) -> PageChoice:
-    """The page's `PageChoice` (read while its `Dom` is at hand).
+def page_choice(
+    dom: Dom,
+    extraction: Extraction,
+    site_slots: SiteSlots,
+    markdown: MarkdownOptions | None = None,
+) -> PageChoice:
+    """The page's `PageChoice` (read while its `Dom` is at hand); `markdown`: also the marks
+    a cut text's Markdown is rendered from (`newscrawl.markdown`), rendered with these options.
 
     The chosen pieces are those of the chosen blocks, else those of the chosen subtrees,
     whichever re-joins to exactly the extraction's text; when neither does, the page's slots
@@ -256,20 +269,34 @@ def page_choice(dom: Dom, extraction: Extraction, site_slots: SiteSlots) -> Page
     if not extraction.node_ids:
         choice.exact = not extraction.text
         return choice
-    for rule in (_block_pieces, _subtree_pieces):
-        choice = PageChoice(extraction, present, title_slots)
-        for k, root in rule(dom, extraction):
-            choice.texts.append(dom.piece_text[k])
-            choice.lines.append(dom.piece_line[k])
-            choice.glued.append(dom.piece_glued[k])
-            choice.index.append(k)
-            choice.slot.append(int(slots[dom.piece_block[k]]))
-            choice.owner.append(dom.piece_owner[k])
-            choice.root.append(root)
-        if join_pieces(choice, range(len(choice.index))) == extraction.text:
-            choice.exact = True
-            return choice
+    pairs, choice.exact = chosen_pieces(dom, extraction)
+    pre = dom.pre_pieces
+    for k, root in pairs:
+        box, text = pre.get(k, (-1, dom.piece_text[k]))
+        choice.texts.append(text)
+        choice.pre.append(box)
+        choice.lines.append(dom.piece_line[k])
+        choice.glued.append(dom.piece_glued[k])
+        choice.index.append(k)
+        choice.slot.append(int(slots[dom.piece_block[k]]))
+        choice.owner.append(dom.piece_owner[k])
+        choice.root.append(root)
+    if markdown is not None and choice.exact:
+        choice.marks = piece_marks(dom, choice.index, markdown.images)
+        choice.markdown = markdown
     return choice
+
+
+def chosen_pieces(dom: Dom, extraction: Extraction) -> tuple[list[tuple[int, int]], bool]:
+    """The text pieces an extraction chose, as (piece, chosen node) in document order, and
+    whether they join to exactly its text: those of the chosen blocks, else those of the
+    chosen subtrees, whichever joins to the text; else the chosen subtrees' (not exact)."""
+    pairs: list[tuple[int, int]] = []
+    for rule in (_block_pieces, _subtree_pieces):
+        pairs = rule(dom, extraction)
+        if dom.pieces_text([k for k, _ in pairs]) == extraction.text:
+            return pairs, True
+    return pairs, False
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,7 +357,8 @@ def learn_template(choices: Sequence[PageChoice], config: SitePassConfig) -> Sit
 def join_pieces(choice: PageChoice, keep: Sequence[int]) -> str:
     """The kept pieces (positions in `choice`) joined as `Dom.pieces_text` joins them."""
     return render_pieces(
-        (choice.index[i], choice.texts[i], choice.lines[i], choice.glued[i]) for i in keep
+        (choice.index[i], choice.texts[i], choice.lines[i], choice.glued[i], choice.pre[i])
+        for i in keep
     )
 
 
@@ -362,7 +390,14 @@ def final_extraction(
     if not text.strip():
         return choice.extraction
     nodes = tuple(sorted({choice.root[i] for i in keep}))
-    return Extraction(choice.extraction.title, text, nodes, choice.extraction.extractor)
+    pieces = tuple(choice.index[i] for i in keep)
+    markdown = None
+    if choice.marks is not None and choice.markdown is not None:
+        options, marks = choice.markdown, choice.marks
+        markdown = render_marks([marks[i] for i in keep], options.links, options.images)
+    return Extraction(
+        choice.extraction.title, text, nodes, choice.extraction.extractor, pieces, markdown
+    )
 
 
 @dataclass(slots=True)
@@ -399,20 +434,23 @@ def site_pass(
     method: str = "sitelevel",
     parse: PageParser | None = None,
     nodes: bool = True,
+    markdown: MarkdownOptions | None = None,
 ) -> SitePassRun:
     """The site pass of one site: SiteLevel (`run_sitelevel`: one parse per page; or another
     site-level `method`: sst, pagelets, entropy), the page-level extraction of each page
     (`extract(raw, dom)`, which may also read whatever else it wants from the parsed page), then
     the site's template out of every page's text. `parse`: as `run_sitelevel` takes it.
     `nodes` False: the caller writes no `nodes` rows (offline extraction), so unless SiteLevel's
-    labels cut text (`config.cut_sitelevel`) no node records are built: the run has none."""
+    labels cut text (`config.cut_sitelevel`) no node records are built: the run has none.
+    `markdown`: the final extractions' Markdown is rendered with these options (the
+    page-level extractions `extract` returns carry theirs)."""
     config = config or SitePassConfig()
     slots = SiteSlots()
     choices: list[PageChoice] = []
     seen: list[RawPage] = []
 
     def visit(index: int, raw: RawPage, dom: Dom, records: PageNodes | None = None) -> None:
-        choices.append(page_choice(dom, extract(raw, dom), slots))
+        choices.append(page_choice(dom, extract(raw, dom), slots, markdown))
         seen.append(raw)
 
     if not nodes and not config.cut_sitelevel:
