@@ -34,7 +34,10 @@ __all__ = [
 class Article:
     """One page as newscrawl extracted it: the fields of a row of a crawl's `articles` dataset.
 
-    `text` is the main text, one paragraph a line ("" when none was found); `date` the
+    `text` is the main text, one paragraph a line ("" when none was found), and `markdown` the
+    same selection as Markdown (headings, lists, tables, code); `comments` the page's comment
+    thread, apart from the text; `page_type` one of article, listing, forum, product,
+    collection, service, documentation; `date` the
     publication time (UTC) when the page gives one; `is_article` says whether the page is an
     article rather than an index, tag or home page, and `why` gives the evidence; `extractor`
     names the extractor whose text this is. `error` says why a page could not be extracted
@@ -158,12 +161,15 @@ def _article(url: str | None, result: PageResult) -> Article:
         url=url,
         title=fields.get("title") or "",
         text=fields.get("text") or "",
+        markdown=fields.get("markdown") or "",
         date=fields.get("published"),
         author=fields.get("author"),
         language=fields.get("language"),
         is_article=bool(fields.get("is_article")),
         why=fields.get("article_reason") or "",
         extractor=fields.get("extractor") or "",
+        page_type=fields.get("page_type") or "",
+        comments=fields.get("comments") or "",
         error=fields.get("error"),
     )
 

@@ -174,3 +174,31 @@ def test_crawl_in_its_own_process_then_read_articles(tmp_path: Path) -> None:
         newscrawl.crawl(sites, tmp_path / "bad", NEWSCRAWL_NO_SUCH=1)
     with pytest.raises(FileNotFoundError):
         newscrawl.read_articles(tmp_path / "bad")
+
+
+def test_extract_gives_markdown_page_type_and_comments() -> None:
+    """The Article carries the Markdown of the same selection, the page's type and its comment
+    thread apart from the text."""
+    html = (
+        "<html><head><title>Rivers</title></head><body><article><h1>Rivers</h1>"
+        "<h2>The delta</h2>"
+        + "".join(
+            f"<p>The river carries silt number {i} down to the wide delta plain.</p>"
+            for i in range(8)
+        )
+        + "<ul><li>first branch of the delta</li><li>second branch of the delta</li></ul>"
+        "</article></body></html>"
+    )
+    article = newscrawl.extract(html, url="https://news.example.com/2024/05/rivers")
+    assert "## The delta" in article.markdown
+    assert "- first branch of the delta" in article.markdown
+    assert article.page_type in {
+        "article",
+        "listing",
+        "forum",
+        "product",
+        "collection",
+        "service",
+        "documentation",
+    }
+    assert article.comments == ""
