@@ -439,6 +439,7 @@ class SitePasser:
                 run = streamed_site_pass(
                     job.site, raws, extract, hashes, doms.take, rows.add,
                     geometry=job.geometry, held=held, full=full, spill=job.staging,
+                    markdown=self.extraction.markdown,
                 )  # fmt: skip
         except Exception as err:  # the site's pages are still written, page by page
             logger.warning("site pass of %s failed: %s", job.site, err)

@@ -35,6 +35,7 @@ import numpy as np
 
 from newscrawl.dom import PageError
 from newscrawl.learned.sitetemplate import MAX_TEMPLATE_PAGES, TemplateHashes
+from newscrawl.markdown import MarkdownOptions
 from newscrawl.template.records import PageNodes, node_hashes, page_kind
 from newscrawl.template.sitelevel import (
     PageParser,
@@ -188,6 +189,7 @@ def streamed_site_pass(
     held: Callable[[int], None] | None = None,
     full: Callable[[RawPage], RawPage] | None = None,
     spill: str = "",
+    markdown: MarkdownOptions | None = None,
 ) -> SitePassRun:
     """The second pass (see the module docstring): each page in SiteLevel's order parsed
     (`parse`), its node records labelled with `hashes.sitelevel` and handed to `sink(page
@@ -198,7 +200,7 @@ def streamed_site_pass(
     bytes, for a geometry that renders them (the `raws` may hold none). What the slot
     decisions read of each page is counted (`SlotCounts`) and its chosen pieces kept in a
     temporary file (in `spill`, default the system's), read back one page at a time for its
-    final text."""
+    final text. `markdown`: the final texts' Markdown is rendered with these options."""
     config = config or SiteLevelConfig()
     run = SiteLevelRun(site)
     slots = SiteSlots()
@@ -222,7 +224,7 @@ def streamed_site_pass(
                 sink(number, records, labels)
             number += 1
             del records
-            choice = page_choice(dom, extract(raw, dom), slots)
+            choice = page_choice(dom, extract(raw, dom), slots, markdown)
             del dom
             counts.add(choice)
             pickle.dump(choice, kept, pickle.HIGHEST_PROTOCOL)
