@@ -8,7 +8,9 @@ and without them when the site was redesigned (`newscrawl.template.carry`). It t
 crawler, file or signal: the job (`SitePassJob`) and its result (`SitePassResult`) are plain,
 picklable data, so the same code runs in a thread of the crawl or in a worker process
 (`newscrawl.pipelines.sitepool`), and the crawl process writes the rows from the result,
-exactly as it would have from the thread.
+exactly as it would have from the thread. A job that names a results file gets the pages'
+results there instead (`ResultRecords`), each written as soon as it is made, to be read back
+one page at a time.
 
 What the crawl records beside the rows comes back in the result too: the errors extraction
 met (`extract_budget`, `extract_error`, recorded in the crawl summary), the redesign figures

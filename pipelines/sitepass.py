@@ -38,7 +38,11 @@ What a site holds here does not grow with its pages' bytes: a page the `pages` d
 from the site's stored files (closed first, `site_complete`) a row group at a time, in the
 worker. The site pass of SiteLevel without context pages streams (`newscrawl.template.
 streampass`): one page's tree and node records at a time, its `nodes` rows written to a
-staging file as they are made and copied into the dataset here a row group at a time. Only a
+staging file as they are made and copied into the dataset here a row group at a time. Each
+page's result (its final text and the other fields of its row) goes the same way: the pass
+writes it to a file this process names (`SitePassJob.results`) as it is made, and the rows are
+written from it one page at a time (`site_rows`), so neither process holds the site's texts at
+once; the file is removed once the site is written, or the pass failed or its worker died. Only a
 crawl that does not store its raw pages keeps their bytes here: a page that would take its
 site's buffer past NEWSCRAWL_SITELEVEL_MAX_BYTES is then extracted page by page instead (and,
 not stored, never in the site pass too), as is every page with NEWSCRAWL_SITELEVEL off (then
