@@ -8,7 +8,9 @@ and without them when the site was redesigned (`newscrawl.template.carry`). It t
 crawler, file or signal: the job (`SitePassJob`) and its result (`SitePassResult`) are plain,
 picklable data, so the same code runs in a thread of the crawl or in a worker process
 (`newscrawl.pipelines.sitepool`), and the crawl process writes the rows from the result,
-exactly as it would have from the thread.
+exactly as it would have from the thread. A job that names a results file gets the pages'
+results there instead (`ResultRecords`), each written as soon as it is made, to be read back
+one page at a time.
 
 What the crawl records beside the rows comes back in the result too: the errors extraction
 met (`extract_budget`, `extract_error`, recorded in the crawl summary), the redesign figures
@@ -17,11 +19,15 @@ met (`extract_budget`, `extract_error`, recorded in the crawl summary), the rede
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import logging
+import os
+import pickle
+import tempfile
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import numpy as np
 from newscrawl.pipelines.classify import ArticleClassifierPipeline
@@ -47,6 +53,7 @@ from newscrawl.template.sitelevel import (
 )
 from newscrawl.template.sitepass import (
     PageChoice,
+    PageOutcome,
     SitePassRun,
     SiteSlots,
     finish_site_pass,
@@ -66,6 +73,7 @@ __all__ = [
     "PassPage",
     "PassSettings",
     "PassShard",
+    "ResultRecords",
     "ShardPage",
     "ShardResult",
     "SitePassJob",
@@ -73,6 +81,7 @@ __all__ = [
     "SitePasser",
     "finish_shards",
     "hash_shards",
+    "let_go",
     "log_level",
     "own_pages",
     "pass_order",
@@ -206,9 +215,13 @@ class _SiteJob:
 class SitePassJob(_SiteJob):
     """One site's pass (its pages: the crawl's own, then earlier crawls' as context).
     `staging`: a folder where the pass writes the site's `nodes` rows as it makes them (a
-    file the result names, `nodes_file`); empty: they come back in the result (`nodes`)."""
+    file the result names, `nodes_file`); empty: they come back in the result (`nodes`).
+    `results`: a file the pass writes each page's result to (`SitePassResult.results_file`,
+    read back one page at a time); empty: they come back in the result (`pages`). The
+    caller names it, so it can remove it whatever becomes of the pass."""
 
     staging: str = ""
+    results: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -327,6 +340,8 @@ class SitePassResult:
     split: int = 0  # the workers the pass was split over (0: it ran whole)
     nodes_file: str = ""  # the `nodes` rows in a staging file instead of `nodes`
     held_elements: int = 0  # the most elements of parsed pages the pass held at once
+    results_file: str = ""  # the pages' results in this file instead of `pages` ...
+    result_at: dict[int, int] = field(default_factory=dict)  # ... each page's at this offset
 
 
 @dataclass(slots=True)
@@ -371,16 +386,26 @@ class SitePasser:
             job = dataclasses.replace(job, pages=stored.resolved(job.pages))
         items = [_work_item(page, job.site) for page in job.pages]
         self.extraction.recorded.clear()
+        records = ResultRecords.to_file(job.results) if job.results else None
         try:
             if streamed:
-                run = self._streamed_pass(job, items, result, stored)
+                run = self._streamed_pass(job, items, result, stored, records)
             else:
                 run = self._carried_pass(job, items, result)
+            own = {i: item for i, item in enumerate(items) if not item.context}
+            if records is None:
+                result.pages = {i: PageResult.of(item) for i, item in own.items() if item.stage}
+            elif not streamed:  # the streamed pass wrote each page's as it was made
+                for index, item in own.items():
+                    if item.stage:
+                        records.add(index, PageResult.of(item))
         finally:
             result.recorded = list(self.extraction.recorded)
             self.extraction.recorded.clear()
-        own = {i: item for i, item in enumerate(items) if not item.context}
-        result.pages = {i: PageResult.of(item) for i, item in own.items() if item.stage}
+            if records is not None:
+                records.close()
+        if records is not None:
+            result.results_file, result.result_at = job.results, records.at
         if run is not None:
             result.ran, result.template = True, run.template is not None
             if not streamed:
@@ -397,19 +422,50 @@ class SitePasser:
         return job.method == "sitelevel" and own and methods <= {"sitelevel"}
 
     def _streamed_pass(
-        self, job: SitePassJob, items: list[PageItem], result: SitePassResult, stored: StoredBytes
+        self,
+        job: SitePassJob,
+        items: list[PageItem],
+        result: SitePassResult,
+        stored: StoredBytes,
+        records: ResultRecords | None = None,
     ) -> SitePassRun | None:
         """The site pass in two streaming passes, its `nodes` rows written as they are made
         (to `result.nodes_file` when the job names a staging folder, else into
         `result.nodes`), stored pages' bytes read when a page is parsed; None when it failed
-        (pages go page-level)."""
+        (pages go page-level). With `records`, each page's result goes there (its final
+        text as soon as it is made; what extraction gave, when the pass failed) and the
+        items keep none of it."""
+        if records is None:
+            return self._streamed_run(job, items, result, stored, None)
+        with ResultRecords.temporary(job.staging) as extracted:
+            run = self._streamed_run(job, items, result, stored, (extracted, records))
+            if run is None:  # the pages extracted so far, as the items would hold them
+                records.clear()
+            for index in sorted(extracted.at.keys() - records.at.keys()):
+                page = extracted.get(index)
+                if page.fields["stage"]:
+                    records.add(index, page)
+        return run
+
+    def _streamed_run(
+        self,
+        job: SitePassJob,
+        items: list[PageItem],
+        result: SitePassResult,
+        stored: StoredBytes,
+        spill: tuple[ResultRecords, ResultRecords] | None,
+    ) -> SitePassRun | None:
+        """`_streamed_pass`; with `spill` (extracted, final), each page's result goes to
+        `extracted` once it is extracted, and with its final text to `final`."""
         by_raw: dict[int, PageItem] = {}
         page_of: dict[int, PassPage] = {}
+        index_of: dict[int, int] = {}
         raws = []
-        for item, page in zip(items, job.pages, strict=True):
+        for index, (item, page) in enumerate(zip(items, job.pages, strict=True)):
             raw = RawPage(item.final_url, item.html, item.content_type or None)
             by_raw[id(raw)] = item
             page_of[id(raw)] = page
+            index_of[id(raw)] = index
             raws.append(raw)
 
         def full(raw: RawPage) -> RawPage:
@@ -433,13 +489,26 @@ class SitePasser:
                 context = SiteContext({"sitelevel": hashes.learned})
 
             def extract(raw: RawPage, dom: Dom) -> Extraction:
-                return self._extract(by_raw[id(raw)], dom, context)
+                item = by_raw[id(raw)]
+                extraction = self._extract(item, dom, context)
+                if spill is not None:
+                    spill[0].add(index_of[id(raw)], PageResult.of(item))
+                    let_go(item)
+                return extraction
+
+            def final(outcome: PageOutcome) -> None:
+                assert spill is not None
+                index = index_of[id(outcome.raw)]
+                page = spill[0].get(index)
+                page.fields.update(_outcome_fields(outcome))
+                spill[1].add(index, page)
 
             with NodeRows(job.crawl, job.site, hashes.kind, job.staging) as rows:
                 run = streamed_site_pass(
                     job.site, raws, extract, hashes, doms.take, rows.add,
                     geometry=job.geometry, held=held, full=full, spill=job.staging,
                     markdown=self.extraction.markdown,
+                    outcome=final if spill is not None else None,
                 )  # fmt: skip
         except Exception as err:  # the site's pages are still written, page by page
             logger.warning("site pass of %s failed: %s", job.site, err)
@@ -649,10 +718,83 @@ def _apply_outcomes(run: SitePassRun, by_raw: dict[int, PageItem]) -> None:
     """The pass's final text of each page onto its item."""
     for outcome in run.outcomes:
         item = by_raw[id(outcome.raw)]
-        item.text, item.node_ids = outcome.extraction.text, outcome.extraction.node_ids
-        item.markdown = outcome.extraction.markdown
-        item.stage = outcome.stage
-        item.content_hash = content_hash(item.text)
+        for name, value in _outcome_fields(outcome).items():
+            setattr(item, name, value)
+
+
+def _outcome_fields(outcome: PageOutcome) -> dict[str, Any]:
+    """The fields of a page's row the pass's final text sets."""
+    text = outcome.extraction.text
+    return {
+        "text": text,
+        "node_ids": outcome.extraction.node_ids,
+        "markdown": outcome.extraction.markdown,
+        "stage": outcome.stage,
+        "content_hash": content_hash(text),
+    }
+
+
+_BLANK = PageItem(url="", final_url="", site="", crawl="", fetched_at=_EPOCH, status=0)
+
+
+def let_go(item: PageItem) -> None:
+    """The item's filled fields back to a new item's (their values are kept elsewhere)."""
+    for name in _FILLED:
+        setattr(item, name, copy.copy(getattr(_BLANK, name)))
+    item.extras = {}
+
+
+class ResultRecords:
+    """Pages' results (`PageResult`) written to a file one after the other as they are made,
+    by their index in the job (`at`: index -> offset), and read back one at a time."""
+
+    def __init__(self, file: IO[bytes]) -> None:
+        self.file = file
+        self.at: dict[int, int] = {}
+
+    @classmethod
+    def to_file(cls, path: str) -> ResultRecords:
+        """Records in a new file at `path` (its folder made when missing), left in place."""
+        folder = os.path.dirname(path)
+        if folder:
+            os.makedirs(folder, exist_ok=True)
+        return cls(open(path, "w+b"))
+
+    @classmethod
+    def temporary(cls, folder: str = "") -> ResultRecords:
+        """Records in an unnamed temporary file (in `folder`, default the system's), gone
+        once closed."""
+        if folder:
+            os.makedirs(folder, exist_ok=True)
+        return cls(tempfile.TemporaryFile(dir=folder or None))
+
+    def __enter__(self) -> ResultRecords:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def add(self, index: int, page: PageResult) -> None:
+        self.file.seek(0, os.SEEK_END)
+        self.at[index] = self.file.tell()
+        pickle.dump(page, self.file, pickle.HIGHEST_PROTOCOL)
+
+    def get(self, index: int) -> PageResult:
+        """The result of page `index` (KeyError: none written)."""
+        self.file.seek(self.at[index])
+        page = pickle.load(self.file)
+        if not isinstance(page, PageResult):
+            raise TypeError(f"not a page's result at offset {self.at[index]}")
+        return page
+
+    def clear(self) -> None:
+        """Forget every record written."""
+        self.file.seek(0)
+        self.file.truncate()
+        self.at = {}
+
+    def close(self) -> None:
+        self.file.close()
 
 
 def pass_order(job: SitePassJob) -> list[int]:

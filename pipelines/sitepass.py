@@ -38,7 +38,11 @@ What a site holds here does not grow with its pages' bytes: a page the `pages` d
 from the site's stored files (closed first, `site_complete`) a row group at a time, in the
 worker. The site pass of SiteLevel without context pages streams (`newscrawl.template.
 streampass`): one page's tree and node records at a time, its `nodes` rows written to a
-staging file as they are made and copied into the dataset here a row group at a time. Only a
+staging file as they are made and copied into the dataset here a row group at a time. Each
+page's result (its final text and the other fields of its row) goes the same way: the pass
+writes it to a file this process names (`SitePassJob.results`) as it is made, and the rows are
+written from it one page at a time (`site_rows`), so neither process holds the site's texts at
+once; the file is removed once the site is written, or the pass failed or its worker died. Only a
 crawl that does not store its raw pages keeps their bytes here: a page that would take its
 site's buffer past NEWSCRAWL_SITELEVEL_MAX_BYTES is then extracted page by page instead (and,
 not stored, never in the site pass too), as is every page with NEWSCRAWL_SITELEVEL off (then
@@ -54,9 +58,11 @@ no other site being crawled, is split over the workers, same rows; 0: never).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 from collections import defaultdict
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -71,11 +77,13 @@ from newscrawl.pipelines.parquet import (
 from newscrawl.pipelines.sitejob import (
     LabelJob,
     PassSettings,
+    ResultRecords,
     SitePasser,
     SitePassJob,
     SitePassResult,
     StoredBytes,
     StoredRef,
+    let_go,
     log_level,
     pass_page,
     run_labels,
@@ -101,7 +109,7 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from scrapy.crawler import Crawler
 
-__all__ = ["SitePassPipeline", "stored_items"]
+__all__ = ["SitePassPipeline", "site_rows", "stored_items"]
 
 logger = logging.getLogger(__name__)
 # A site of more raw bytes than this is never split: the split pass holds every page's node
@@ -271,8 +279,9 @@ class SitePassPipeline:
         `partial`: the crawl was stopped before the site was complete; the site is marked so a
         resumed crawl writes it again from all its pages."""
         before, written = self._turn()
+        results = self._results_path()
         try:
-            passed = await self._passed(site, partial)
+            passed = await self._passed(site, partial, results)
             await maybe_deferred_to_future(before)  # the sites that finished first are written
             if passed is not None:
                 items, result = passed
@@ -280,9 +289,20 @@ class SitePassPipeline:
                     self._apply(site, items, result)
                 self._write(site, items, result)
         finally:
+            Path(results).unlink(missing_ok=True)
             if site in self.expected:  # drained: every page of it has arrived
                 self._release(site)
             written.callback(None)
+
+    def _staging(self) -> Path:
+        """The folder the site passes write their temporary files to."""
+        return self.state.state_dir / "nodes-staging"
+
+    def _results_path(self) -> str:
+        """A new file name for a site pass's per-page results (`SitePassJob.results`)."""
+        import uuid
+
+        return str(self._staging() / f"results-{uuid.uuid4().hex}.pickle")
 
     def _turn(self) -> tuple[defer.Deferred[None], defer.Deferred[None]]:
         """(fires once the sites that finished before this one are written, to fire once this
@@ -292,7 +312,7 @@ class SitePassPipeline:
         return before, self.last_written
 
     async def _passed(
-        self, site: str, partial: bool
+        self, site: str, partial: bool, results: str
     ) -> tuple[list[PageItem], SitePassResult | None] | None:
         """The site's pages and its pass (None: the site was passed already), once one of
         the pool's workers is free for it (the thread: once the pass before it is done)."""
@@ -316,7 +336,7 @@ class SitePassPipeline:
             items = await maybe_deferred_to_future(
                 threads.deferToThread(self._site_items, site, buffered)
             )
-            return items, await self._site_pass(site, items)
+            return items, await self._site_pass(site, items, results)
         finally:
             self.passing -= 1
             self.slots.release()
@@ -336,13 +356,22 @@ class SitePassPipeline:
         rows = self.history.context_pages(site, seen, cap - len(items))
         return items + [_context_item(row, site) for row in rows]
 
-    async def _site_pass(self, site: str, items: list[PageItem]) -> SitePassResult | None:
-        """The site pass of `items` (in a worker process, or a thread); None when it did not
-        run: the items are extracted page by page then."""
+    async def _site_pass(
+        self, site: str, items: list[PageItem], results: str
+    ) -> SitePassResult | None:
+        """The site pass of `items` (in a worker process, or a thread), each page's result
+        written to the file `results`; None when it did not run: the items are extracted
+        page by page then."""
         pages = tuple(pass_page(item, self._ref(item)) for item in items)
-        staging = str(self.state.state_dir / "nodes-staging")
+        staging = str(self._staging())
         job = SitePassJob(
-            site, self.state.crawl_id, pages, self.geometry, self.method, staging=staging
+            site,
+            self.state.crawl_id,
+            pages,
+            self.geometry,
+            self.method,
+            staging=staging,
+            results=results,
         )
         result: SitePassResult | None
         try:
@@ -427,7 +456,8 @@ class SitePassPipeline:
             item.html = b""
 
     def _apply(self, site: str, items: list[PageItem], result: SitePassResult) -> None:
-        """What the pass gave: log and record what it met, then set each page's results."""
+        """What the pass gave: log and record what it met, then set the pages' results it
+        holds (those in its results file are read as each page is written)."""
         for name, level, message in result.logs:
             logging.getLogger(name).log(level, "%s", message)
         for kind, url, detail in result.recorded:
@@ -448,11 +478,11 @@ class SitePassPipeline:
         """The site's articles rows (in URL order, closed together), then its nodes; its pages
         are closed into their files first (`site_complete`)."""
         self.crawler.signals.send_catch_log(site_complete, site=site, final=False)
-        items = [item for item in items if not item.context]  # earlier crawls wrote those
-        for item in sorted(items, key=lambda item: item.final_url):
+        for item in site_rows(items, result):
             if not item.stage:  # the pass did not reach it: page by page
                 self._page_by_page(item)
             self.articles.process_item(item)
+        items = [item for item in items if not item.context]  # earlier crawls wrote those
         assert self.articles.writer is not None
         # versions and duplicates first: once its articles file is there, a site is written
         self.articles.repeats.close_site(site)
@@ -558,6 +588,28 @@ class SitePassPipeline:
         self.nodes.close()
         if self.pool is not None:
             self.pool.close()
+
+
+def site_rows(items: list[PageItem], result: SitePassResult | None) -> Iterator[PageItem]:
+    """The site's own items (not `context`) in URL order, each with its result from the
+    pass's results file (when it has one) set as it is handed out, and its text and the
+    other filled fields let go of once the caller is done with it: one page's result is
+    held at a time."""
+    own = sorted(
+        (pair for pair in enumerate(items) if not pair[1].context),
+        key=lambda pair: pair[1].final_url,
+    )
+    path = result.results_file if result is not None else ""
+    with contextlib.ExitStack() as stack:
+        records = None
+        if path:
+            records = stack.enter_context(ResultRecords(open(path, "rb")))  # noqa: SIM115
+            records.at = result.result_at if result is not None else {}
+        for index, item in own:
+            if records is not None and index in records.at:
+                records.get(index).apply(item)
+            yield item
+            let_go(item)
 
 
 def _context_item(row: dict[str, Any], site: str) -> PageItem:

@@ -8,18 +8,32 @@ asserted."""
 
 from __future__ import annotations
 
+import dataclasses
+import gc
 import re
 import subprocess
 import weakref
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from crawl_helpers import FAST_CRAWL
+from newscrawl.pipelines import sitejob
 from newscrawl.pipelines.extraction import ExtractionSettings
-from newscrawl.pipelines.sitejob import PassPage, PassSettings, SitePasser, SitePassJob
+from newscrawl.pipelines.sitejob import (
+    PageResult,
+    PassPage,
+    PassSettings,
+    ResultRecords,
+    SitePasser,
+    SitePassJob,
+    SitePassResult,
+)
+from newscrawl.pipelines.sitepass import site_rows
 
+from newscrawl.crawl.items import PageItem
 from newscrawl.crawl.runner import crawl_command
 from newscrawl.demo.server import serve_pages
 from newscrawl.dom import Dom
@@ -70,6 +84,7 @@ def test_a_site_over_the_byte_budget_has_each_page_written_once(tmp_path: Path) 
     assert set(articles.stage) == {SITE_STAGE}
     nodes = pq.read_table(tmp_path / "out" / "nodes", columns=["url"]).to_pandas()
     assert nodes.url.nunique() == STORIES + 1
+    assert not list((tmp_path / "out").rglob("results-*"))  # the pass's results file is gone
 
 
 def element_page(n: int) -> bytes:
@@ -129,3 +144,126 @@ def test_the_site_pass_holds_one_page_of_node_records_at_a_time(
         assert result.nodes is None and result.nodes_file
         rows = pq.read_table(result.nodes_file, columns=["page"]).column("page").to_pylist()
         assert sorted(set(rows)) == list(range(pages))
+
+
+@pytest.fixture(scope="module")
+def passer() -> SitePasser:
+    chain = ExtractionSettings(("learned", "cetd-tpc"), {}, "learned")
+    return SitePasser.from_settings(PassSettings(chain))
+
+
+def story_job(pages: int, folder: Path, results: bool = True) -> SitePassJob:
+    """A site of `pages` of `small_site`'s stories, each page's result written to a file in
+    `folder` (`results`: else they come back in the result)."""
+    found = tuple(
+        PassPage(f"http://small.test/story-{n}.html", small_site(f"/story-{n}.html") or b"")
+        for n in range(pages)
+    )
+    job = SitePassJob("small.test", "c", found, staging=str(folder / "staging"))
+    return dataclasses.replace(job, results=str(folder / "results.pickle")) if results else job
+
+
+def written(result: SitePassResult) -> dict[int, PageResult]:
+    """The pages' results a pass wrote to its results file, by page index."""
+    with ResultRecords(open(result.results_file, "rb")) as records:
+        records.at = result.result_at
+        return {index: records.get(index) for index in result.result_at}
+
+
+def results_held() -> int:
+    """Pages whose results this process holds: items and pages' results holding a text."""
+    return sum(map(_holds_text, gc.get_objects()))
+
+
+def _holds_text(found: object) -> bool:
+    if isinstance(found, PageItem):
+        return bool(found.text)
+    return isinstance(found, PageResult) and bool(found.fields.get("text"))
+
+
+def test_the_site_pass_holds_one_page_result_at_a_time(
+    passer: SitePasser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a results file, a site four times larger holds no more pages' results at once,
+    while its pages are extracted and while their final texts are made (every page's item
+    kept its result to the end, and the results came back together); the file holds the
+    results the pass gives in memory."""
+    most = [0]
+
+    def note() -> None:
+        most[0] = max(most[0], results_held())
+
+    extract, hashed = SitePasser._extract, sitejob.content_hash
+
+    def counted_extract(self: SitePasser, *args: object) -> object:
+        found = extract(self, *args)  # type: ignore[arg-type]
+        note()
+        return found
+
+    def counted_hash(text: str) -> str:
+        note()
+        return hashed(text)
+
+    monkeypatch.setattr(SitePasser, "_extract", counted_extract)
+    monkeypatch.setattr(sitejob, "content_hash", counted_hash)
+    held, results = {}, {}
+    for pages in (6, 24):
+        most[0] = 0
+        results[pages] = passer.run(story_job(pages, tmp_path / str(pages)))
+        held[pages] = most[0]
+    assert held[6] == held[24] <= 2
+    monkeypatch.undo()
+    for pages, result in results.items():
+        assert result.ran and result.template and not result.pages
+        in_memory = passer.run(story_job(pages, tmp_path / f"memory-{pages}", results=False))
+        assert written(result) == in_memory.pages
+        assert {page.fields["stage"] for page in in_memory.pages.values()} == {SITE_STAGE}
+        assert all(page.fields["text"] for page in in_memory.pages.values())
+
+
+def test_a_failed_pass_writes_the_results_it_gives_in_memory(
+    passer: SitePasser, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pass that fails while it makes the final texts: its results file holds what the
+    pass gives in memory then (the pages' page-level results), not the final texts made
+    before it failed."""
+    made = [0]
+    final = streampass.final_extraction
+
+    def failing(*args: object) -> object:
+        made[0] += 1
+        if made[0] > 3:
+            raise RuntimeError("a bug in the slot decisions")
+        return final(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(streampass, "final_extraction", failing)
+    result = passer.run(story_job(6, tmp_path / "file"))
+    made[0] = 0
+    in_memory = passer.run(story_job(6, tmp_path / "memory", results=False))
+    assert not result.ran and not in_memory.ran and result.errors == 1
+    assert len(in_memory.pages) == 6
+    assert written(result) == in_memory.pages
+
+
+def test_the_crawl_process_writes_one_page_result_at_a_time(
+    passer: SitePasser, tmp_path: Path
+) -> None:
+    """The crawl process reads the pages' results from the pass's file one page at a time,
+    in URL order, as it writes their rows: one item holds a text at once."""
+    job = story_job(24, tmp_path)
+    result = passer.run(job)
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    items = [
+        PageItem(page.final_url, page.final_url, job.site, "c", start, 200) for page in job.pages
+    ]
+    rows, most = [], 0
+    for item in site_rows(items, result):
+        most = max(most, sum(1 for held in items if held.text))
+        rows.append((item.final_url, item.stage, item.text))
+    assert most == 1
+    assert not any(item.text for item in items)
+    got = written(result)
+    expected = sorted(
+        (job.pages[i].final_url, got[i].fields["stage"], got[i].fields["text"]) for i in got
+    )
+    assert rows == expected and len(rows) == 24

@@ -198,6 +198,7 @@ def test_a_killed_worker_loses_no_page_and_its_site_is_passed_again(
     assert any(sample.startswith(f"{KILLED} (attempt 1") for sample in lost)
     assert not any("page by page" in sample for sample in lost)
     assert_same_rows(out, in_thread)
+    assert not list(out.rglob("results-*"))  # the killed pass's results file is removed
 
 
 @pytest.mark.slow

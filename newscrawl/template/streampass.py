@@ -190,6 +190,7 @@ def streamed_site_pass(
     full: Callable[[RawPage], RawPage] | None = None,
     spill: str = "",
     markdown: MarkdownOptions | None = None,
+    outcome: Callable[[PageOutcome], None] | None = None,
 ) -> SitePassRun:
     """The second pass (see the module docstring): each page in SiteLevel's order parsed
     (`parse`), its node records labelled with `hashes.sitelevel` and handed to `sink(page
@@ -200,7 +201,9 @@ def streamed_site_pass(
     bytes, for a geometry that renders them (the `raws` may hold none). What the slot
     decisions read of each page is counted (`SlotCounts`) and its chosen pieces kept in a
     temporary file (in `spill`, default the system's), read back one page at a time for its
-    final text. `markdown`: the final texts' Markdown is rendered with these options."""
+    final text. `markdown`: the final texts' Markdown is rendered with these options.
+    `outcome`: each page's outcome is handed to it as it is made, and the run's `outcomes`
+    stay empty (no page's final text is held after its turn)."""
     config = config or SiteLevelConfig()
     run = SiteLevelRun(site)
     slots = SiteSlots()
@@ -231,21 +234,32 @@ def streamed_site_pass(
             seen.append(raw)
             del choice
         kept.seek(0)
-        return _finished(run, seen, counts, kept)
+        return _finished(run, seen, counts, kept, outcome)
 
 
 def _finished(
-    run: SiteLevelRun, seen: list[RawPage], counts: SlotCounts, kept: IO[bytes]
+    run: SiteLevelRun,
+    seen: list[RawPage],
+    counts: SlotCounts,
+    kept: IO[bytes],
+    outcome: Callable[[PageOutcome], None] | None = None,
 ) -> SitePassRun:
     """What `finish_site_pass` gives, from the slot counts and the pages' `PageChoice`s read
-    back one at a time from `kept` (in `seen`'s order)."""
+    back one at a time from `kept` (in `seen`'s order); with `outcome`, each page's outcome
+    goes to it instead of into the run."""
     config = SitePassConfig()
-    if counts.pages < config.min_pages:
-        outcomes = [PageOutcome(raw, pickle.load(kept).extraction, PAGE_STAGE) for raw in seen]
-        return SitePassRun(run, outcomes, None)
-    template = counts.template(config)
-    outcomes = [
-        PageOutcome(raw, final_extraction(pickle.load(kept), template, None, config), SITE_STAGE)
-        for raw in seen
-    ]
+    template = counts.template(config) if counts.pages >= config.min_pages else None
+    outcomes: list[PageOutcome] = []
+    for raw in seen:
+        choice = pickle.load(kept)
+        if template is None:
+            made = PageOutcome(raw, choice.extraction, PAGE_STAGE)
+        else:
+            made = PageOutcome(raw, final_extraction(choice, template, None, config), SITE_STAGE)
+        del choice
+        if outcome is None:
+            outcomes.append(made)
+        else:
+            outcome(made)
+        del made
     return SitePassRun(run, outcomes, template)
