@@ -43,6 +43,8 @@ from typing import Any
 import lxml.etree
 import lxml.html
 
+from newscrawl.tags import BLOCK_TAGS
+
 __all__ = [
     "DEBIAN_SOURCES",
     "GENERATORS",
@@ -324,51 +326,9 @@ def detect_generator(root: lxml.html.HtmlElement, source: str) -> Generator | No
 # ---------------------------------------------------------------------------------------------
 # Gold text: the main elements' text, one block a paragraph.
 
-_BLOCKS = frozenset(
-    [
-        "address",
-        "article",
-        "aside",
-        "blockquote",
-        "body",
-        "caption",
-        "center",
-        "dd",
-        "details",
-        "dialog",
-        "dir",
-        "div",
-        "dl",
-        "dt",
-        "fieldset",
-        "figcaption",
-        "figure",
-        "footer",
-        "h1",
-        "h2",
-        "h3",
-        "h4",
-        "h5",
-        "h6",
-        "header",
-        "hgroup",
-        "hr",
-        "legend",
-        "li",
-        "main",
-        "menu",
-        "nav",
-        "ol",
-        "p",
-        "section",
-        "summary",
-        "table",
-        "tbody",
-        "thead",
-        "tfoot",
-        "ul",
-    ]
-)
+# The rendered-text block tags, less those the gold lays out itself (a table row is its cells
+# joined by " | ", a pre keeps its lines, a br is a line break inside a block).
+_BLOCKS = BLOCK_TAGS - {"br", "form", "html", "pre", "td", "th", "tr"}
 _SPACE = re.compile(r"\s+")
 
 

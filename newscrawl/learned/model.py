@@ -44,6 +44,7 @@ __all__ = [
     "TreeEnsemble",
     "bundled_extractor_model",
     "load_extractor_model",
+    "read_model_json",
 ]
 
 FORMAT = "newscrawl-extractor-model"
@@ -297,15 +298,20 @@ def _guard(data: Any) -> dict[str, float]:
     return {str(k): float(v) for k, v in data.items()}
 
 
+def read_model_json(path: str | Path, what: str) -> Any:
+    """The JSON of a model file (`what`: its kind, for the message); ModelFileError when it
+    is missing or not readable JSON."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ModelFileError(f"no {what} at {path}") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise ModelFileError(f"cannot read {what} {path}: {err}") from err
+
+
 def load_extractor_model(path: str | Path) -> ExtractorModel:
     """Read a model file; ModelFileError on anything that is not a readable model."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ModelFileError(f"no extractor model at {path}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ModelFileError(f"cannot read extractor model {path}: {err}") from err
-    return ExtractorModel.from_json(data)
+    return ExtractorModel.from_json(read_model_json(path, "extractor model"))
 
 
 def bundled_extractor_model() -> Path:

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from newscrawl.learned.features import FEATURES
-from newscrawl.learned.model import ModelFileError, TreeEnsemble
+from newscrawl.learned.model import ModelFileError, TreeEnsemble, read_model_json
 from newscrawl.models.template_model import bundled_model_path
 
 __all__ = [
@@ -120,13 +120,7 @@ class PageTypeModel:
 
 def load_page_type_model(path: str | Path) -> PageTypeModel:
     """Read a page type model file; ModelFileError on anything that is not one."""
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ModelFileError(f"no page type model at {path}") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise ModelFileError(f"cannot read page type model {path}: {err}") from err
-    return PageTypeModel.from_json(data)
+    return PageTypeModel.from_json(read_model_json(path, "page type model"))
 
 
 def bundled_page_type_model() -> Path:
