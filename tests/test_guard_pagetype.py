@@ -76,18 +76,16 @@ def test_guard_settings_round_trip_and_defaults() -> None:
     assert GuardParams.from_json({"kept": 0.7}) == GuardParams(kept=0.7)
 
 
-def test_extraction_says_when_the_guard_added_text() -> None:
-    """A threshold so high that the trees keep almost nothing of an article NCE and CETD-TPC
-    agree on: the guard brings the article back and says so; without it, the text is lost."""
-    dom = parse_html(ARTICLE)
-    strict = Learned(LearnedConfig(threshold=1.5))
-    guarded = strict.extract(dom)
-    assert guarded.extractor == GUARDED
-    assert "first buses crossed it" in guarded.text and "Ferry timetable" not in guarded.text
-    bare = Learned(LearnedConfig(threshold=1.5, guard=False)).extract(parse_html(ARTICLE))
-    assert bare.extractor == "learned" and "first buses crossed it" not in bare.text
+def test_an_empty_selection_stays_empty_outside_documentation() -> None:
+    """A threshold so high that the trees keep nothing of an article NCE and CETD-TPC agree
+    on: no main text is the trees' answer on a page that is not documentation, so the guard
+    leaves it empty (it completes selections, it does not replace an empty one)."""
+    strict = Learned(LearnedConfig(threshold=1.5)).extract(parse_html(ARTICLE))
+    assert strict.page_type != "documentation"
+    assert strict.extractor == "learned" and strict.text == ""
     plain = Learned().extract(parse_html(ARTICLE))
     assert plain.extractor == "learned"  # the trees kept the article: nothing to complete
+    assert "first buses crossed it" in plain.text
 
 
 def test_every_page_gets_a_page_type_from_the_shipped_model() -> None:

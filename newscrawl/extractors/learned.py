@@ -134,7 +134,7 @@ class Learned:
             rows = block_features(dom, blocks, selections, template)
             scores = score_blocks(self.model, rows, block_groups(dom, blocks))
             kind = self.page_types.page_type(rows) if self.page_types is not None else ""
-            guard = self.docs_guard if kind == DOCUMENTATION else self.guard
+            guard = self._guard_for(kind, scores)
             mask, guarded = guard_selection(rows, scores, self.threshold, guard)
             kept = np.flatnonzero(whole_structures(dom, blocks, mask))
         except Exception:  # a model or feature bug costs this page the learned text, not the page
@@ -155,6 +155,17 @@ class Learned:
             pieces=tuple(pieces),
             page_type=kind,
         )
+
+
+    def _guard_for(self, kind: str, scores: np.ndarray) -> GuardParams:
+        """The recall guard of a page of type `kind`: the documentation guard on
+        documentation; none where the trees kept nothing of any other page (no main text is
+        an answer there, as for the fallback below), else the model's."""
+        if kind == DOCUMENTATION:
+            return self.docs_guard
+        if not (scores >= self.threshold).any():
+            return OFF
+        return self.guard
 
 
 def _page_type_model() -> PageTypeModel | None:
