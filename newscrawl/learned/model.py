@@ -45,6 +45,7 @@ __all__ = [
     "bundled_extractor_model",
     "load_extractor_model",
     "read_model_json",
+    "write_model_json",
 ]
 
 FORMAT = "newscrawl-extractor-model"
@@ -243,8 +244,7 @@ class ExtractorModel:
 
     def save(self, path: str | Path) -> None:
         """Write the model; the same model always gives the same bytes."""
-        text = json.dumps(self.to_json(), separators=(",", ":"), sort_keys=True)
-        Path(path).write_text(text + "\n", encoding="utf-8")
+        write_model_json(path, self.to_json())
 
     @classmethod
     def from_json(cls, data: Any) -> ExtractorModel:
@@ -296,6 +296,12 @@ def _guard(data: Any) -> dict[str, float]:
     ):
         raise ModelFileError("malformed extractor model: guard must map names to numbers")
     return {str(k): float(v) for k, v in data.items()}
+
+
+def write_model_json(path: str | Path, data: dict[str, Any]) -> None:
+    """Write a model file's JSON: compact, keys sorted, so the same model gives the same bytes."""
+    text = json.dumps(data, separators=(",", ":"), sort_keys=True)
+    Path(path).write_text(text + "\n", encoding="utf-8")
 
 
 def read_model_json(path: str | Path, what: str) -> Any:

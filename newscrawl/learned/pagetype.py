@@ -15,7 +15,6 @@ cross-validated accuracy is printed and recorded in the file.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +23,12 @@ from typing import Any
 import numpy as np
 
 from newscrawl.learned.features import FEATURES
-from newscrawl.learned.model import ModelFileError, TreeEnsemble, read_model_json
+from newscrawl.learned.model import (
+    ModelFileError,
+    TreeEnsemble,
+    read_model_json,
+    write_model_json,
+)
 from newscrawl.models.template_model import bundled_model_path
 
 __all__ = [
@@ -88,8 +92,7 @@ class PageTypeModel:
 
     def save(self, path: str | Path) -> None:
         """Write the model; the same model always gives the same bytes."""
-        text = json.dumps(self.to_json(), separators=(",", ":"), sort_keys=True)
-        Path(path).write_text(text + "\n", encoding="utf-8")
+        write_model_json(path, self.to_json())
 
     @classmethod
     def from_json(cls, data: Any) -> PageTypeModel:
