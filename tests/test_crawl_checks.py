@@ -247,7 +247,7 @@ PLAYWRIGHT_HANDLER = "scrapy_playwright.handler.ScrapyPlaywrightDownloadHandler"
             "scrapy_playwright",
             f'DOWNLOAD_HANDLERS={{"http": "{PLAYWRIGHT_HANDLER}"}}',
             f"DOWNLOAD_HANDLERS names {PLAYWRIGHT_HANDLER}, but there is no module "
-            "scrapy_playwright: pip install 'newscrawl[render]'",
+            "scrapy_playwright",
         ),
     ],
 )

@@ -2,16 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
-from concurrent.futures import ThreadPoolExecutor
-
 import numpy as np
 import pytest
 
 from newscrawl.dom import parse_html
 from newscrawl.template.geometry import (
-    CHROMIUM_ARGS,
-    CHROMIUM_PATH,
     ID_ATTRIBUTE,
     ChromiumGeometry,
     FlowGeometry,
@@ -21,7 +16,6 @@ from newscrawl.template.geometry import (
     get_geometry_provider,
     marked_html,
     node_areas,
-    render_boxes,
 )
 
 PARAGRAPH = "Municipal workers repaired the old bridge over the river this week. " * 8
@@ -421,32 +415,6 @@ def test_marked_html_disarms_hints_and_refreshes():
     assert "Content-Security-Policy" not in marked_html(dom, "http://example.org/")
     ids = [el.get(ID_ATTRIBUTE) for el in marked.elements if el.get(ID_ATTRIBUTE) is not None]
     assert sorted(map(int, ids)) == list(range(len(dom)))  # every node still has its box
-
-
-@pytest.mark.chromium
-def test_render_boxes_with_an_async_page():
-    """The scrapy-playwright route: an async Playwright page lays the Dom out."""
-    from playwright.async_api import async_playwright
-
-    dom = parse_html(TABLE_PAGE)
-
-    async def main():
-        async with async_playwright() as playwright:
-            browser = await playwright.chromium.launch(
-                executable_path=CHROMIUM_PATH, args=list(CHROMIUM_ARGS)
-            )
-            page = await browser.new_page(viewport={"width": 1280, "height": 800})
-            try:
-                return await render_boxes(page, dom)
-            finally:
-                await browser.close()
-
-    # Its own thread: the module's sync browser keeps an event loop running in this one.
-    with ThreadPoolExecutor(1) as pool:
-        boxes = pool.submit(asyncio.run, main()).result()
-    cells = [boxes[node(dom, "td", k)] for k in range(2)]
-    assert cells[0][1] == cells[1][1] and cells[0][0] < cells[1][0]
-    assert boxes[node(dom, "table"), 2] == pytest.approx(1264.0)
 
 
 @pytest.mark.slow

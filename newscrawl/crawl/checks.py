@@ -60,7 +60,6 @@ EXTRAS = {
     "dask": "distributed",
     "distributed": "distributed",
     "playwright": "render",
-    "scrapy_playwright": "render",
     "trafilatura": "bench",
     "pandas": "bench",
 }

@@ -1,13 +1,20 @@
 """Page geometry: an (x, y, width, height) box in CSS pixels for every node of a `Dom`.
 
-The template classifiers (seed 004) use where a node sits on the rendered page (distance to the
-top and left margins) and pick their model by node area (width x height, px^2, buckets from
-2,000 px^2 up). Three providers compute boxes, chosen by name with `get_geometry_provider`:
+The template classifiers (Chakrabarti, Kumar and Punera) use where a node sits on the rendered
+page (distance to the top and left margins) and pick their model by node area (width x height,
+px^2, buckets from 2,000 px^2 up). Three providers compute boxes, chosen by name with
+`get_geometry_provider`:
 
-``static`` (default)
-    No browser: a deterministic block-layout model of the DOM (`StaticGeometry`), fast enough
-    to run on every crawled page. It knows the browser's default stylesheet, not the page's
-    CSS, so it sees an unstyled page laid out in a 1280 px wide window.
+``flow`` (default, `DEFAULT_PROVIDER`)
+    The cheapest: no layout at all (`FlowGeometry`). A node's y is where its text starts in
+    document order (lines of text before it), its x its indentation (nesting depth), its
+    height the lines its text takes at the width left to it, its width that width (or its
+    text's width for a short inline element); numpy over the Dom's text runs. The shipped
+    template model is trained on these boxes.
+``static``
+    No browser: a deterministic block-layout model of the DOM (`StaticGeometry`). It knows the
+    browser's default stylesheet, not the page's CSS, so it sees an unstyled page laid out in
+    a 1280 px wide window.
 ``chromium``
     Real boxes from Debian's chromium (/usr/bin/chromium) driven through Playwright
     (`ChromiumGeometry`). The Dom is serialised with a ``data-nc-id`` attribute on every
@@ -16,23 +23,9 @@ top and left margins) and pick their model by node area (width x height, px^2, b
     Elements the browser does not render get zero boxes. One browser serves many pages; use
     the class as a context manager to control its lifetime.
 
-``flow``
-    The cheapest: no layout at all (`FlowGeometry`). A node's y is where its text starts in
-    document order (lines of text before it), its x its indentation (nesting depth), its
-    height the lines its text takes at the width left to it, its width that width (or its
-    text's width for a short inline element). About a millisecond a page; numpy over the
-    Dom's text runs.
-
 All return a float array of shape ``(len(dom), 4)``: x, y, width, height, in page (not
 viewport) coordinates; hidden nodes (``<head>`` and its content, ``hidden``, ``display:none``)
 are all zeros.
-
-At crawl time, boxes from the page as the crawler rendered it can come from scrapy-playwright:
-request with ``meta={"playwright": True, "playwright_include_page": True}``, parse the response
-into a Dom, then in the (async) callback ``boxes = await render_boxes(page, dom, response.url)``
-and ``await page.close()``; pass the boxes on to the template stage (``PageNodes.from_dom(...,
-boxes=boxes)``). `render_boxes` re-lays the parsed DOM out in the crawler's page with the
-page's own stylesheets, so node ids match the Dom exactly.
 """
 
 from __future__ import annotations
@@ -56,7 +49,6 @@ from newscrawl.template.geometry.chromium import (
     ChromiumGeometry,
     boxes_from_rects,
     marked_html,
-    render_boxes,
 )
 from newscrawl.template.geometry.flow import FlowConfig, FlowGeometry
 from newscrawl.template.geometry.static import StaticGeometry
@@ -81,7 +73,6 @@ __all__ = [
     "get_geometry_provider",
     "marked_html",
     "node_areas",
-    "render_boxes",
 ]
 
 PROVIDERS: dict[str, type] = {

@@ -8,7 +8,7 @@ import numpy as np
 
 from newscrawl.dom import Dom
 
-# flow: what the shipped template model is trained on, and a fifth of static's cost a page
+# flow: the boxes the shipped template model is trained on
 DEFAULT_PROVIDER = "flow"
 
 

@@ -1,5 +1,4 @@
-"""The ``chromium`` provider: real boxes from Debian's chromium through Playwright, and
-`render_boxes` for a page already open in scrapy-playwright."""
+"""The ``chromium`` provider: real boxes from Debian's chromium through Playwright."""
 
 from __future__ import annotations
 
@@ -111,18 +110,6 @@ def boxes_from_rects(count: int, rects: Iterable[Iterable[float]]) -> np.ndarray
     return out
 
 
-async def render_boxes(page: Any, dom: Dom, url: str | None = None) -> np.ndarray:
-    """Boxes of `dom` laid out in an open Playwright page (async API, e.g. scrapy-playwright's).
-
-    The page's content is replaced by the marked Dom; with `url`, the page's stylesheets and
-    images load, without it nothing is fetched.
-    """
-    if len(dom) == 0:
-        return np.zeros((0, 4))
-    await page.set_content(marked_html(dom, url, offline=not url), wait_until="load")
-    return boxes_from_rects(len(dom), await page.evaluate(BOXES_JS))
-
-
 class ChromiumGeometry:
     """Boxes from Debian's chromium through Playwright (sync API). One browser, many pages.
 
@@ -132,8 +119,8 @@ class ChromiumGeometry:
     otherwise the browser fetches nothing at all (its name resolution is off, the page carries
     a policy that refuses every fetch and every request is aborted) and lays the page out with
     the default stylesheet and the page's inline styles.
-    Playwright's sync API is bound to one thread and cannot run inside an asyncio loop: in
-    Scrapy, use `render_boxes` with scrapy-playwright's page instead.
+    Playwright's sync API is bound to one thread and cannot run inside an asyncio loop: the
+    crawl calls it from the site pass, off the reactor thread.
     """
 
     name = "chromium"
