@@ -85,7 +85,8 @@ class BucketModel:
 
 @dataclass(frozen=True, slots=True)
 class TemplateModel:
-    """Area-bucketed template classifiers (seed 004) and what they were trained on."""
+    """Area-bucketed template classifiers (Chakrabarti, Kumar and Punera) and what they were
+    trained on."""
 
     features: tuple[str, ...]
     boundaries: tuple[float, ...]

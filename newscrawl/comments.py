@@ -2,7 +2,7 @@
 
 Two readers find the thread, and their regions are joined:
 
-- NCE's comment detection (`newscrawl.extractors.nce`, step 1b of ALGORITHMS.md): below the
+- NCE's comment detection (`newscrawl.extractors.nce`, its step 1b): below the
   separator node, a run of short blocks of repeated pattern, dated, after enough body text, is
   where comments start; the comments are that run's container from there on;
 - the site template's comment slots: elements whose class or id names a comment thread

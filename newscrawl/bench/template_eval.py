@@ -9,13 +9,14 @@ SiteLevel, Site Style Tree, pagelets, entropy and deboiler (PyPI, fitted per sit
 filter alone and with the default extractor (--after) on what it keeps: shingle F1 pooled over
 pages and averaged over sites, and the time each takes a site (`newscrawl.evaluation.site_methods`).
 
-Without it, seed 004's evaluation: the sites are split into --folds folds; each fold's sites are
-tested with classifiers trained on the SiteLevel labels of the other folds' sites (never on
-their own). Printed: precision, recall and F of the template class against labels derived from
-the gold text, without smoothing and smoothed with c = 0.01, 0.1 and 1, for "specific" (same
-kind of site: news or blog) and "total" training, beside the study's figures; and the shingle
-F1 of each page-level extractor alone and combined with the template filter, per dataset. In
-the library: `newscrawl.evaluation.template` and `newscrawl.evaluation.site_methods`.
+Without it, the evaluation of Chakrabarti, Kumar and Punera (WWW 2007): the sites are split into
+--folds folds; each fold's sites are tested with classifiers trained on the SiteLevel labels of
+the other folds' sites (never on their own). Printed: precision, recall and F of the template
+class against labels derived from the gold text, without smoothing and smoothed with c = 0.01, 0.1
+and 1, for "specific" (same kind of site: news or blog) and "total" training, beside the study's
+figures; and the shingle F1 of each page-level extractor alone and combined with the template
+filter, per dataset. In the library: `newscrawl.evaluation.template` and
+`newscrawl.evaluation.site_methods`.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ _SEED_EXTRACTORS = "nce,mss,cetd-tpc"  # evaluation.template.DEFAULT_EXTRACTORS
 
 __all__ = ["HELP", "add_arguments", "run"]
 
-HELP = "template detection: site-level methods compared (--methods), or seed 004's P/R/F"
+HELP = "template detection: site-level methods compared (--methods), or the study's P/R/F"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -96,10 +97,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return _methods(args) if args.methods else _seed004(args)
+    return _methods(args) if args.methods else _study(args)
 
 
-def _seed004(args: argparse.Namespace) -> int:
+def _study(args: argparse.Namespace) -> int:
     from newscrawl.evaluation.dataset import DatasetError
     from newscrawl.evaluation.template import (
         as_json,

@@ -1,4 +1,5 @@
-"""Evaluation of template detection on multi-page sites of gold-text datasets (seed 004, §4).
+"""Evaluation of template detection on multi-page sites of gold-text datasets, as
+Chakrabarti, Kumar and Punera (WWW 2007) measure it.
 
 Run: ``newscrawl bench template-eval DATASET... [--groups site_groups.tsv]``. A DATASET is a
 dataset folder (html/, gold/, meta.jsonl) or a folder of them. Sites come from the groups file
@@ -53,7 +54,8 @@ __all__ = [
 
 # Variants of the template-class table: None is "no smoothing".
 SMOOTHING: tuple[float | None, ...] = (None, 0.01, 0.1, 1.0)
-# The study's figures (seed 004, tables 7 and 8): (kind, training, c) -> (P, R, F).
+# The study's figures (Chakrabarti, Kumar and Punera as reproduced at PUC-Rio, tables 7 and 8):
+# (kind, training, c) -> (P, R, F).
 STUDY: dict[tuple[str, str, float | None], tuple[float, float, float]] = {
     ("blog", "specific", None): (0.64, 0.49, 0.53),
     ("blog", "total", None): (0.67, 0.58, 0.60),

@@ -1,4 +1,4 @@
-"""NCE - News Content Extractor (seed 000, a PUC-Rio thesis chapter; ALGORITHMS.md section 1).
+"""NCE - News Content Extractor (a PUC-Rio thesis chapter).
 
 Three stages over one parsed `Dom`:
 
@@ -66,7 +66,7 @@ _END = -(2**62)  # sentinel item closing the last run of `children_forest`
 class NCEConfig:
     """NCE parameters. ``alpha0``..``alpha9`` and ``tr`` keep the seed's table 3.1 values.
 
-    Readings of the seed where it contradicts itself (ALGORITHMS.md, section 1):
+    Readings of the thesis where it contradicts itself:
 
     - Condition 3 takes ``alpha2`` as the minimum link density and ``alpha3`` as the minimum
       characters of the region ``parent(T_t) - T_t`` (set difference; the seed says

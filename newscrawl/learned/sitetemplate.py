@@ -1,8 +1,9 @@
 """The site's template as features of the learned extractor: SiteLevel's flag, block by block.
 
 When the pages of a site are known (a crawl's site pass, `--site-from`, a dataset's sites),
-SiteLevel's rule (seed 004, `newscrawl.template.sitelevel`) marks as template every node whose
-content hash occurs on at least p of the site's pages, and everything inside such a node. A
+SiteLevel's rule (Chakrabarti, Kumar and Punera; `newscrawl.template.sitelevel`) marks as
+template every node whose content hash occurs on at least p of the site's pages, and everything
+inside such a node. A
 block learns from it how much of its own text, and of its parent element's text, is template.
 A page whose site is unknown, or has fewer pages than SiteLevel needs, gets -1 in the share
 columns and 0 pages, so one model serves pages with and without a site.

@@ -1,4 +1,4 @@
-"""Node-area buckets: one classifier per range of node area (seed 004).
+"""Node-area buckets: one classifier per range of node area (Chakrabarti, Kumar and Punera).
 
 Nodes of very different sizes behave differently (a 3,000 px² menu item and a 300,000 px²
 sidebar), so the study trained one logistic regression per area range. Its procedure: per site,

@@ -1,6 +1,6 @@
 """Informative content blocks by term entropy (Lin & Ho, KDD 2002: InfoDiscoverer).
 
-The survey (seed 002, digest §5): split pages into blocks by ``<table>``, and measure the
+As a PUC-Rio thesis surveys it: split pages into blocks by ``<table>``, and measure the
 entropy of each block's terms across the site's pages. As implemented:
 
 - a page is cut into *content blocks*: every block element starts one, and a block's features
@@ -18,7 +18,7 @@ below 0.5 (entropies up to H0 below it, those above H0 from 0.5 up, order kept);
 is the lowest score of the blocks holding its text, so a node is template only when all of its
 text is redundant.
 
-Readings taken where the digest gives no value:
+Readings taken where the survey gives no value:
 - block elements: the paper's pages were laid out with tables, so ``<table>`` was the block.
   Pages now lay out with ``div``, ``section`` and the HTML5 landmarks, so the default block
   elements are those containers (`LAYOUT_BLOCKS`); ``block_tags=("table",)`` is the literal

@@ -1,10 +1,11 @@
-"""The seed's six node features (seven numbers), computed for all nodes of a page at once.
+"""The study's six node features (seven numbers), computed for all nodes of a page at once.
 
-Seed 004 lists: closeness to the page margins (two numbers: distance to the top and to the left),
-links per word, fraction of the text inside anchors, mean anchor size, fraction of the links
-that stay on the site, and fraction of the node's HTML characters that are visible text.
+Chakrabarti, Kumar and Punera list: closeness to the page margins (two numbers: distance to
+the top and to the left), links per word, fraction of the text inside anchors, mean anchor
+size, fraction of the links that stay on the site, and fraction of the node's HTML characters
+that are visible text.
 
-Readings taken where the seed is silent:
+Readings taken where the study is silent:
 - distances are divided by the page's height and width (`relative=True`, the default), so a
   footer sits near 1.0 whether the page is 2,000 or 20,000 px tall; `relative=False` gives px;
 - mean anchor size is in words (words inside links / links);

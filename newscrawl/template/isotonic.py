@@ -1,4 +1,6 @@
-"""Regularised isotonic smoothing of template scores over the DOM tree (seed 004, digest §4).
+"""Regularised isotonic smoothing of template scores over the DOM tree.
+
+The smoothing of Chakrabarti, Kumar and Punera (WWW 2007).
 
 A node is template iff all its children are, so a parent's templateness may not exceed any
 child's. Given classifier scores ``s_v`` and weights ``w_v`` on a tree, `smooth_tree` finds

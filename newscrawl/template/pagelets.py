@@ -1,6 +1,6 @@
 """Pagelets and local template detection (Bar-Yossef & Rajagopalan, WWW 2002).
 
-The survey (seed 002, digest §5): split a page where a node holds at least k links; local
+As a PUC-Rio thesis surveys it: split a page where a node holds at least k links; local
 template detection groups pagelets by text shingle (the global variant adds the link
 structure between pages, which a crawl of one site does not need). As implemented:
 
@@ -15,7 +15,7 @@ structure between pages, which a crawl of one site does not need). As implemente
   in the collection is template);
 - a node's template score is 1 when all of its text lies in template pagelets, else 0.
 
-Readings taken where the digest gives no value:
+Readings taken where the survey gives no value:
 - k = 3, the paper's choice; a hyperlink is an ``<a>`` with an href;
 - the shingle is Broder's: the lower-cased ``\\w+`` words of the pagelet in windows of 4, each
   window hashed (blake2b, 64 bits, stable across runs), and the 8 smallest hashes kept as the

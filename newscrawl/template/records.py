@@ -89,7 +89,7 @@ def node_hashes(dom: Dom) -> np.ndarray:
 
     A node's hash covers its tag, the text it owns directly (its text and its children's tails)
     and its children's hashes in order, so it stands for the whole subtree's tags and visible
-    text. That is what SiteLevel needs (seed 004 hashes node *content*): a menu, sidebar box or
+    text. That is what SiteLevel needs (it hashes node *content*): a menu, sidebar box or
     footer repeated across a site's pages hashes to the same value on each page, while an article
     body - its text differs - gets a value seen once.
 

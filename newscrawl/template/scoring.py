@@ -1,8 +1,8 @@
 """Per-page template scores: what the template filter and the learned extractor read.
 
 `smoothed_scores(dom, model)` gives every DOM node its isotonic-smoothed template probability
-(seed 004: the area-bucketed classifiers' scores, smoothed over the tree so that a parent is
-never more "template" than its children). It is the filter's own computation
+(Chakrabarti, Kumar and Punera: the area-bucketed classifiers' scores, smoothed over the tree
+so that a parent is never more "template" than its children). It is the filter's own computation
 (`TemplateExtractor.template_mask` thresholds it), exposed for callers that want the score as
 a feature rather than a cut.
 

@@ -1,4 +1,6 @@
-"""SiteLevel (seed 004): label a site's template nodes from the pages of the site alone.
+"""SiteLevel: label a site's template nodes from the pages of the site alone.
+
+The labelling rule of Chakrabarti, Kumar and Punera (WWW 2007).
 
 Training data without humans. Hash every node of every page (`records.node_hashes`: a content
 hash of the whole subtree); a node whose hash occurs in at least p = 10% of the site's pages is

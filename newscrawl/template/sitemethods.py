@@ -7,7 +7,8 @@ keeps the rule SiteLevel's labels follow - a node is never more template than th
 it - so cutting the template nodes out of a page (`newscrawl.template.extractor.pruned_dom`)
 never takes content along with a template parent:
 
-- ``sitelevel`` (seed 004, `newscrawl.template.sitelevel`): the SiteLevel labels as 0 / 1;
+- ``sitelevel`` (Chakrabarti, Kumar and Punera 2007, `newscrawl.template.sitelevel`): the
+  SiteLevel labels as 0 / 1;
 - ``sst`` (Yi, Liu & Li 2003, `newscrawl.template.sst`): 1 - the largest composite importance
   in the node's subtree of the site style tree;
 - ``pagelets`` (Bar-Yossef & Rajagopalan 2002, `newscrawl.template.pagelets`): 1 when all the
@@ -164,7 +165,7 @@ class SiteMethod(ABC):
 
 
 class SiteLevelMethod(SiteMethod):
-    """SiteLevel's labels (seed 004: a hash repeated on p = 10% of the pages, or 85% of the
+    """SiteLevel's labels (a hash repeated on p = 10% of the pages, or 85% of the
     text template) as 0 / 1 scores. Boxes are not needed for labels, so none are computed."""
 
     name = "sitelevel"

@@ -17,11 +17,11 @@ article:
   the site's title slot: the title is the `title` field, and it leaves the text;
 - a page left with no text keeps its page-level text.
 
-SiteLevel (seed 004) runs in the same pass (`newscrawl.template.sitelevel.run_sitelevel`):
-its node hashes and labels go to the `nodes` dataset, and SiteLevel's own template nodes can
-be cut too (`SitePassConfig.cut_sitelevel`: a chosen block owned by a node SiteLevel labels
-template, outside the site's content slots). Off by default: on the demo web it removed
-repeated sub-headings of article bodies, which are content.
+SiteLevel (Chakrabarti, Kumar and Punera) runs in the same pass
+(`newscrawl.template.sitelevel.run_sitelevel`): its node hashes and labels go to the `nodes`
+dataset. `SitePassConfig.cut_sitelevel` also cuts a chosen block owned by a node SiteLevel labels
+template, outside the site's content slots; no setting turns it on (it is the lab's comparison
+of site methods, `newscrawl.evaluation.site_methods`).
 
 Only what the slot decisions need is kept per page (`PageChoice`: the chosen text pieces and
 the page's slot ids), never the parsed tree, so a 200-page site costs little memory, and the

@@ -1,6 +1,6 @@
 """Site Style Tree (Yi, Liu & Li, KDD 2003): a site's pages merged into one tree of styles.
 
-The survey (seed 002, digest §5): merge the DOMs of a site into a style tree and score nodes by
+As a PUC-Rio thesis surveys it: merge the DOMs of a site into a style tree and score nodes by
 presentation and content entropy. The paper's definitions, as implemented here:
 
 - an *element node* E is a tag with its display attributes and the *style nodes* seen under it;

@@ -1,4 +1,6 @@
-"""Training stage (seed 004): one logistic regression per node-area bucket, from SiteLevel labels.
+"""Training stage: one logistic regression per node-area bucket, from SiteLevel labels.
+
+The classifiers of Chakrabarti, Kumar and Punera (WWW 2007).
 
 Input is the `nodes` dataset (`newscrawl sitelevel` or a crawl writes it): per node its seven
 features, its area and its SiteLevel label. The bucket boundaries are fitted the study's way
