@@ -101,7 +101,7 @@ class TemplateModel:
 
     @property
     def threshold(self) -> float:
-        """The filter threshold on smoothed scores the model was shipped with (0.5: the seed's)."""
+        """The filter threshold on smoothed scores the model was shipped with (0.5: the study's)."""
         return float(self.options.get("threshold", 0.5))
 
     @property

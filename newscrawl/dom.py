@@ -1,15 +1,15 @@
 """The one DOM model every extractor and the template stage read.
 
 A page is parsed once with lxml and flattened, in one preorder walk, into parallel arrays indexed
-by node id (the preorder number, which the seed algorithms rely on). Because ids are preorder, the
-subtree of node ``i`` is the contiguous id range ``[i, end[i])``, and the visible text of that
+by node id (the preorder number, which the papers' algorithms rely on). Because ids are preorder,
+the subtree of node ``i`` is the contiguous id range ``[i, end[i])``, and the visible text of that
 subtree is the contiguous range ``[piece_start[i], piece_end[i])`` of text pieces. Every subtree
 aggregate (chars, chars in links, words, tags, link tags) is then a difference of two prefix sums:
 no second walk, and no reader recurses (the compiled walk recurses to 4,096 levels, twice the
 parser's limit, and hands anything deeper to the Python walk, which keeps its stack in a list).
 
 Nodes are elements. Text lives in *pieces*: each non-blank ``text`` or ``tail`` string of lxml,
-whitespace-collapsed, owned by the element it sits directly inside. A piece is what the seeds call
+whitespace-collapsed, owned by the element it sits directly inside. A piece is what the papers call
 a text node: its tag path is its owner's path.
 """
 
@@ -248,7 +248,7 @@ class Dom:
             if is_block:
                 self._line += 1
             own_block = node if is_block else block
-            # Text after a <br> is a text node of its own in the seeds' DOM: its block is the <br>.
+            # Text after a <br> is a text node of its own in the papers' DOM: its block is the <br>.
             top = (node, depth + 1, own_block, in_head, in_link)
             tail_ctx = (parent, node, ctx[2], ctx[3]) if tag == "br" else ctx
             push((node, top, tail_ctx, self._texts))

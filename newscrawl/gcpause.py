@@ -2,12 +2,9 @@
 
 A site pass keeps a site's parsed pages (`Dom`s: lists and element proxies) alive while it
 works, and CPython's cyclic collector walks the live containers again each time enough new ones
-have been made: about 7% of a whole site pass (`extractors.saved.site_pass_records`, in one
-process: 200 documentation pages of the crawl benchmark 19.2 and 18.0 ms a page with the
-collector, 17.8 and 16.8 without; 150 CleanEval pages as one site 9.0 and 8.9 against 8.3 and
-8.4). A site pass makes no reference cycles (a collection after one, with the collector off
-throughout, found no unreachable object on either site), so reference counting frees all it
-drops; a cycle it does make (an exception's traceback) waits for the next collection after it.
+have been made, which is work without gain (its cost: docs/experiments.md). A site pass makes no
+reference cycles, so reference counting frees all it drops; a cycle it does make (an
+exception's traceback) waits for the next collection after it.
 """
 
 from __future__ import annotations

@@ -251,7 +251,7 @@ class SitePassPool:
 def _preloaded(settings: PassSettings) -> list[str]:
     """The modules the forkserver imports once for all workers: the site pass, the
     extractors of the chain, and pandas where it is installed (pyarrow imports it on the first
-    array a process builds, 0.28 s of CPU in every worker otherwise, during the crawl)."""
+    array a process builds: otherwise every worker would pay that import during the crawl)."""
     modules = [__name__]
     for name in settings.extraction.names:
         target = EXTRACTORS.get(name)

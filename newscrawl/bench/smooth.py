@@ -5,7 +5,7 @@ containers a few dozen levels deep, lists and link bars with many children, half
 leaves. Scores mimic a classifier's: regions of template and content with noisy scores inside
 them. Smoothing is timed --repeat times after one warm-up run; the median wall-clock and CPU
 times are reported (on a busy machine CPU time is the fairer figure: wall time then includes
-waiting for a core). The target is a 5,000-node page in under 50 ms.
+waiting for a core). --nodes sets the tree's size (a large page has some 5,000 nodes).
 
 For reference, a naive O(n k^2) dynamic program (one node at a time, each suffix minimum
 recomputed from scratch) runs on a smaller tree, next to the fast solver on that same tree:

@@ -65,7 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="text",
         choices=("text", "html"),
         help="what --share measures: visible text (default) or HTML characters (the literal "
-        "reading of the seed, which marks article wrappers template)",
+        "reading of the study, which marks article wrappers template)",
     )
     parser.add_argument(
         "--min-pages",

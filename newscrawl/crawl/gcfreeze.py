@@ -5,11 +5,8 @@ extractors and built every component (the extraction chain with its models, the 
 objects that live as long as the process and are never garbage.
 CPython's cyclic collector walks all of them again at each full collection, and a crawl's churn
 of requests, responses and items triggers many. `gc.freeze()` moves them to a generation the
-collector never scans. `newscrawl bench crawl`'s demo web, three rounds of crawls alternated
-with and without it: 200.9 against 175.7 pages/s without extraction, 133.9 against 118.5 with
-every stage (medians). The young generation is then collected every 10,000 new containers
-rather than every 700 (every stage 142.4 against 132.6 pages/s, three rounds alternated; the
-crawl's peak memory 273 to 284 MB either way).
+collector never scans, and the young generation is then collected every 10,000 new
+containers rather than every 700 (what each was worth: docs/experiments.md).
 
 A Scrapy extension (`EXTENSIONS` in `newscrawl.settings`): its entry set to None turns it off.
 When the spider closes, the frozen objects go back to the collector and the thresholds are put

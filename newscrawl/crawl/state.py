@@ -52,7 +52,7 @@ __all__ = ["CrawlState", "CrawlStateExtension", "crawl_state", "crawl_statuses"]
 
 logger = logging.getLogger(__name__)
 STATE_DIR = ".newscrawl"
-# every dataset a crawl writes (`versions` and `duplicates`: runs after the first, issue 13):
+# every dataset a crawl writes (`versions` and `duplicates`: runs after the first):
 # torn files are cleared from each on resume, and workers and ingests publish each
 DATASETS = ("articles", "pages", "nodes", "versions", "duplicates")
 _CRAWL_ID_FILE = "newscrawl_crawl_id.txt"

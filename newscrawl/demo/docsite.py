@@ -1,13 +1,13 @@
 """A generated documentation site of real-world page weight, for `newscrawl bench crawl`.
 
-The demo web's pages are small (a few KB, a few dozen links). Real sites are not: a 200-page
-crawl of a documentation site served from loopback averaged 94 KB a page and about 300 links a
-page (issue 9), most of them the same table of contents on every page. This site has that
-shape: 200 pages of about 86 KB and 310 links, each with a header menu, a sidebar listing every
-page, a long article (headings, paragraphs with in-text links, code blocks) and a footer, so the
-crawl's per-page costs that grow with page size and link count (the parse, link handling,
-SiteLevel, extraction) show as they would on a real site. Pages are generated once,
-deterministically, and served from memory (`serve_pages`) on a loopback address.
+The demo web's pages are small (a few KB, a few dozen links). Real sites are not: a documentation
+site's pages weigh tens of KB and hold hundreds of links, most of them the same table of contents
+on every page. This site has that shape: 200 pages of about 86 KB and 310 links, each with a
+header menu, a sidebar listing every page, a long article (headings, paragraphs with in-text
+links, code blocks) and a footer, so the crawl's per-page costs that grow with page size and link
+count (the parse, link handling, SiteLevel, extraction) show as they would on a real site. Pages
+are generated once, deterministically, and served from memory (`serve_pages`) on a loopback
+address.
 """
 
 from __future__ import annotations

@@ -10,12 +10,12 @@ Every element v roots a block blk(v). Two features score it:
   text to tag path ratio, is the total text length of the text nodes on path p divided by their
   number; content text nodes are those whose path has TPR > tau.
 
-The output is the whole text of the block with the largest TDTPC = TBD x CTPC (the seed's
+The output is the whole text of the block with the largest TDTPC = TBD x CTPC (the paper's
 `cntT.text`). Everything is linear: subtree sums are the `Dom`'s O(1) measures, tag paths are
 interned incrementally (a node's path id is a function of its parent's id and its tag), and
 nothing recurses.
 
-How tau is defined. The seed (section 3, steps 3-5) says only that tau is "the empirical
+How tau is defined. The paper (section 3, steps 3-5) says only that tau is "the empirical
 threshold of the CEPR algorithm" (Wu et al., CIKM 2013, its reference [22]); it states no value
 and no formula. CEPR, like CETR before it, does not use a constant: its threshold is derived from
 each page as tau = lambda x sigma, sigma being the standard deviation of the path ratios of the
@@ -25,8 +25,8 @@ contributing its path's TPR). `tau_lambda` is lambda; 1.0 (one standard deviatio
 default, and F1 on the development sets is flat between 1.0 and 1.5. tau is capped just below
 the largest TPR, so that a page always has content nodes.
 
-Readings and deviations where the seed leaves room (each is a knob of `CETDTPCConfig`; the
-seed-literal variant is `text_child_tags=0, tpr_link_text=True, coverage_by_chars=False`):
+Readings and deviations where the paper leaves room (each is a knob of `CETDTPCConfig`; the
+literal variant is `text_child_tags=0, tpr_link_text=True, coverage_by_chars=False`):
 
 * Text children (`text_children`, `text_child_tags`). The sum runs over "the children" of v; in
   a DOM (and in Jsoup, which the authors used) text nodes are children too, and without them a
@@ -44,9 +44,8 @@ seed-literal variant is `text_child_tags=0, tpr_link_text=True, coverage_by_char
 * Coverage is counted inside the block: containNodes(P1 & P2) is read as the content nodes of
   blk(v), so that a sidebar sharing the article's paths does not inherit the article's coverage.
 
-On the development sets (mean shingle F1 over cleaneval_final, l3s_gn1, daniel and
-cleanportaleval) the seed-literal variant scores 0.873 and these defaults 0.891; each deviation
-helped on its own.
+Each deviation was measured against the literal reading, on its own and together
+(docs/experiments.md, "Readings of the papers").
 """
 
 from __future__ import annotations
@@ -71,7 +70,7 @@ class CETDTPCConfig:
     tau_lambda: tau = tau_lambda x standard deviation of TPR over the page's text nodes (CEPR).
     text_children: text nodes count as children in TBD's sum.
     text_child_tags: the tag count TN given to a text child (0 = literally no tags).
-    tpr_link_text: TPR counts characters inside links (the seed's literal definition).
+    tpr_link_text: TPR counts characters inside links (the paper's literal definition).
     coverage_by_chars: CTPC weighs each content node by its length instead of counting it.
     """
 

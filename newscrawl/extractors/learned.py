@@ -85,8 +85,8 @@ class LearnedConfig:
 
 
 def _model(path: str) -> ExtractorModel:
-    """The model file, checked against the features this code computes (read per extractor:
-    12 ms, and a model rebuilt on disk is what the next extractor reads)."""
+    """The model file, checked against the features this code computes (read anew by each
+    extractor, so a model rebuilt on disk is what the next extractor reads)."""
     model = load_extractor_model(path)
     model.check_features(FEATURES, CONTEXT_FEATURES)
     return model

@@ -14,23 +14,22 @@ piece `piece_end[n] - 1`. Adjacent tags are merged into one token worth their su
 which changes no maximum (see `token_scores`). `<script>`/`<style>` never become nodes, which is
 the paper's first step; text inside `<head>` is not a piece, its tags still count.
 
-Readings taken where the seed leaves room (each is a knob of `MSSConfig`):
+Readings taken where the paper leaves room (each is a knob of `MSSConfig`):
 
 * Closing tags are tokens (`close_tags=True`). The paper tokenises the HTML source, where
   `</p>` is as much a tag as `<p>`; void elements (`<br>`, `<img>` ...) have no closing tag and
   count once. With closing tags an empty element costs two tags, which is what makes dense
-  markup (menus, link lists) expensive (mean shingle F1 on the development sets: 0.898 with
-  closing tags, 0.887 without).
+  markup (menus, link lists) expensive (what counting closing tags is worth:
+  docs/experiments.md).
 * "Words or symbols": a run of `\\w` characters, or one character that is neither a word
   character nor a space. Scripts written without spaces (Chinese, Japanese) have no words in
   that sense: a whole Chinese paragraph would score like one English word and never outweigh
   the tags around it. There every `cjk_chars_per_word` (2: a Chinese word averages about two
-  characters) ideographs or kana count as a word; 0 turns this off (Chinese pages of the
-  development sets: F1 0.85 with 0, 0.90 with 2).
-* Link text scores like any text (`link_word_score=None`, the seed); a number gives words
+  characters) ideographs or kana count as a word; 0 turns this off.
+* Link text scores like any text (`link_word_score=None`, the paper); a number gives words
   inside `<a>` their own score.
 * A text token's score is additive over its words, so a maximum span never cuts a text token in
-  two: the output is always whole text pieces (a seed-level word span would only ever extend to
+  two: the output is always whole text pieces (a word-level span would only ever extend to
   the ends of its text runs).
 """
 

@@ -12,17 +12,17 @@ Three stages over one parsed `Dom`:
     their LCS is long (``alpha7``). The first connected component of three marks the start of
     the comments: the child of LCA(n1, n2) holding n1 is dropped, and all that follows.
 1c. *Title search.* Before the content, the longest short text whose words mostly occur in the
-    content, or the ``<title>``, is the title; the seed adds it to the answer.
+    content, or the ``<title>``, is the title; the thesis adds it to the answer.
 
-Every choice taken where the seed is ambiguous or where its literal reading fails on real pages is
-a field of `NCEConfig`, documented there, with the seed's reading one setting away.
+Every choice taken where the thesis is ambiguous or where its literal reading fails on real pages is
+a field of `NCEConfig`, documented there, with the thesis's reading one setting away.
 
 Cost: linear in the number of nodes and text pieces (subtree measures are O(1) prefix-sum
 differences in `Dom`; explicit stacks, no recursion, so pages nested thousands of levels deep are
 fine), plus at most ``alpha6 + 1`` LCS comparisons per block of L.
 
 Content is handled as a list of *items* in document order: an element id >= 0 (its whole
-subtree) or ``~k`` for a text piece k sitting directly in an element. The seed's DOM counts text
+subtree) or ``~k`` for a text piece k sitting directly in an element. The thesis's DOM counts text
 nodes as children, so text directly inside ``t`` (lines between ``<br>`` tags) is one of the trees
 of F(t, tr); items keep it. `Extraction.node_ids` lists the element items (or ``t`` alone when
 none of its children was dropped).
@@ -64,12 +64,12 @@ _END = -(2**62)  # sentinel item closing the last run of `children_forest`
 
 @dataclass(frozen=True, slots=True)
 class NCEConfig:
-    """NCE parameters. ``alpha0``..``alpha9`` and ``tr`` keep the seed's table 3.1 values.
+    """NCE parameters. ``alpha0``..``alpha9`` and ``tr`` keep the thesis's table 3.1 values.
 
     Readings of the thesis where it contradicts itself:
 
     - Condition 3 takes ``alpha2`` as the minimum link density and ``alpha3`` as the minimum
-      characters of the region ``parent(T_t) - T_t`` (set difference; the seed says
+      characters of the region ``parent(T_t) - T_t`` (set difference; the thesis says
       "intersection"), as the rule's own text says; the table's labels for the two are swapped.
     - Condition 4 cannot reuse ``alpha2``/``alpha3`` as written (a link density below 0 never
       occurs, which would void the rule), so it has its own thresholds: a sibling is text-rich
@@ -79,13 +79,13 @@ class NCEConfig:
     - ``alpha8`` is the lower bound on a title candidate's words (as the table says) and
       ``title_max_words`` the upper bound the rule needs (a title of at most 4 words is rare).
 
-    Choices where the seed leaves room, each measured (shingle F1 on the development datasets)
+    Choices where the thesis leaves room, each measured (shingle F1 on the development datasets)
     and each undone by the value in brackets:
 
-    - ``leaf``: what a "text leaf" is. ``"piece"`` is the seed's literal DOM text node, one run of
+    - ``leaf``: what a "text leaf" is. ``"piece"`` is the thesis's literal DOM text node, one run of
       text between tags; ``"block"`` is a rendered paragraph, every run of one block element, so
       an inline link or bold word does not cut a long paragraph into short leaves. Only text
-      outside links counts toward ``alpha0`` (in the seed's DOM each link has its own text node,
+      outside links counts toward ``alpha0`` (in the thesis's DOM each link has its own text node,
       so a menu never makes one long leaf), and a leaf's link density is at most
       ``leaf_max_link_density`` [``"piece"``, 1.0].
     - ``inline_runs``: the ``tr`` filter judges a run of inline children and text between two
@@ -98,14 +98,14 @@ class NCEConfig:
       or a teaser) or no leaf reaches ``alpha0`` (wire copy in short paragraphs), SelectAncestor
       climbs again from the page's ``retry_leaves`` longest leaves of at least ``alpha4``
       characters before falling back to the whole tree [0].
-    - ``fallback``: ``"tree"`` returns the whole tree when no separator exists, as the seed does;
+    - ``fallback``: ``"tree"`` returns the whole tree when no separator exists, as the thesis does;
       ``"empty"`` returns nothing (a page without a news body).
-    - ``cjk_char_weight``: the seed's character thresholds were set on Portuguese text. A
+    - ``cjk_char_weight``: the thesis's character thresholds were set on Portuguese text. A
       Chinese, Japanese or Korean character carries about a word, so on a page whose text is a
       share s of such characters every character threshold is divided by
       ``1 + (cjk_char_weight - 1) * s`` [1].
     - ``lcs_norm``: the comment graph's edge rule compares the LCS with ``alpha7`` times the
-      *longer* text. With the seed's shorter text (``"min"``) a short headline and the lead
+      *longer* text. With the thesis's shorter text (``"min"``) a short headline and the lead
       sentence that repeats its words are "similar", and so is any short line to a longer one;
       real comment headers have near-equal lengths, so ``"max"`` keeps them and drops those
       false pairs ["min"].
@@ -120,7 +120,7 @@ class NCEConfig:
       breadcrumb) [1.0]. ``title_echo_share``: a candidate whose words are mostly in the
       <title>'s headline part is preferred, as is a first content line that echoes it (the
       seed notes that <title> reproduces the title) [above 1]. ``title_in_text``: the title
-      opens the text unless the text already starts with it (the seed adds the title node to
+      opens the text unless the text already starts with it (the thesis adds the title node to
       the answer) [False].
     """
 
@@ -241,7 +241,7 @@ def for_script(dom: Dom, cfg: NCEConfig) -> NCEConfig:
 
 
 def children_items(dom: Dom, node: int) -> list[int]:
-    """The children of `node` as the seed's DOM has them: elements and text runs, in order."""
+    """The children of `node` as the thesis's DOM has them: elements and text runs, in order."""
     if not dom.own_text_len[node]:
         return list(dom.children[node])  # no text of its own: just the elements
     items: list[int] = []
@@ -297,7 +297,7 @@ def text_leaves(dom: Dom, cfg: NCEConfig) -> list[tuple[int, int]]:
             for k, text in enumerate(texts)
             if cfg.leaf_max_link_density >= 1 or not dom.piece_in_link[k]
         ]
-    # Only text outside links counts towards alpha0: in the seed's DOM every link holds its own
+    # Only text outside links counts towards alpha0: in the thesis's DOM every link holds its own
     # text node, so a menu never makes one long leaf, but a block of many links does here.
     chars: dict[int, int] = {}  # block id -> characters outside links, in order of appearance
     links: dict[int, int] = {}
@@ -320,7 +320,7 @@ def text_leaves(dom: Dom, cfg: NCEConfig) -> list[tuple[int, int]]:
 def select_separator(dom: Dom, cfg: NCEConfig) -> int | None:
     """The separator node t, or None: SelectAncestor from the first long leaf, then the longest.
 
-    The seed climbs from the first leaf of at least `alpha0` characters in document order; see
+    The thesis climbs from the first leaf of at least `alpha0` characters in document order; see
     `NCEConfig.retry_leaves` for the further climbs. The four conditions depend on t alone, not
     on the leaf, so a later climb stops at the first node an earlier one judged: every node is
     judged at most once.

@@ -32,7 +32,7 @@ _SITE_SEPARATOR = re.compile(
 def with_title(title: str, text: str) -> str:
     """The text with the title as its first line, unless the text already opens with it.
 
-    The seed adds the title node to NCE's answer: the title is part of the news.
+    The thesis adds the title node to NCE's answer: the title is part of the news.
     """
     words = _WORD.findall(title.lower())
     if not words:
@@ -99,17 +99,17 @@ def lead_line(dom: Dom, pieces: list[int]) -> str:
 
 
 def find_title(dom: Dom, pieces: list[int], cfg: NCEConfig) -> str:
-    """The title: the longest candidate before the content (seed rule), with refinements,
+    """The title: the longest candidate before the content (the thesis's rule), with refinements,
     without the site's name where the page confirms its headline (`without_site_name`).
 
     Candidates are the <title> and the nodes before the content with `alpha8` to
     `title_max_words` words, at least `alpha9` of them found in the content, and a link density
     at most `title_max_link_density` (menus and breadcrumbs are links). The <title> stands in as
     its headline part, without the site name: whole, it would nearly always be the longest and
-    the headline on the page would never win. The seed notes that the title is reproduced in
+    the headline on the page would never win. The thesis notes that the title is reproduced in
     <title>; so a page candidate whose words are mostly (`title_echo_share`) in that headline
     part is preferred, and when there is none, so is a first content line that echoes it (the
-    headline often opens the content itself, where the seed does not look).
+    headline often opens the content itself, where the thesis does not look).
     """
     return without_site_name(dom, _title_search(dom, pieces, cfg))
 
@@ -141,7 +141,7 @@ def _title_search(dom: Dom, pieces: list[int], cfg: NCEConfig) -> str:
     if echo and lead_fits and _covered(words, echo, cfg.title_echo_share):
         return lead
     if best and len(best) >= len(headline):
-        return best  # the seed's rule: the longest candidate; on a tie, the text on the page
+        return best  # the thesis's rule: the longest candidate; on a tie, the text on the page
     # A <title> that the content does not echo names the site; a heading opening the content
     # is the better title then.
     heading = dom.tag[dom.piece_block[pieces[0]]] in _HEADINGS

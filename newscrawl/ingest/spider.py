@@ -376,11 +376,11 @@ class IngestSpider(scrapy.Spider):
 
 def _warm_up() -> None:
     """Pay the process's one-time costs before the first file's clock starts: pyarrow imports
-    pandas (when installed) the first time it builds an array, some 0.3 s, which would
-    otherwise land in the first site's Parquet flush. Then what the process has made so far
-    (Scrapy, Twisted, the extractors and their models, some 140,000 objects that live as long
-    as the process) is moved out of the garbage collector's sight: every full collection
-    walked them all again (80 ms once in the bench's 964-page file) and none is ever garbage."""
+    pandas (when installed) the first time it builds an array, which would otherwise land in
+    the first site's Parquet flush. Then what the process has made so far (Scrapy, Twisted,
+    the extractors and their models: objects that live as long as the process) is moved out of
+    the garbage collector's sight: every full collection would walk them all again, and none is
+    ever garbage."""
     import pyarrow as pa
 
     pa.array([""])

@@ -1,6 +1,6 @@
 """Features of each text block, for the learned extractor's classifier.
 
-One row per block (see `blocks.py`), columns named in `FEATURES`. They extend the seed-004
+One row per block (see `blocks.py`), columns named in `FEATURES`. They extend the template
 classifier's seven numbers (link density, anchor share, position, ...) with what the
 boilerplate-detection literature found to matter (Kohlschütter's shallow text features, Web2Text's
 tree context, Dragnet's class/id tokens):

@@ -2,11 +2,9 @@
 
 Speed matters here (every page pays it): character classes (and bullets) are counted with one
 table lookup per character and one `np.bincount`, block texts are built in one pass over the
-pieces, and the date pattern is led by a digit look-ahead so the scan skips text fast. (Running
-each pattern once over all blocks joined by a separator was measured: it is slower than one
-`findall` per block.) The columns are exactly those of the per-block formulas: the shipped
-model was trained on them, and a float that moves by one unit in the last place can flip a
-tree split.
+pieces, and the date pattern is led by a digit look-ahead so the scan skips text fast. The columns
+are exactly those of the per-block formulas: the shipped model was trained on them, and a float
+that moves by one unit in the last place can flip a tree split.
 """
 
 from __future__ import annotations
@@ -44,8 +42,9 @@ COMPILED_COUNTS = _compiled_counts is not None
 _WORD = re.compile(r"\w+")
 _SENTENCE_END = re.compile(r"[.!?。！？](?:\s|$)|[。！？]")
 _COPYRIGHT = re.compile(r"©|\([cC]\)")
-# The seed-004 date pattern with `(?=\d)` put first: implied by every alternative, so it
-# matches exactly where the pattern without it does, but lets the scan skip non-digits fast.
+# NCE's comment-date pattern (`newscrawl.extractors.nce`) with `(?=\d)` put first: implied by
+# every alternative, so it matches exactly where the pattern without it does, but lets the scan
+# skip non-digits fast.
 _DATE = re.compile(
     r"(?=\d)(?<!\d)(?:(?:19|20)\d\d|\d{1,2}:\d\d|\d{1,2}[./-]\d{1,2}[./-]\d{2,4})(?!\d)"
 )

@@ -13,11 +13,11 @@ How the training set is made (choices, and why):
 
 * **Pages**: every scorable page of `DATASETS` (a dataset missing from the folder is an error:
   the model must say what it was trained on).
-* **Boxes**: the ``flow`` geometry provider (reading order and text amount, ~0.4 ms a page),
-  so the model can be applied at crawl speed; the seed's seven features on those boxes.
+* **Boxes**: the ``flow`` geometry provider (reading order and text amount, no layout), so
+  the model can be applied at crawl speed; the study's seven features on those boxes.
 * **Labels**: from the gold text, per node (`evaluation.gold_template`): nodes whose text is
   mostly gold, their ancestors and their article descendants are content, every other node
-  template. SiteLevel labels were the seed's choice, but most dev sites have one to a few
+  template. SiteLevel labels were the study's choice, but most dev sites have one to a few
   pages (wcxb_dev: 1,296 sites for 1,497 pages), where SiteLevel can say nothing, and the
   gold is the extraction target itself; the site's own repeated template is still cut out at
   extraction time when the caller knows the site (`extractors.context.learn_site`).

@@ -64,8 +64,8 @@ class TemplateConfig:
     (None: the model's own, chosen by cross-validation for the shipped model; 0.5 for others).
     `geometry`: the box provider ("": the model's; another than the model's is a `ModelError`).
     `smooth=False` thresholds the raw classifier scores (for the evaluation). `site_method`:
-    which site template the filter reads when the caller hands one over - "sitelevel" (seed
-    004's hashes), "sst", "pagelets" or "entropy" (`newscrawl.template.sitemethods`)."""
+    which site template the filter reads when the caller hands one over - "sitelevel" (its
+    hashes), "sst", "pagelets" or "entropy" (`newscrawl.template.sitemethods`)."""
 
     model: str = ""
     then: str = ""

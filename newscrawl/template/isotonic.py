@@ -48,9 +48,7 @@ The dynamic program
     then reads the argmins back. A leaf's row is a parabola whose suffix minima
     are known in closed form, so leaves (half of a DOM) get no stored row. There is no
     recursion: a 5,000-deep chain is fine (it is just 5,000 one-node levels).
-
-The seed's reproduction used an O(n^3) variant of the paper's O(n^2 log n) algorithm and took
-36-55 s per site; this one smooths a 5,000-node page in milliseconds (`newscrawl bench smooth`).
+`newscrawl bench smooth` times it against a naive O(n |X|^2) program on the same tree.
 """
 
 from __future__ import annotations
@@ -75,7 +73,7 @@ __all__ = [
     "template_mask",
 ]
 
-DEFAULT_C = 0.01  # the paper's value; the seed also tried 0.1 and 1
+DEFAULT_C = 0.01  # the paper's value; the reproduction also tried 0.1 and 1
 DEFAULT_RESOLUTION = 256
 
 
@@ -146,7 +144,7 @@ def smooth_tree(
 
 
 def template_mask(smoothed: ArrayLike, threshold: float = 0.5) -> np.ndarray:
-    """Template nodes: smoothed score >= threshold (the seed's rule). NaN counts as content."""
+    """Template nodes: smoothed score >= threshold (the study's rule). NaN counts as content."""
     values = np.asarray(smoothed, dtype=float)
     with np.errstate(invalid="ignore"):
         return values >= threshold
@@ -370,7 +368,7 @@ class _Workspace:
         self.scratch = np.empty((self.block, len(grid)))
         self.below = np.empty((self.block, len(grid)), dtype=bool)
         columns = np.arange(len(grid))
-        # below[p] = (j < p): copying a row of this table is 5x faster than comparing.
+        # below[p] = (j < p): copying a row of this table costs less than comparing.
         small = len(grid) <= 2048
         self.below_table = columns[None, :] < columns[:, None] if small else None
         self.columns = columns

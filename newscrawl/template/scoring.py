@@ -4,11 +4,9 @@
 (Chakrabarti, Kumar and Punera: the area-bucketed classifiers' scores, smoothed over the tree
 so that a parent is never more "template" than its children). It is the filter's own computation
 (`TemplateExtractor.template_mask` thresholds it), exposed for callers that want the score as
-a feature rather than a cut.
-
-Cost on a typical page (~750 nodes), beyond parsing: node boxes from the model's geometry
-provider (``flow``: ~0.4 ms; ``static``: ~10-40 ms), the node records without content hashes
-(~1 ms), the classifiers (~0.3 ms) and the smoothing on a 64-value grid (~2.5 ms).
+a feature rather than a cut. Beyond parsing, a page costs its node boxes (from the model's
+geometry provider), its node records (without content hashes), the classifiers and the
+smoothing on a 64-value grid (their costs: docs/experiments.md).
 """
 
 from __future__ import annotations
@@ -24,7 +22,7 @@ from newscrawl.template.records import PageNodes
 __all__ = ["RESOLUTION", "page_nodes", "raw_scores", "smooth_page", "smoothed_scores"]
 
 # Candidate values of the smoothing: within (1/126)² per node of the exact optimum on [0, 1]
-# scores (`isotonic.restriction_bound`), and a quarter faster than the 256-value default.
+# scores (`isotonic.restriction_bound`), and cheaper than the 256-value default.
 RESOLUTION = 64
 
 

@@ -76,7 +76,7 @@ T = TypeVar("T")
 
 @dataclass(frozen=True, slots=True)
 class SiteLevelConfig:
-    """The seed's parameters. `html_share` is the 85% of the share rule, measured on what
+    """The study's parameters. `html_share` is the 85% of the share rule, measured on what
     `share_of` says ("text" or "html", see the module docstring). `min_pages`: sites with fewer
     pages are skipped (and counted)."""
 
