@@ -7,8 +7,8 @@ download slot so the same site gets nothing else meanwhile. A wait longer than
 ``NEWSCRAWL_RETRY_AFTER_MAX`` seconds is not worth it: the request is given up and reported.
 
 A page request that fails (a timeout, a 5xx...) once its site already has its cap of pages is
-not retried: the page would not be kept. It is reported as ``after_cap`` with what went wrong
-(the retry used to be refused by the cap, and the timeout disappeared from the summary).
+not retried: the page would not be kept. It is reported as ``after_cap`` with what went wrong,
+so the failure stays in the summary.
 """
 
 from __future__ import annotations

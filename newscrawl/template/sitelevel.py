@@ -13,10 +13,8 @@ Readings taken:
   characters (`share_of="html"`, the literal reading of "85% of its HTML content"). Template
   markup is heavy (link lists full of long hrefs and classes) and article markup is light, so
   by HTML characters the wrapper that holds an article is often 85% "template" and gets
-  labelled template with the article inside it. On the development sites, cutting SiteLevel's
-  template nodes out of pages before extraction lowered the shingle F1 by 0.05 to 0.28 with
-  the HTML reading and raised it by up to 0.03 with the text reading; the labels agree with
-  gold-derived ones about equally well either way;
+  labelled template with the article inside it (the two readings measured:
+  docs/experiments.md);
 - a hash must occur on at least 2 distinct pages whatever p says: with 10 pages, "10%" would be
   one page, and every node occurs on its own page;
 - pages with the same root hash (the same page fetched twice) count once, else a duplicate

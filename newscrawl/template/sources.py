@@ -82,10 +82,8 @@ def _hidden(relative: Path) -> bool:
 def parquet_rows(path: Path) -> int:
     """The rows of the Parquet dataset at `path` (a file or a folder), from each file's footer;
     a SourceError naming the first file that is not readable Parquet (a truncated file,
-    another kind of file).
-
-    Readers used to open datasets skipping such files, so a site silently lost the pages of a
-    damaged file: a dataset is now read whole or refused, by name."""
+    another kind of file). A dataset is read whole or refused, by name: a damaged file never
+    silently costs a site its pages."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
