@@ -18,8 +18,8 @@ px^2, buckets from 2,000 px^2 up). Three providers compute boxes, chosen by name
 ``chromium``
     Real boxes from Debian's chromium (/usr/bin/chromium) driven through Playwright
     (`ChromiumGeometry`). The Dom is serialised with a ``data-nc-id`` attribute on every
-    element, loaded with ``page.set_content`` (scripts stripped, JavaScript off, network off
-    unless asked for), and every element's ``getBoundingClientRect`` is read in one call.
+    element, loaded with ``page.set_content`` (scripts stripped, JavaScript off, network off),
+    and every element's ``getBoundingClientRect`` is read in one call.
     Elements the browser does not render get zero boxes. One browser serves many pages; use
     the class as a context manager to control its lifetime.
 
@@ -34,7 +34,6 @@ import atexit
 import os
 import threading
 from importlib import import_module
-from typing import Any
 
 from newscrawl.template.geometry.base import (
     DEFAULT_PROVIDER,
@@ -67,6 +66,7 @@ __all__ = [
     "FlowGeometry",
     "GeometryError",
     "GeometryProvider",
+    "StaticConfig",
     "StaticGeometry",
     "boxes_from_rects",
     "check_geometry",
@@ -145,18 +145,10 @@ def check_geometry(name: str | None) -> str:
     return name
 
 
-def get_geometry_provider(name: str | None = None, **options: Any) -> GeometryProvider:
-    """The provider called `name` (`DEFAULT_PROVIDER`, flow, when None or empty).
-
-    Without options: the static and flow models' default instances (they keep no state), or
-    the calling thread's browser from `BROWSERS`, so per-page calls reuse one browser; with
-    options (e.g. ``load_resources=True`` for chromium) a new instance is made.
-    """
+def get_geometry_provider(name: str | None = None) -> GeometryProvider:
+    """The provider called `name` (`DEFAULT_PROVIDER`, flow, when None or empty): the static
+    and flow models' default instances (they keep no state), or the calling thread's browser
+    from `BROWSERS`, so per-page calls reuse one browser. Other settings of a model: make its
+    class with its config (``StaticGeometry(StaticConfig(viewport_width=800))``)."""
     name = _provider_name(name)
-    if options:
-        if name == "static":
-            return StaticGeometry(StaticConfig(**options))
-        if name == "flow":
-            return FlowGeometry(FlowConfig(**options))
-        return ChromiumGeometry(**options)
     return BROWSERS.get() if name == "chromium" else _STATELESS[name]

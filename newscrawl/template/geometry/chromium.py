@@ -25,9 +25,9 @@ CHROMIUM_ARGS = (
     "--disable-sync",
     "--no-first-run",
 )
-# With resources off, every host name and address fails to resolve in the browser: no request
-# it makes reaches any server, whatever starts it (prefetches included, which Playwright's
-# request routing does not see).
+# Every host name and address fails to resolve in the browser: no request it makes reaches any
+# server, whatever starts it (prefetches included, which Playwright's request routing does not
+# see).
 OFFLINE_ARGS = ("--host-resolver-rules=MAP * ~NOTFOUND",)
 ID_ATTRIBUTE = "data-nc-id"
 # Inline styles lay the page out; nothing is fetched (data: images and fonts need no network).
@@ -47,15 +47,14 @@ BOXES_JS = """() => Array.from(document.querySelectorAll('[data-nc-id]'), (el) =
 _STRIPPED = ("script", "noscript")  # the Dom has no nodes for them; a browser with JS hides both
 
 
-def marked_html(dom: Dom, url: str | None = None, offline: bool = False) -> str:
+def marked_html(dom: Dom) -> str:
     """The Dom's markup with ``data-nc-id="<node id>"`` on every element, for a browser.
 
     Works on a copy (the Dom's own tree is shared with other stages and must not change).
     Scripts and noscript blocks are dropped, resource hints (``<link rel=prefetch>``,
     preload, preconnect...) lose their URLs and ``<meta http-equiv=refresh>`` its target, so
-    the page neither fetches ahead nor navigates away; with `url`, a ``<base href>`` makes the
-    page's relative stylesheet and image links resolve. `offline` adds a Content-Security-Policy
-    that refuses every fetch (inline styles still apply).
+    the page neither fetches ahead nor navigates away, and a Content-Security-Policy first in
+    ``<head>`` refuses every fetch (inline styles still apply).
     """
     if len(dom) == 0:
         return "<html></html>"
@@ -68,12 +67,9 @@ def marked_html(dom: Dom, url: str | None = None, offline: bool = False) -> str:
     for el in [e for e in copies if isinstance(e.tag, str) and e.tag.lower() in _STRIPPED]:
         drop_tree(el)  # keeps its tail text
     _disarm(copy)
-    if url:
-        _add_to_head(copy, lxml.html.Element("base", href=url))
-    if offline:  # first in <head>: before any element that could fetch
-        policy = lxml.html.Element("meta", content=OFFLINE_POLICY)
-        policy.set("http-equiv", "Content-Security-Policy")
-        _add_to_head(copy, policy)
+    policy = lxml.html.Element("meta", content=OFFLINE_POLICY)
+    policy.set("http-equiv", "Content-Security-Policy")
+    _add_to_head(copy, policy)  # first in <head>: before any element that could fetch
     doctype = root.getroottree().docinfo.doctype or ""
     body = lxml.html.tostring(copy, encoding="unicode", method="html")
     return f"{doctype}\n{body}" if doctype else body
@@ -115,10 +111,9 @@ class ChromiumGeometry:
 
     ``with ChromiumGeometry() as geometry: geometry.boxes(dom)`` starts the browser once and
     closes it at the end; used without ``with``, it starts on first use and closes at exit.
-    With `load_resources` (and a page `url`) the page's stylesheets and images are fetched;
-    otherwise the browser fetches nothing at all (its name resolution is off, the page carries
-    a policy that refuses every fetch and every request is aborted) and lays the page out with
-    the default stylesheet and the page's inline styles.
+    The browser fetches nothing at all (its name resolution is off, the page carries a policy
+    that refuses every fetch and every request is aborted) and lays the page out with the
+    default stylesheet and the page's inline styles.
     Playwright's sync API is bound to one thread and cannot run inside an asyncio loop: the
     crawl calls it from the site pass, off the reactor thread.
     """
@@ -130,12 +125,10 @@ class ChromiumGeometry:
         executable_path: str = CHROMIUM_PATH,
         viewport: tuple[int, int] = (1280, 800),
         timeout_ms: float = 30_000,
-        load_resources: bool = False,
     ) -> None:
         self.executable_path = executable_path
         self.viewport = viewport
         self.timeout_ms = timeout_ms
-        self.load_resources = load_resources
         self._playwright: Any = None
         self._browser: Any = None
         self._page: Any = None
@@ -159,16 +152,16 @@ class ChromiumGeometry:
 
         self._playwright = sync_playwright().start()
         try:
-            args = [*CHROMIUM_ARGS, *(() if self.load_resources else OFFLINE_ARGS)]
             self._browser = self._playwright.chromium.launch(
-                executable_path=self.executable_path, args=args, headless=True
+                executable_path=self.executable_path,
+                args=[*CHROMIUM_ARGS, *OFFLINE_ARGS],
+                headless=True,
             )
             width, height = self.viewport
             context = self._browser.new_context(
                 viewport={"width": width, "height": height}, java_script_enabled=False
             )
-            if not self.load_resources:
-                context.route("**/*", lambda route: route.abort())
+            context.route("**/*", lambda route: route.abort())
             context.set_default_timeout(self.timeout_ms)
             self._page = context.new_page()
         except Exception:
@@ -189,18 +182,16 @@ class ChromiumGeometry:
     def boxes(
         self, dom: Dom, html: str | bytes | None = None, url: str | None = None
     ) -> np.ndarray:
-        """Boxes of every node of `dom`. `html` is not used: the Dom itself is rendered, so
-        that node ids match; `url` resolves relative links when resources are loaded."""
+        """Boxes of every node of `dom`. `html` and `url` are not used: the Dom itself is
+        rendered, so that node ids match, and nothing is fetched."""
         if len(dom) == 0:
             return np.zeros((0, 4))
         self.start()
         from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-        offline = not self.load_resources
-        markup = marked_html(dom, None if offline else url, offline=offline)
-        # A resource that never finished loading does not stop us: the layout is there.
+        # A page that never finished loading does not stop us: the layout is there.
         with contextlib.suppress(PlaywrightTimeout):
-            self._page.set_content(markup, wait_until="load")
+            self._page.set_content(marked_html(dom), wait_until="load")
         return boxes_from_rects(len(dom), self._page.evaluate(BOXES_JS))
 
     def boxes_many(self, pages: Iterable[tuple[Dom, str | None]]) -> Iterator[np.ndarray]:
