@@ -279,18 +279,15 @@ def _fits_url(when: datetime, url_when: datetime | None, full: bool) -> bool:
 
 
 def publication_time(
-    dom: Dom,
-    url: str | None = None,
-    ld: list[dict[str, Any]] | None = None,
-    search_text: bool = True,
+    dom: Dom, url: str | None = None, ld: list[dict[str, Any]] | None = None
 ) -> tuple[datetime | None, bool]:
     """`published_time` and whether the page marks it as such (meta, JSON-LD or a marked
     <time>; not its first <time>, a date in its text or its URL), in one pass over the page.
 
     Unmarked dates must agree with the URL's date where it has one (its day, or with only a
     year and month, that month); a URL with a day is the last resort, one with only a month
-    never gives a date. `search_text` False skips the search of the lines around the headline
-    for a shown date (`newscrawl.crawl.datelines`)."""
+    never gives a date; a date shown in the lines around the headline
+    (`newscrawl.crawl.datelines`) comes before it."""
     url_when, full = url_date(url)
     unmarked: list[str] = []
     for value, marked in _time_candidates(dom, ld if ld is not None else json_ld(dom)):
@@ -301,23 +298,18 @@ def publication_time(
     for value in unmarked:
         if (when := parse_time(value)) and _fits_url(when, url_when, full):
             return when, False
-    shown = shown_date(dom, page_language(dom)) if search_text else None
+    shown = shown_date(dom, page_language(dom))
     if shown and _fits_url(shown, url_when, full):
         return shown, False
     return (url_when if full else None), False
 
 
 def published_time(
-    dom: Dom, url: str | None = None, ld: list[dict[str, Any]] | None = None, any_time: bool = True
+    dom: Dom, url: str | None = None, ld: list[dict[str, Any]] | None = None
 ) -> datetime | None:
     """When the page was published: meta, then JSON-LD, then generic date meta, then <time>,
-    then a date shown by the headline, then a full date in the URL.
-
-    With `any_time` False only markup naming the publication time counts (a listing's first
-    <time> is a teaser's, not the page's).
-    """
-    when, marked = publication_time(dom, url, ld, search_text=any_time)
-    return when if marked or any_time else None
+    then a date shown by the headline, then a full date in the URL."""
+    return publication_time(dom, url, ld)[0]
 
 
 def _primary_language(value: str | None) -> str | None:
