@@ -10,8 +10,8 @@ if TYPE_CHECKING:
 
 __all__ = ["ARTICLES_SCHEMA", "PAGES_SCHEMA", "ParquetDatasetWriter", "closed_files", "read_column"]
 
-# Imported on first use: the writer needs pyarrow.dataset, which imports pandas (a quarter of a
-# second), and extracting a page (`newscrawl extract`) reaches this package only for node records.
+# Imported on first use: the writer needs pyarrow.dataset, which imports pandas (slow to
+# import), and extracting a page (`newscrawl extract`) reaches this package only for node records.
 _HOMES = {
     "ARTICLES_SCHEMA": "schemas",
     "PAGES_SCHEMA": "schemas",

@@ -66,8 +66,8 @@ def is_intra_site(href: str, site: str) -> bool:
     if head.startswith(("http://", "https://", "//")):
         host = href.split("//", 1)[1].split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
         if host.isascii() and "@" not in host and "[" not in host and "\\" not in host:
-            # the common case, without urlsplit (a third of the scoring time on link-heavy
-            # pages): a plain host, maybe with a port
+            # the common case, without urlsplit (costly on link-heavy pages): a plain host,
+            # maybe with a port
             host = host_site(host.split(":", 1)[0])
             return bool(site) and (
                 host == site or host.endswith("." + site) or site.endswith("." + host)

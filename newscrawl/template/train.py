@@ -65,8 +65,8 @@ class TrainConfig:
     max_nodes: int = 1_000_000  # per bucket: a larger bucket is subsampled (uniformly)
     # Weight the two classes equally (scikit-learn class_weight="balanced"). Template nodes are
     # most nodes, so the study's unweighted fit calls almost everything template; weighted, it
-    # keeps far more content (on the development sites it cut 1% of the content text instead
-    # of 12%), which is what extraction needs. False reproduces the study.
+    # keeps far more content (docs/experiments.md), which is what extraction needs. False
+    # reproduces the study.
     balanced: bool = True
     # the provider the nodes' boxes came from, recorded in the model; None: what the nodes
     # record (static for nodes written before they recorded it)
