@@ -295,7 +295,7 @@ PLAIN_PAGE = f"""<!DOCTYPE html><html><body>
 @pytest.mark.chromium
 def test_chromium_batch_reuses_one_browser_and_agrees_with_static(chromium):
     pages = [parse_html(PLAIN_PAGE), parse_html(TABLE_PAGE), parse_html(ARTICLE_PAGE)]
-    results = list(chromium.boxes_many((dom, None) for dom in pages))
+    results = [chromium.boxes(dom) for dom in pages]
     assert [b.shape for b in results] == [(len(d), 4) for d in pages]
     # On an unstyled page the static model and the browser broadly agree on where things are.
     dom, real = pages[0], results[0]

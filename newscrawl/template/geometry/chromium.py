@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from copy import deepcopy
 from typing import Any
 
@@ -193,8 +193,3 @@ class ChromiumGeometry:
         with contextlib.suppress(PlaywrightTimeout):
             self._page.set_content(marked_html(dom), wait_until="load")
         return boxes_from_rects(len(dom), self._page.evaluate(BOXES_JS))
-
-    def boxes_many(self, pages: Iterable[tuple[Dom, str | None]]) -> Iterator[np.ndarray]:
-        """Boxes of many (dom, url) pages, one after another in the same browser tab."""
-        for dom, url in pages:
-            yield self.boxes(dom, url=url)
