@@ -15,8 +15,8 @@ from newscrawl.template.geometry import (
     boxes_from_rects,
     get_geometry_provider,
     marked_html,
-    node_areas,
 )
+from newscrawl.template.records import PageNodes
 
 PARAGRAPH = "Municipal workers repaired the old bridge over the river this week. " * 8
 
@@ -185,9 +185,9 @@ def test_table_cells_share_the_row():
     assert second_row[1] >= row[1] + row[3]
 
 
-def test_areas_fall_in_the_seed_buckets(article):
+def test_areas_fall_in_the_studys_buckets(article):
     dom, boxes = article
-    areas = node_areas(boxes)
+    areas = PageNodes.from_dom(dom, boxes=boxes, hashes=False).area
     assert areas[node(dom, "p", 2)] >= 42663  # a long paragraph: the top bucket
     assert 0 < areas[node(dom, "a", 0)] < 2000  # a menu link: too small to classify
 
@@ -304,7 +304,7 @@ def test_chromium_batch_reuses_one_browser_and_agrees_with_static(chromium):
     assert shown.sum() >= len(dom) - 1  # all but <head>
     for column in range(4):
         assert np.corrcoef(real[shown, column], estimate[shown, column])[0, 1] > 0.9
-    ratio = node_areas(estimate)[shown] / node_areas(real)[shown]
+    ratio = (estimate[:, 2] * estimate[:, 3])[shown] / (real[:, 2] * real[:, 3])[shown]
     assert 0.5 < np.median(ratio) < 2
 
 

@@ -39,7 +39,6 @@ from newscrawl.template.geometry.base import (
     DEFAULT_PROVIDER,
     GeometryError,
     GeometryProvider,
-    node_areas,
 )
 from newscrawl.template.geometry.chromium import (
     CHROMIUM_ARGS,
@@ -72,7 +71,6 @@ __all__ = [
     "check_geometry",
     "get_geometry_provider",
     "marked_html",
-    "node_areas",
 ]
 
 PROVIDERS: dict[str, type] = {

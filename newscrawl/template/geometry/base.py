@@ -24,9 +24,3 @@ class GeometryProvider(Protocol):
     def boxes(
         self, dom: Dom, html: str | bytes | None = None, url: str | None = None
     ) -> np.ndarray: ...
-
-
-def node_areas(boxes: np.ndarray) -> np.ndarray:
-    """Width x height of every box, px^2 (what the classifiers' area buckets are drawn on)."""
-    boxes = np.asarray(boxes, dtype=float)
-    return boxes[:, 2] * boxes[:, 3]
