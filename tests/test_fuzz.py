@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from newscrawl.dom import PageError, parse_html
 from newscrawl.extractors import EXTRACTORS, get_extractor
-from newscrawl.extractors.base import Extraction
+from newscrawl.extractors.extractor_base import Extraction
+from newscrawl.html.dom import PageError, parse_html
 
 _WORDS = [
     "harbour",

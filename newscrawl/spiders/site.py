@@ -32,9 +32,7 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.defer import maybe_deferred_to_future
 
-from newscrawl.crawl.content import is_html_type
-from newscrawl.crawl.errors import CrawlRefusal, record, record_failure, start_failure
-from newscrawl.crawl.feeds import (
+from newscrawl.crawl.discovery.feeds import (
     UnsafeXmlError,
     feed_entries,
     feed_links,
@@ -42,6 +40,16 @@ from newscrawl.crawl.feeds import (
     parse_sitemap,
     robots_sitemaps,
 )
+from newscrawl.crawl.discovery.site_lists import SiteSpec, read_sites
+from newscrawl.crawl.discovery.traps import (
+    ShapeBudget,
+    counts_against_budget,
+    path_shape,
+    shape_budget,
+)
+from newscrawl.crawl.errors import CrawlRefusal, record, record_failure, start_failure
+from newscrawl.crawl.extensions.content import is_html_type
+from newscrawl.crawl.extensions.state import crawl_state
 from newscrawl.crawl.history import (
     StoredFetch,
     conditional_headers,
@@ -51,13 +59,11 @@ from newscrawl.crawl.history import (
 )
 from newscrawl.crawl.items import PageItem
 from newscrawl.crawl.lock import DirLock, take_run_lock
+from newscrawl.crawl.middlewares.private import AddressPolicy, literal_address, parse_allow_private
+from newscrawl.crawl.middlewares.sitecap import page_count, pages_stat
 from newscrawl.crawl.parsepool import PageLinks, ParsePool
-from newscrawl.crawl.private import AddressPolicy, literal_address, parse_allow_private
-from newscrawl.crawl.sitecap import page_count, pages_stat
-from newscrawl.crawl.sites import SiteSpec, read_sites
-from newscrawl.crawl.state import crawl_state
-from newscrawl.crawl.traps import ShapeBudget, counts_against_budget, path_shape, shape_budget
-from newscrawl.crawl.urls import (
+from newscrawl.html.dom import Dom, PageError, PageTooLargeError
+from newscrawl.html.urls import (
     SiteScope,
     absolute_url,
     canonical_link,
@@ -66,7 +72,6 @@ from newscrawl.crawl.urls import (
     trap_reason,
     url_shape,
 )
-from newscrawl.dom import Dom, PageError, PageTooLargeError
 from newscrawl.pipelines.parquet import site_complete
 from newscrawl.spiders.runs import Parsed, SiteRun, request_of, site_drained, sleep
 from newscrawl.storage.schemas import KEPT_HEADERS

@@ -43,12 +43,6 @@ import threading
 from importlib import import_module
 from typing import Any
 
-from newscrawl.template.geometry.base import (
-    DEFAULT_PROVIDER,
-    GeometryError,
-    GeometryProvider,
-    node_areas,
-)
 from newscrawl.template.geometry.chromium import (
     CHROMIUM_ARGS,
     CHROMIUM_PATH,
@@ -59,6 +53,12 @@ from newscrawl.template.geometry.chromium import (
     render_boxes,
 )
 from newscrawl.template.geometry.flow import FlowConfig, FlowGeometry
+from newscrawl.template.geometry.provider import (
+    DEFAULT_PROVIDER,
+    GeometryError,
+    GeometryProvider,
+    node_areas,
+)
 from newscrawl.template.geometry.static import StaticGeometry
 from newscrawl.template.geometry.stylesheet import StaticConfig
 

@@ -13,8 +13,8 @@ from typing import Any
 import lxml.html
 import numpy as np
 
-from newscrawl.dom import Dom, drop_tree
-from newscrawl.template.geometry.base import GeometryError
+from newscrawl.html.dom import Dom, drop_tree
+from newscrawl.template.geometry.provider import GeometryError
 
 CHROMIUM_PATH = "/usr/bin/chromium"
 CHROMIUM_ARGS = (
