@@ -42,7 +42,9 @@ from newscrawl.extractors.comments import page_comments
 from newscrawl.extractors.markdown import MarkdownOptions, selection_pieces, with_markdown
 from newscrawl.extractors.page_metadata import json_ld, ld_articles, page_metadata
 from newscrawl.extractors.title import page_title
-from newscrawl.html.dom import Dom, PageError, parse_html
+from newscrawl.html.dom import Dom
+from newscrawl.html.parse import parse_html
+from newscrawl.html.tree import PageError
 from newscrawl.site.site_context import SiteContext, extract_in_site
 
 if TYPE_CHECKING:

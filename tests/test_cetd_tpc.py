@@ -12,7 +12,7 @@ from newscrawl.extractors.cetd_tpc import (
     path_ids,
     text_block_density,
 )
-from newscrawl.html.dom import parse_html
+from newscrawl.html.parse import parse_html
 
 SENTENCE = "Engineers inspected the old stone bridge after the flood and found the arches sound. "
 PARAGRAPHS = [SENTENCE * 3 + f"Report {i}." for i in range(8)]

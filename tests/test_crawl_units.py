@@ -37,7 +37,7 @@ from newscrawl.crawl.middlewares.private import AddressPolicy, literal_address, 
 from newscrawl.crawl.middlewares.retry import parse_retry_after
 from newscrawl.extractors.page_metadata import page_author, page_language, published_time
 from newscrawl.extractors.pagekind import classify_page, page_signals
-from newscrawl.html.dom import parse_html
+from newscrawl.html.parse import parse_html
 from newscrawl.html.urls import (
     SiteScope,
     canonical_url,

@@ -11,7 +11,8 @@ import pytest
 
 from newscrawl.cli import main
 from newscrawl.gold.dataset import read_dataset
-from newscrawl.gold.docsdata import page_gold, utf8_page
+from newscrawl.gold.docs_generators import page_gold
+from newscrawl.gold.docsdata import utf8_page
 
 FIXTURES = Path(__file__).parent / "fixtures" / "docs"
 

@@ -12,7 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from newscrawl.html import dom as dom_module
-from newscrawl.html.dom import Dom, page_text, page_tree
+from newscrawl.html.dom import Dom
+from newscrawl.html.parse import page_text, parse_html
+from newscrawl.html.tree import PageError, page_tree
 
 pytestmark = pytest.mark.compiled
 
@@ -72,7 +74,7 @@ def test_the_two_walks_agree_on_generated_markup(head: str, body: str) -> None:
     html = f"<html><head>{head}</head><body>{body}</body></html>"
     try:
         fast, slow = _doms(html)
-    except dom_module.PageError:
+    except PageError:
         return  # nothing to walk (a page of only blanks)
     _same(fast, slow)
 
@@ -182,8 +184,8 @@ def test_the_compiled_element_readers_agree_with_lxml(head: str, body: str) -> N
     import itertools
 
     try:
-        dom = dom_module.parse_html(f"<html><head>{head}</head><body>{body}</body></html>")
-    except dom_module.PageError:
+        dom = parse_html(f"<html><head>{head}</head><body>{body}</body></html>")
+    except PageError:
         return
     root = dom.elements[0].getroottree().getroot()
     for tag in ("script", "div", "html", "svg"):

@@ -19,7 +19,7 @@ from newscrawl.html.decoding import (
     decode_page,
     looks_binary,
 )
-from newscrawl.html.dom import parse_html
+from newscrawl.html.parse import parse_html
 
 
 def test_bom_wins() -> None:

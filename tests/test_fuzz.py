@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from newscrawl.extractors import EXTRACTORS, get_extractor
 from newscrawl.extractors.extractor_base import Extraction
-from newscrawl.html.dom import PageError, parse_html
+from newscrawl.html.parse import parse_html
+from newscrawl.html.tree import PageError
 
 _WORDS = [
     "harbour",

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 import pytest
 
-from newscrawl.html.dom import parse_html
+from newscrawl.html.parse import parse_html
 from newscrawl.template.geometry import (
     CHROMIUM_ARGS,
     CHROMIUM_PATH,

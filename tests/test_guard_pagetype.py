@@ -21,7 +21,7 @@ from newscrawl.extractors.blockmodel.pagetype import (
 )
 from newscrawl.extractors.blockmodel.recall_guard import OFF, GuardParams, guard_selection
 from newscrawl.extractors.learned import GUARDED, Learned, LearnedConfig
-from newscrawl.html.dom import parse_html
+from newscrawl.html.parse import parse_html
 from tests.test_learned import ARTICLE, FORUM
 
 

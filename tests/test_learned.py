@@ -21,7 +21,7 @@ from newscrawl.extractors.blockmodel.model import (
     load_extractor_model,
 )
 from newscrawl.extractors.blockmodel.stacking import CONTEXT_FEATURES
-from newscrawl.html.dom import parse_html
+from newscrawl.html.parse import parse_html
 from newscrawl.lab.synthetic_sites import synthetic_site
 from newscrawl.training.gold_labels import block_gold_share
 from newscrawl.training.learned_train import (
@@ -498,7 +498,7 @@ def test_a_page_the_model_cannot_score_falls_back_to_the_best_seed(
     ids=["empty", "binary", "deep"],
 )
 def test_bad_pages_give_empty_or_some_text_never_a_crash(page: bytes) -> None:
-    from newscrawl.html.dom import PageError
+    from newscrawl.html.tree import PageError
 
     try:
         dom = parse_html(page)

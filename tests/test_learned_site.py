@@ -11,7 +11,7 @@ from newscrawl.evaluation.evaluator import evaluate_dataset
 from newscrawl.extractors.blockmodel.block_features import FEATURES, block_features
 from newscrawl.extractors.blockmodel.blocks import split_blocks
 from newscrawl.gold.dataset import read_dataset
-from newscrawl.html.dom import parse_html
+from newscrawl.html.parse import parse_html
 from newscrawl.lab.synthetic_sites import synthetic_site
 from newscrawl.site.site_context import uses_site_template
 from newscrawl.site.site_template import (

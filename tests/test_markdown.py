@@ -11,7 +11,7 @@ import pytest
 
 from newscrawl.extractors.extractor_base import Extraction
 from newscrawl.extractors.markdown import markdown_of, page_markdown
-from newscrawl.html.dom import parse_html
+from newscrawl.html.parse import parse_html
 
 FIXTURES = Path(__file__).parent / "fixtures" / "markdown"
 PAGES = sorted(p.stem for p in FIXTURES.glob("*.html"))
@@ -127,7 +127,7 @@ def dev_pages() -> list[Path]:
 def test_text_is_the_markdown_without_markup() -> None:
     """On the dev pages, every extractor's Markdown has its text's words in the same order."""
     from newscrawl.extractors import EXTRACTORS, get_extractor
-    from newscrawl.html.dom import PageError
+    from newscrawl.html.tree import PageError
 
     extractors = [get_extractor(name) for name in EXTRACTORS]
     differ: list[str] = []

@@ -17,7 +17,7 @@ from newscrawl.extractors import DEFAULT_EXTRACTOR, build_extractor
 from newscrawl.extractors.datelines import date_in_line
 from newscrawl.extractors.page_metadata import clean_names, page_metadata, parse_time, url_date
 from newscrawl.extractors.title import page_title, without_site_name
-from newscrawl.html.dom import parse_html
+from newscrawl.html.parse import parse_html
 from newscrawl.lab.bench_metadata import Guess, Labelled, Tally, read_labels, score
 
 FIXTURES = Path(__file__).parent / "fixtures" / "metadata"

@@ -15,7 +15,7 @@ from newscrawl.extractors.mss import (
     tag_runs,
     token_scores,
 )
-from newscrawl.html.dom import parse_html
+from newscrawl.html.parse import parse_html
 from newscrawl.html.tags import VOID_TAGS
 
 ARTICLE = [

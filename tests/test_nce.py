@@ -6,7 +6,8 @@ import pytest
 
 from newscrawl.extractors import get_extractor
 from newscrawl.extractors.nce import NCE, NCEConfig, remove_comments, select_separator
-from newscrawl.html.dom import Dom, parse_html
+from newscrawl.html.dom import Dom
+from newscrawl.html.parse import parse_html
 
 # Article paragraphs: each one longer than alpha0 (200) and alpha5 (120) characters.
 P1 = (

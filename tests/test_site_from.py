@@ -24,7 +24,8 @@ from newscrawl.evaluation.site_groups import (
 )
 from newscrawl.extractors import Extraction
 from newscrawl.extractors.template_filter import page_site
-from newscrawl.html.dom import Dom, parse_html
+from newscrawl.html.dom import Dom
+from newscrawl.html.parse import parse_html
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = ROOT / "models" / "default_template_model.json"

@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 
 from newscrawl.cli import main
 from newscrawl.extractors.template_filter import pruned_dom
-from newscrawl.html.dom import Dom, parse_html
+from newscrawl.html.dom import Dom
+from newscrawl.html.parse import parse_html
 from newscrawl.lab.synthetic_sites import synthetic_site, words
 from newscrawl.template import entropy, pagelets, sst
 from newscrawl.template.sitemethods import (

@@ -12,7 +12,8 @@ import pyarrow.dataset as ds
 import pytest
 
 from newscrawl.cli import main
-from newscrawl.html.dom import Dom, parse_html
+from newscrawl.html.dom import Dom
+from newscrawl.html.parse import parse_html
 from newscrawl.lab.synthetic_sites import synthetic_site
 from newscrawl.template.node_records import PageNodes, node_hashes
 from newscrawl.template.node_table import NODE_COLUMNS, nodes_schema

@@ -23,7 +23,8 @@ from newscrawl.demo.web import build_demo_web
 from newscrawl.extractors.extractor_base import Extraction
 from newscrawl.extractors.title import page_title
 from newscrawl.gold.metric import aggregate, score_page
-from newscrawl.html.dom import Dom, parse_html
+from newscrawl.html.dom import Dom
+from newscrawl.html.parse import parse_html
 from newscrawl.html.urls import canonical_url
 from newscrawl.site.slot_cut import (
     PAGE_STAGE,

@@ -24,7 +24,8 @@ from newscrawl.extractors.template_filter import (
     build_template_extractor,
     pruned_dom,
 )
-from newscrawl.html.dom import Dom, parse_html
+from newscrawl.html.dom import Dom
+from newscrawl.html.parse import parse_html
 from newscrawl.lab.synthetic_sites import synthetic_site
 from newscrawl.template.buckets import DEFAULT_BOUNDARIES, bucket_of, fit_boundaries
 from newscrawl.template.node_features import FEATURES, node_features

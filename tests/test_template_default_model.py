@@ -13,7 +13,7 @@ import pytest
 from newscrawl.models.template_model import ModelError, check_model, load_model
 
 from newscrawl.extractors.template_filter import TemplateConfig, TemplateExtractor
-from newscrawl.html.dom import parse_html
+from newscrawl.html.parse import parse_html
 from newscrawl.lab.synthetic_sites import synthetic_site
 from newscrawl.template.geometry import PROVIDERS, FlowGeometry, get_geometry_provider
 from newscrawl.template.node_features import FEATURES

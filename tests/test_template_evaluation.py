@@ -9,7 +9,8 @@ import pytest
 
 from newscrawl.cli import main
 from newscrawl.cli import main as cli_main
-from newscrawl.html.dom import Dom, parse_html
+from newscrawl.html.dom import Dom
+from newscrawl.html.parse import parse_html
 from newscrawl.lab.synthetic_sites import synthetic_site
 from newscrawl.training.template_sites import gold_template
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from newscrawl.extractors.blockmodel import textstats
 from newscrawl.extractors.blockmodel.blocks import split_blocks
-from newscrawl.html.dom import parse_html
+from newscrawl.html.parse import parse_html
 
 pytestmark = pytest.mark.compiled
 

@@ -21,7 +21,8 @@ from warc_helpers import (
 
 from newscrawl.lab.synthetic_warc import Capture, demo_captures, write_ccnews_warc
 from newscrawl.scale.ingest_spider import wanted
-from newscrawl.storage.warc_reader import Problem, Record, archive_files, read_archive
+from newscrawl.storage.warc_reader import archive_files, read_archive
+from newscrawl.storage.warc_records import Problem, Record
 from newscrawl.storage.warc_writer import Exchange, WarcFileWriter, recover_open_files
 
 LIMIT = 1 << 20

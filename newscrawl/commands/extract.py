@@ -63,7 +63,7 @@ from newscrawl.extractors import (
 from newscrawl.extractors.markdown import MarkdownOptions, with_markdown
 from newscrawl.gold.dataset import read_meta
 from newscrawl.gold.pagefiles import STDIN, find_pages, not_found_reason
-from newscrawl.html.dom import PageError
+from newscrawl.html.tree import PageError
 from newscrawl.site.saved_pages import (
     PLAIN,
     Item,

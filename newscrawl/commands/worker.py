@@ -90,7 +90,7 @@ def settings_for(args: argparse.Namespace, worker: str) -> dict[str, object]:
         "NEWSCRAWL_POLL_SECONDS": args.poll,
         "NEWSCRAWL_WORKER_FOREVER": args.forever,
         "NEWSCRAWL_REDIS_MAX_BACKOFF": min(30.0, max(args.lease / 3, 1.0)),
-        "DUPEFILTER_CLASS": "newscrawl.scale.worker_spider.SiteDupeFilter",
+        "DUPEFILTER_CLASS": "newscrawl.scale.worker_identity.SiteDupeFilter",
     }
     return {**settings, **option_settings(args)}
 
@@ -163,12 +163,8 @@ def run(args: argparse.Namespace) -> int:
         check_run_id,
         run_missing_message,
     )
-    from newscrawl.scale.worker_spider import (
-        REDIS_REFUSED_STAT,
-        RUN_MISSING_STAT,
-        RedisSiteSpider,
-        worker_id,
-    )
+    from newscrawl.scale.worker_identity import worker_id
+    from newscrawl.scale.worker_spider import REDIS_REFUSED_STAT, RUN_MISSING_STAT, RedisSiteSpider
 
     try:
         check_numbers(args)

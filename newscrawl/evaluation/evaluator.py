@@ -30,7 +30,7 @@ from newscrawl.evaluation.site_groups import (
     site_tasks,
 )
 from newscrawl.evaluation.snippets import SnippetCounts, snippet_counts
-from newscrawl.extractors.extractor_base import Extractor
+from newscrawl.extractors.extractor_base import Extractor, error_text
 from newscrawl.gold.dataset import Dataset
 from newscrawl.gold.metric import (
     PageScore,
@@ -40,7 +40,9 @@ from newscrawl.gold.metric import (
     score_tokens,
     word_f1,
 )
-from newscrawl.html.dom import Dom, PageError, parse_html
+from newscrawl.html.dom import Dom
+from newscrawl.html.parse import parse_html
+from newscrawl.html.tree import PageError
 from newscrawl.site.site_context import SiteContext, extract_in_site, learn_site, site_methods
 from newscrawl.site.site_template import MAX_TEMPLATE_PAGES
 from newscrawl.template.sitelevel import RawPage
@@ -49,7 +51,6 @@ __all__ = [
     "DatasetResult",
     "ExtractorResult",
     "dataset_sites",
-    "error_text",
     "evaluate_dataset",
     "group_value",
     "site_mode",
@@ -111,12 +112,6 @@ class DatasetResult:
         if extractor is not None:
             seconds += self.extractors[extractor].seconds
         return self.pages / seconds if seconds > 0 else 0.0
-
-
-def error_text(err: BaseException) -> str:
-    """An extractor's error as one line: its type and message."""
-    message = " ".join(str(err).split())
-    return f"{type(err).__name__}: {message}" if message else type(err).__name__
 
 
 def _parse(

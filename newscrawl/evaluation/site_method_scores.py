@@ -39,7 +39,9 @@ from newscrawl.extractors import Extraction, Extractor
 from newscrawl.extractors.template_filter import dropped_roots, pruned_dom, trim_lines
 from newscrawl.gold.dataset import Dataset, Page
 from newscrawl.gold.metric import PageScore, aggregate, score_page
-from newscrawl.html.dom import Dom, PageError, parse_html
+from newscrawl.html.dom import Dom
+from newscrawl.html.parse import parse_html
+from newscrawl.html.tree import PageError
 from newscrawl.site.slot_cut import SitePassConfig
 from newscrawl.template.sitemethods import SITE_METHODS, site_masks
 

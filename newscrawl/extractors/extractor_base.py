@@ -7,7 +7,7 @@ from typing import ClassVar, Protocol
 
 from newscrawl.html.dom import Dom
 
-__all__ = ["Extraction", "Extractor"]
+__all__ = ["Extraction", "Extractor", "error_text"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,3 +47,9 @@ class Extractor(Protocol):
     name: ClassVar[str]
 
     def extract(self, dom: Dom) -> Extraction: ...
+
+
+def error_text(err: BaseException) -> str:
+    """An extractor's error as one line: its type and message."""
+    message = " ".join(str(err).split())
+    return f"{type(err).__name__}: {message}" if message else type(err).__name__

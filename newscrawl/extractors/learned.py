@@ -42,12 +42,12 @@ from newscrawl.extractors.blockmodel.pagetype import (
     load_page_type_model,
 )
 from newscrawl.extractors.blockmodel.recall_guard import OFF, GuardParams, guard_selection
+from newscrawl.extractors.blockmodel.seeds import seed_extractions, seed_extractors, seed_selections
 from newscrawl.extractors.blockmodel.stacking import CONTEXT_FEATURES
 from newscrawl.extractors.extractor_base import Extraction
 from newscrawl.extractors.title import page_title
 from newscrawl.html.dom import Dom
 from newscrawl.site.site_template import SITE_FEATURES, TemplateHashes
-from newscrawl.training.learned_trainset import seed_extractions, seed_extractors, seed_selections
 
 __all__ = [
     "FALLBACK",

@@ -31,8 +31,9 @@ import numpy as np
 
 from newscrawl.extractors.extractor_base import Extraction, Extractor
 from newscrawl.extractors.title import page_title
-from newscrawl.html.dom import Dom, drop_tree
+from newscrawl.html.dom import Dom
 from newscrawl.html.tags import BLOCK_TAGS
+from newscrawl.html.tree import drop_tree
 from newscrawl.html.urls import site_of
 from newscrawl.models.template_model import TemplateModel, check_model, load_model
 from newscrawl.site.site_template import TemplateHashes

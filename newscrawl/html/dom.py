@@ -16,9 +16,7 @@ a text node: its tag path is its owner's path.
 from __future__ import annotations
 
 import operator
-import re
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from functools import cached_property
 from itertools import accumulate, compress
 
@@ -26,9 +24,9 @@ import lxml.etree
 import lxml.html
 import numpy as np
 
-from newscrawl.html.decoding import Decoded, NotHtmlError, decode_page
-from newscrawl.html.nesting import flatten_nesting
 from newscrawl.html.tags import BLOCK_TAGS, GLUE_TAGS, SKIPPED_TAGS, VOID_TAGS
+from newscrawl.html.text_pieces import join_pieces, preformatted_pieces
+from newscrawl.html.tree import page_tree, shown_noscripts
 from newscrawl.html.unicode_scripts import spaceless
 
 try:  # the compiled walk (an optional extension: pip builds it where a C compiler is found)
@@ -47,49 +45,9 @@ if lxml.etree.LXML_VERSION[0] not in (5, 6) or lxml.etree.LIBXML_VERSION[0] != 2
 
 __all__ = [
     "COMPILED_WALK",
-    "MAX_PAGE_NODES",
     "Dom",
-    "PageError",
-    "PageText",
-    "PageTooLargeError",
-    "drop_tree",
-    "element_estimate",
     "elements_named",
-    "join_pieces",
-    "mib",
-    "page_text",
-    "page_tree",
-    "parse_html",
-    "pre_joined",
-    "preformatted_pieces",
-    "size_error",
 ]
-
-MIB = 1024 * 1024
-# A <noscript> of at least this many words may be the page's content (see shown_noscripts).
-NOSCRIPT_MIN_WORDS = 150
-MAX_PAGE_BYTES = 16 * MIB
-# Elements a page may have (estimated from its markup before any tree is built): a tree costs
-# about 1 KB a node, so 9.9 MB of "<p>a" (2.5 million elements) would take gigabytes.
-MAX_PAGE_NODES = 100_000
-# libxml2's element depth limit in huge-tree mode; deeper markup is re-rooted (see nesting).
-PARSER_MAX_DEPTH = 2048
-_TITLE_OPEN = re.compile(r"<title\b", re.IGNORECASE)
-# End tags of <body> and <html>: a browser ignores them (what follows is still the body's),
-# libxml2 2.14 drops everything after them.
-# Spelt in character classes rather than under re.IGNORECASE (no other character folds to
-# these letters): a fifth faster, on every page.
-_DOCUMENT_END = re.compile(r"</(?:[bB][oO][dD][yY]|[hH][tT][mM][lL])\s*>")
-# Characters lxml refuses in text it is given (the parser keeps them in text it reads).
-_XML_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
-
-
-class PageError(ValueError):
-    """A page that cannot be turned into a DOM: binary, empty of markup, or too large."""
-
-
-class PageTooLargeError(PageError):
-    """A page with more elements than the node budget (refused before its tree is built)."""
 
 
 class Dom:
@@ -563,43 +521,6 @@ def _own_html_len(el: lxml.html.HtmlElement, tag: str, shown: set[lxml.html.Html
     return size
 
 
-def join_pieces(pieces: Iterable[tuple[int, str, int, bool, int]]) -> str:
-    """Render text pieces given as (piece id, text, line, glued, pre), in document order: a
-    new line where the line number changes or pieces in between are left out, else a space
-    (nothing between glued pieces). `pre`: the ``<pre>`` holding the piece (-1: none), whose
-    text is as written (`Dom.pre_pieces`): pieces that follow one another in one ``<pre>``
-    are joined as they are, its line breaks and indentation kept."""
-    lines: list[str] = []
-    line: list[str] = []
-    current = None
-    previous = -2
-    box = -1  # the <pre> of the previous piece
-    for k, text, number, glued, pre in pieces:
-        follows = k == previous + 1 or previous < 0
-        if pre >= 0 and pre == box and follows:
-            line.append(pre_joined(line[-1], text, glued))
-        elif number != current or not follows or pre >= 0 or box >= 0:
-            if line:
-                lines.append(_line_text(line, box))
-            line = [text.lstrip("\r\n") if pre >= 0 else text]
-            current = number
-        else:
-            line.append(text if glued else " " + text)
-        previous, box = k, pre
-    if line:
-        lines.append(_line_text(line, box))
-    return "\n".join(lines)
-
-
-def pre_joined(before: str, text: str, glued: bool) -> str:
-    """`text`, a piece of a ``<pre>`` as written, as it follows the piece `before` there: a
-    space before it where the two are words apart (`Dom.piece_glued` False: a button's label
-    and the code after it) and nothing written parts them."""
-    if glued or not before or not text or before[-1].isspace() or text[0].isspace():
-        return text
-    return " " + text
-
-
 def _with_pre(
     k: int, text: str, line: int, glued: bool, pre: dict[int, tuple[int, str]]
 ) -> tuple[int, str, int, bool, int]:
@@ -608,310 +529,6 @@ def _with_pre(
     if found is None:
         return k, text, line, glued, -1
     return k, found[1], line, glued, found[0]
-
-
-def _line_text(parts: list[str], pre: int) -> str:
-    """One rendered line from its parts (a ``<pre>``'s lines end without trailing blanks)."""
-    text = "".join(parts)
-    return text.rstrip() if pre >= 0 else text
-
-
-def preformatted_pieces(
-    pre: lxml.etree._Element, shown: set[lxml.etree._Element] | frozenset = frozenset()
-) -> list[str]:
-    """The text pieces of a ``<pre>`` element as written, one per non-blank text run in
-    document order (as `Dom` makes its pieces), each with the blank runs and ``<br>`` line
-    breaks before it; the first without the blank lines that open the element, the last
-    without trailing whitespace. Elements a reader never sees keep only their tails."""
-    texts: list[str] = []
-    pending: list[str] = []
-
-    def add(raw: str | None) -> None:
-        if not raw:
-            return
-        if raw.strip():
-            texts.append("".join(pending) + raw)
-            pending.clear()
-        else:
-            pending.append(raw)
-
-    walker = lxml.etree.iterwalk(pre, events=("start", "end"))
-    for event, el in walker:
-        tag = el.tag
-        visible = isinstance(tag, str) and (tag.lower() not in SKIPPED_TAGS or el in shown)
-        if event == "start":
-            if not visible:
-                walker.skip_subtree()
-            elif tag.lower() == "br":
-                pending.append("\n")
-            elif visible:
-                add(el.text)
-        elif el is not pre:
-            add(el.tail)
-    if texts:
-        texts[0] = _LEADING_BLANK_LINES.sub("", texts[0])
-        texts[-1] = texts[-1].rstrip()
-    return texts
-
-
-_LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t\r\f\v]*\n)+")
-
-
-def shown_noscripts(root: lxml.html.HtmlElement) -> set[lxml.html.HtmlElement]:
-    """The ``<noscript>`` elements of the page that hold its content, to be read as text.
-
-    Forum engines such as Discourse and Flarum serve an empty script application and put the
-    posts, server-rendered for clients without scripts, inside ``<noscript>``: that is the page's
-    text. A noscript counts as content when it holds at least `NOSCRIPT_MIN_WORDS` words and
-    more words than the rest of the page's body; tracking pixels and "enable JavaScript"
-    notices stay hidden. The rest of the body is counted once, and only when a noscript is
-    long enough to need it.
-    """
-    candidates = []
-    for el in root.iter("noscript"):
-        if len(el):
-            words = len("".join(el.itertext()).split())
-            if words >= NOSCRIPT_MIN_WORDS:
-                candidates.append((el, words))
-    if not candidates:
-        return set()
-    rest = _visible_body_words(root)
-    return {el for el, words in candidates if words > rest}
-
-
-def _visible_body_words(root: lxml.html.HtmlElement) -> int:
-    """Words of the page's body outside scripts, styles and noscripts."""
-    texts = root.xpath(
-        "//body//text()[not(ancestor::script or ancestor::style or ancestor::noscript)]"
-    )
-    return sum(len(t.split()) for t in texts)
-
-
-def size_error(limit: int, size: int | None = None) -> PageError:
-    """The error for a page over `limit` bytes (`size`: its size, when known)."""
-    found = f"page is {mib(size)}, over" if size is not None else "page is over"
-    return PageError(f"{found} the {mib(limit)} limit")
-
-
-def mib(size: int) -> str:
-    """`size` bytes as "1.5 MiB" (whole numbers without ".0"), for messages."""
-    return f"{size / MIB:.1f}".removesuffix(".0") + " MiB"
-
-
-def parse_html(
-    data: bytes | str,
-    url: str | None = None,
-    content_type: str | None = None,
-    max_bytes: int = MAX_PAGE_BYTES,
-    site: str | None = None,
-    max_nodes: int = MAX_PAGE_NODES,
-) -> Dom:
-    """Parse a page (bytes in any charset, or text) into a `Dom`; `site` becomes `Dom.site`.
-
-    The charset decision is kept as `Dom.encoding` and `Dom.encoding_source` (see
-    `newscrawl.html.decoding.decode_page`). Markup nested deeper than the parser's limit is
-    re-rooted (`newscrawl.html.nesting`) so the text below the limit is kept.
-
-    Raises `PageError` with a plain message for input that is not a page: binary data, a body
-    larger than `max_bytes`, or nothing lxml can build a tree from (e.g. an empty file); and
-    `PageTooLargeError` for markup of more than `max_nodes` elements (0: no budget), before
-    any tree is built.
-    """
-    text = page_text(data, content_type, max_bytes, max_nodes, url=url)
-    decoded = text.decoded
-    dom = Dom(_build_tree(text.text), url=url, site=site)
-    if not dom.piece_text and "<" in dom.title:
-        # A mangled </title> made the parser read the whole page as the title. Parse again
-        # with that <title> opened as an ordinary element so the body comes back.
-        dom = Dom(_build_tree(_TITLE_OPEN.sub("<span", text.text, count=1)), url=url, site=site)
-    dom.encoding, dom.encoding_source = decoded.encoding, decoded.source
-    return dom
-
-
-@dataclass(frozen=True, slots=True)
-class PageText:
-    """A page's text as `parse_html` builds its tree from, and the charset decision."""
-
-    text: str
-    decoded: Decoded
-
-
-def page_text(
-    data: bytes | str,
-    content_type: str | None = None,
-    max_bytes: int = MAX_PAGE_BYTES,
-    max_nodes: int = MAX_PAGE_NODES,
-    url: str | None = None,
-) -> PageText:
-    """Decode a page and check it is one, within the byte and node budgets (the errors of
-    `parse_html`); `page_tree` builds its lxml tree. `url`: where the page came from, which
-    tells the language of an undeclared page without a lang attribute (`decode_page`)."""
-    size = len(data)
-    if size > max_bytes:
-        raise size_error(max_bytes, size)
-    try:
-        decoded = decode_page(data, content_type, url)
-    except NotHtmlError as err:
-        raise PageError(str(err)) from None
-    if not decoded.text.strip():
-        raise PageError("page is empty")
-    # a page has fewer elements than "<"s: one count settles it for all but huge pages
-    if max_nodes and decoded.text.count("<") > max_nodes:
-        elements = element_estimate(decoded.text)
-        if elements > max_nodes:
-            raise PageTooLargeError(
-                f"page has about {elements:,} elements, over the budget of {max_nodes:,}"
-            )
-    return PageText(decoded.text, decoded)
-
-
-def page_tree(text: str) -> lxml.html.HtmlElement:
-    """The lxml tree `parse_html` walks (markup past the parser's depth limit re-rooted)."""
-    return _build_tree(text)
-
-
-def element_estimate(text: str) -> int:
-    """About the number of elements `text` gives a tree: its tags less its closing tags, an
-    upper bound but for the few elements the parser adds (two C-speed counts, no allocation,
-    whatever the page's size)."""
-    return text.count("<") - text.count("</")
-
-
-class _TooDeep(Exception):
-    """libxml2 stopped at its depth limit: the rest of the page is missing from the tree."""
-
-
-def _build_tree(text: str) -> lxml.html.HtmlElement:
-    """The page's tree; markup nested past the parser's limit is flattened and parsed again.
-    Text and links after `</body>` or `</html>` stay in the body, as a browser shows them."""
-    text = _DOCUMENT_END.sub("", text)
-    try:
-        return _parse_tree(text)
-    except _TooDeep:
-        pass
-    try:
-        return _parse_tree(flatten_nesting(text))
-    except _TooDeep:
-        raise PageError(
-            f"page nests elements deeper than the parser's limit ({PARSER_MAX_DEPTH} levels)"
-        ) from None
-
-
-def _parse_tree(text: str) -> lxml.html.HtmlElement:
-    # Hand lxml UTF-8 bytes with the encoding stated, so a wrong <meta charset> cannot mislead it.
-    parser = _parser()
-    try:
-        root = lxml.html.document_fromstring(text.encode("utf-8", "surrogatepass"), parser=parser)
-    except (lxml.etree.ParserError, ValueError) as err:
-        raise PageError(f"no HTML tree could be built: {err}") from None
-    if any("depth" in error.message.lower() for error in parser.error_log.filter_from_fatals()):
-        raise _TooDeep
-    _expand_noframes(root)
-    _close_head(root)
-    return root
-
-
-def _parser() -> lxml.etree.HTMLParser:
-    # lxml.etree's parser, not lxml.html's: its elements are plain `_Element`s made in C, while
-    # lxml.html looks up a Python class for every element proxy (about 7% of a page's parse).
-    # Nothing reads lxml.html's extra methods; `drop_tree` below stands in for the one used.
-    return lxml.etree.HTMLParser(
-        encoding="utf-8",
-        remove_comments=True,
-        remove_pis=True,
-        huge_tree=True,
-        default_doctype=False,
-    )
-
-
-def drop_tree(el: lxml.etree._Element) -> None:
-    """Remove `el` and everything in it from its tree, keeping its tail text (which belongs to
-    the parent), as lxml.html's ``drop_tree`` does for its own elements."""
-    parent = el.getparent()
-    if parent is None:
-        return
-    if el.tail:
-        previous = el.getprevious()
-        if previous is None:
-            parent.text = (parent.text or "") + el.tail
-        else:
-            previous.tail = (previous.tail or "") + el.tail
-    parent.remove(el)
-
-
-# What HTML lets stand in <head> ("in head" insertion mode): a browser ends the head at the first
-# other element, or at text, and reads the rest as the body. libxml2 keeps reading such markup
-# into the head (an unknown <mbox> before <body> put a whole article there), and head text is
-# never page text.
-_HEAD_TAGS = frozenset(
-    {
-        "base", "basefont", "bgsound", "link", "meta", "noframes", "noscript", "script",
-        "style", "template", "title",
-    }
-)  # fmt: skip
-
-
-def _close_head(root: lxml.etree._Element) -> None:
-    """Move what a browser would not read as part of <head> (the first element HTML does not
-    allow there, or text, and all after it) to the start of <body>, as browsers parse it."""
-    head = root.find("head")
-    if head is None:
-        return
-    lead, cut = _head_end(head)
-    if cut is None:
-        return
-    moved = list(head)[cut:]
-    body = root.find("body")
-    if body is None:
-        body = lxml.etree.SubElement(root, "body")
-        head.addnext(body)
-    rest, body.text = body.text, lead
-    for k, el in enumerate(moved):
-        body.insert(k, el)
-    if rest and moved:
-        moved[-1].tail = (moved[-1].tail or "") + rest
-    elif rest:
-        body.text = (lead or "") + rest
-
-
-def _head_end(head: lxml.etree._Element) -> tuple[str | None, int | None]:
-    """Where the head ends: (text that starts the body, or None; index of the first child
-    that moves to the body), or (None, None) when the head is all head."""
-    if head.text and head.text.strip():
-        lead, head.text = head.text, None
-        return lead, 0
-    for i, child in enumerate(head):
-        if isinstance(child.tag, str) and child.tag.lower() not in _HEAD_TAGS:
-            return None, i
-        if child.tail and child.tail.strip():
-            lead, child.tail = child.tail, None
-            return lead, i + 1
-    return None, None
-
-
-def _expand_noframes(root: lxml.html.HtmlElement) -> None:
-    """Parse the markup a <noframes> holds as raw text into elements, so it reads as text.
-
-    The parser keeps a <noframes> body as one raw string (like <script>); parsed, its markup
-    becomes structure and its text visible text. Nested <noframes> are expanded in turn.
-    """
-    pending = list(root.iter("noframes"))
-    while pending:
-        el = pending.pop()
-        raw = el.text or ""
-        if "<" not in raw:
-            continue  # plain text already
-        el.text = None
-        try:
-            inner = lxml.html.document_fromstring(raw.encode("utf-8", "surrogatepass"), _parser())
-        except (lxml.etree.ParserError, ValueError):
-            continue  # nothing but comments or processing instructions: no text
-        body = inner.find("body")
-        container = body if body is not None else inner
-        el.text = _XML_UNSAFE.sub("", container.text or "")
-        for child in list(container):
-            el.append(child)
-            pending.extend(child.iter("noframes"))
 
 
 # A page with one of each case the walk handles: head, titles, metas, links, skipped and shown
@@ -938,9 +555,9 @@ def compiled_walk_agrees(page: str = _CHECK_PAGE) -> bool:
     if compiled is None:
         return False
     try:
-        fast = Dom(_build_tree(page))
+        fast = Dom(page_tree(page))
         _compiled_walk = None
-        slow = Dom(_build_tree(page))
+        slow = Dom(page_tree(page))
     except Exception:  # a broken extension: never the page's fault
         return False
     finally:

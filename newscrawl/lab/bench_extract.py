@@ -49,14 +49,14 @@ Stage = Callable[[bytes], object]
 
 
 def _parse_extract(extractor: Extractor, data: bytes) -> object:
-    from newscrawl.html.dom import parse_html
+    from newscrawl.html.parse import parse_html
 
     return extractor.extract(parse_html(data))
 
 
 def _parse_extract_markdown(extractor: Extractor, data: bytes) -> object:
     from newscrawl.extractors.markdown import page_markdown
-    from newscrawl.html.dom import parse_html
+    from newscrawl.html.parse import parse_html
 
     dom = parse_html(data)
     return page_markdown(dom, extractor.extract(dom))
@@ -121,7 +121,8 @@ class Timing:
 
 def _load_pages(paths: Sequence[str]) -> tuple[list[bytes], int]:
     """Bytes of every page that parses, and the number of pages left out."""
-    from newscrawl.html.dom import PageError, parse_html
+    from newscrawl.html.parse import parse_html
+    from newscrawl.html.tree import PageError
 
     pages, left_out = [], 0
     for path in paths:
@@ -137,7 +138,7 @@ def _load_pages(paths: Sequence[str]) -> tuple[list[bytes], int]:
 
 def _stages(names: Sequence[str]) -> dict[str, Stage]:
     from newscrawl.extractors import build_extractor
-    from newscrawl.html.dom import parse_html
+    from newscrawl.html.parse import parse_html
 
     extractors = [build_extractor(name) for name in names]
     stages: dict[str, Stage] = {"parse": parse_html}
@@ -165,7 +166,7 @@ def markdown_share(extractor: Extractor, pages: Sequence[bytes], repeat: int) ->
     """CPU seconds of the Markdown of `extractor`'s selection over those of parsing and
     extracting, each page timed both ways in turn (None: nothing could be timed)."""
     from newscrawl.extractors.markdown import page_markdown
-    from newscrawl.html.dom import parse_html
+    from newscrawl.html.parse import parse_html
 
     extracting = rendering = 0.0
     clock = time.process_time

@@ -62,9 +62,10 @@ HELP = "ingest records/s and pages/s beside extraction-only speed; peak memory b
 _EXTRACT_ONLY = """
 import gc, json, sys, time
 from newscrawl import settings
-from newscrawl.storage.warc_reader import Record, read_archive
+from newscrawl.storage.warc_records import Record
+from newscrawl.storage.warc_reader import read_archive
 from newscrawl.scale.ingest_spider import wanted
-from newscrawl.html.dom import parse_html
+from newscrawl.html.parse import parse_html
 from newscrawl.extractors import DEFAULT_EXTRACTOR
 from newscrawl.pipelines.extraction import load_extractors
 pages = [(r.payload, r.head.url, r.head.header("content-type"))

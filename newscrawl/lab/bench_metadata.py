@@ -174,7 +174,7 @@ def newscrawl_guess() -> Callable[[Labelled], Guess]:
     from newscrawl.extractors import DEFAULT_EXTRACTOR, build_extractor
     from newscrawl.extractors.page_metadata import page_metadata
     from newscrawl.extractors.title import page_title
-    from newscrawl.html.dom import parse_html
+    from newscrawl.html.parse import parse_html
 
     extractor = build_extractor(DEFAULT_EXTRACTOR)
 

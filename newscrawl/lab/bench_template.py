@@ -81,7 +81,7 @@ def _rss_mb() -> float:
 def _buffer(pages: list[tuple[str, bytes]]) -> tuple[list, float]:
     """Fill the buffer as the crawl does (parse, record, drop the DOM); returns the buffer and
     tracemalloc's peak in MB (tracing slows Python down several times: no timing here)."""
-    from newscrawl.html.dom import parse_html
+    from newscrawl.html.parse import parse_html
     from newscrawl.template.node_records import PageNodes
 
     gc.collect()
@@ -119,7 +119,7 @@ def _per_page(pages: list[tuple[str, bytes]], model: TemplateModel) -> dict[str,
     import numpy as np
 
     from newscrawl.extractors.template_filter import TemplateConfig, TemplateExtractor, pruned_dom
-    from newscrawl.html.dom import parse_html
+    from newscrawl.html.parse import parse_html
     from newscrawl.template.node_features import node_features
     from newscrawl.template.node_records import PageNodes
     from newscrawl.template.template_scoring import smooth_page

@@ -69,7 +69,8 @@ def _files(folder: Path, sizes: list[int]) -> list[tuple[str, int, Path]]:
 def _read(path: Path) -> tuple[int, int]:
     """(records, problems) of one read of `path`, as the ingest reads it."""
     from newscrawl.scale.ingest_spider import wanted
-    from newscrawl.storage.warc_reader import Problem, read_archive
+    from newscrawl.storage.warc_reader import read_archive
+    from newscrawl.storage.warc_records import Problem
 
     records = problems = 0
     for entry in read_archive(path, wanted, 10 << 20):

@@ -293,7 +293,7 @@ def format_result(result: IngestResult) -> str:
             f"read again, their size changed since run {result.run} ingested them: "
             f"{len(result.changed_files)} files"
         )
-    from newscrawl.storage.warc_reader import PROBLEMS
+    from newscrawl.storage.warc_records import PROBLEMS
 
     for title, group, names in (
         ("damaged input", totals["problems"], PROBLEMS),

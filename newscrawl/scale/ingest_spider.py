@@ -52,7 +52,8 @@ from newscrawl.crawl.extensions.content import is_html_type
 from newscrawl.crawl.extensions.state import crawl_state
 from newscrawl.crawl.items import PageItem, WarcOrigin
 from newscrawl.crawl.middlewares.sitecap import page_count, pages_stat
-from newscrawl.html.dom import PageError, page_text, page_tree, parse_html
+from newscrawl.html.parse import page_text, parse_html
+from newscrawl.html.tree import PageError, page_tree
 from newscrawl.html.urls import SiteScope, canonical_url, usable_host
 from newscrawl.scale.ingest_outputs import (
     FileReport,
@@ -63,7 +64,8 @@ from newscrawl.scale.ingest_outputs import (
     write_marker,
 )
 from newscrawl.storage.schemas import KEPT_HEADERS
-from newscrawl.storage.warc_reader import Problem, Record, RecordHead, read_archive
+from newscrawl.storage.warc_reader import read_archive
+from newscrawl.storage.warc_records import Problem, Record, RecordHead
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

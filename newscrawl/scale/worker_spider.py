@@ -40,12 +40,9 @@ from __future__ import annotations
 import inspect
 import json
 import logging
-import os
 import signal
-import socket
 import threading
 import time
-import uuid
 from collections.abc import AsyncIterator, Callable
 from functools import partial
 from pathlib import Path
@@ -53,7 +50,6 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import redis
 from scrapy import signals
-from scrapy.dupefilters import BaseDupeFilter
 from scrapy_redis.spiders import RedisSpider
 
 from newscrawl.crawl.discovery.site_lists import SiteSpec
@@ -72,6 +68,7 @@ from newscrawl.scale.redis_queue import (
     run_missing_message,
     safe_url,
 )
+from newscrawl.scale.worker_identity import SiteDupeFilter, worker_id
 from newscrawl.spiders.site import SiteRun, SiteSpider
 from newscrawl.storage.writer import partition_dir
 
@@ -82,8 +79,6 @@ __all__ = [
     "REDIS_REFUSED_STAT",
     "RUN_MISSING_STAT",
     "RedisSiteSpider",
-    "SiteDupeFilter",
-    "worker_id",
 ]
 
 logger = logging.getLogger(__name__)
@@ -103,11 +98,6 @@ T = TypeVar("T")
 HAND_BACK_WAIT = 3.0
 
 
-def worker_id() -> str:
-    """host-pid-random: unique across machines and restarts, readable in `newscrawl status`."""
-    return f"{socket.gethostname()}-{os.getpid()}-{uuid.uuid4().hex[:6]}"
-
-
 def _sleep(seconds: float) -> Any:
     # the reactor is imported here, not at module level: Scrapy installs its own first
     from scrapy.utils.defer import maybe_deferred_to_future
@@ -115,32 +105,6 @@ def _sleep(seconds: float) -> Any:
     from twisted.internet.task import deferLater
 
     return maybe_deferred_to_future(deferLater(reactor, seconds, lambda: None))
-
-
-class SiteDupeFilter(BaseDupeFilter):
-    """The seen-request filter of a worker (DUPEFILTER_CLASS): Scrapy's fingerprints, in a set
-    the worker empties when it starts a site, so a site leased here again is crawled again."""
-
-    def __init__(self, fingerprinter: Any) -> None:
-        self.fingerprinter = fingerprinter
-        self.seen: set[bytes] = set()
-
-    @classmethod
-    def from_crawler(cls, crawler: Crawler) -> SiteDupeFilter:
-        return cls(crawler.request_fingerprinter)
-
-    def request_seen(self, request: Any) -> bool:
-        fingerprint = self.fingerprinter.fingerprint(request)
-        if fingerprint in self.seen:
-            return True
-        self.seen.add(fingerprint)
-        return False
-
-    def reset(self) -> None:
-        self.seen.clear()
-
-    def log(self, request: Any, spider: Any) -> None:
-        spider.crawler.stats.inc_value("dupefilter/filtered")
 
 
 class RedisSiteSpider(RedisSpider, SiteSpider):

@@ -17,11 +17,13 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, NamedTuple
 
-from newscrawl.evaluation.evaluator import error_text
 from newscrawl.extractors import Extraction, Extractor
+from newscrawl.extractors.extractor_base import error_text
 from newscrawl.extractors.markdown import MarkdownOptions, selection_pieces, with_markdown
-from newscrawl.html.dom import MAX_PAGE_BYTES, Dom, size_error
+from newscrawl.html.dom import Dom
 from newscrawl.html.gcpause import paused_gc
+from newscrawl.html.parse import MAX_PAGE_BYTES
+from newscrawl.html.tree import size_error
 from newscrawl.site.site_context import SiteContext, extract_in_site, learn_site, site_methods
 from newscrawl.site.site_template import MAX_TEMPLATE_PAGES
 from newscrawl.site.slot_cut import SitePassConfig, SitePassRun, site_pass
@@ -129,7 +131,8 @@ def extract_page(
 
     `url` and `site` are handed to the parsed page (`Dom.url`, `Dom.site`); `context`, the
     site's template (`learn_site`), to an extractor that reads one."""
-    from newscrawl.html.dom import PageError, parse_html
+    from newscrawl.html.parse import parse_html
+    from newscrawl.html.tree import PageError
 
     record: dict[str, Any] = {"path": label, "title": "", "text": "", "extractor": extractor.name}
     try:

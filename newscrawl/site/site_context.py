@@ -16,7 +16,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from newscrawl.extractors.extractor_base import Extraction, Extractor
-from newscrawl.html.dom import Dom, PageError
+from newscrawl.html.dom import Dom
+from newscrawl.html.tree import PageError
 from newscrawl.site.site_template import MAX_TEMPLATE_PAGES, TemplateHashes, pages_template
 from newscrawl.template.sitelevel import PageParser, RawPage, SiteLevelConfig, parse_raw
 from newscrawl.template.sitemethods import DEFAULT_SITE_METHOD, SiteMethod, new_site_method

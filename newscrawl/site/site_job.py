@@ -33,7 +33,8 @@ import numpy as np
 
 from newscrawl.crawl.items import PageItem
 from newscrawl.extractors.extractor_base import Extraction
-from newscrawl.html.dom import Dom, PageError
+from newscrawl.html.dom import Dom
+from newscrawl.html.tree import PageError
 from newscrawl.pipelines.classify import ArticleClassifierPipeline
 from newscrawl.pipelines.extraction import ExtractionPipeline, ExtractionSettings, content_hash
 from newscrawl.site.carry import is_redesign

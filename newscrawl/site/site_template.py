@@ -20,7 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from newscrawl.extractors.blockmodel.blocks import Blocks
-from newscrawl.html.dom import Dom, PageError
+from newscrawl.html.dom import Dom
+from newscrawl.html.tree import PageError
 from newscrawl.template.node_records import node_hashes
 from newscrawl.template.sitelevel import (
     PageParser,

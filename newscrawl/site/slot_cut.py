@@ -41,9 +41,11 @@ from typing import Final, Literal
 import numpy as np
 
 from newscrawl.extractors.extractor_base import Extraction
-from newscrawl.extractors.markdown import Mark, MarkdownOptions, piece_marks, render_marks
+from newscrawl.extractors.markdown import MarkdownOptions, piece_marks
+from newscrawl.extractors.markdown_render import Mark, render_marks
+from newscrawl.extractors.selection import chosen_pieces
 from newscrawl.html.dom import Dom
-from newscrawl.html.dom import join_pieces as render_pieces
+from newscrawl.html.text_pieces import join_pieces as render_pieces
 from newscrawl.template.node_records import PageNodes
 from newscrawl.template.sitelevel import (
     PageParser,
@@ -64,7 +66,6 @@ __all__ = [
     "SiteSlots",
     "SiteTemplate",
     "SlotCounts",
-    "chosen_pieces",
     "final_extraction",
     "finish_site_pass",
     "learn_template",
@@ -188,44 +189,6 @@ class PageChoice:
         return frozenset(self.slot)
 
 
-def _block_pieces(dom: Dom, extraction: Extraction) -> list[tuple[int, int]]:
-    """(piece, chosen node) for the pieces of the text blocks
-    (`newscrawl.extractors.blockmodel.blocks`) of
-    chosen nodes that the extraction's text holds, matched in document order: what a block
-    extractor such as the learned one chose (several blocks may share a node, e.g. the runs of
-    text around a nested block, and not all of them need be chosen)."""
-    from newscrawl.extractors.blockmodel.blocks import split_blocks
-
-    blocks, chosen, text = split_blocks(dom), set(extraction.node_ids), extraction.text
-    first = dom.piece_start[dom.body]
-    found: list[tuple[int, int]] = []
-    cursor = 0
-    for k, node in enumerate(blocks.node):
-        if node not in chosen or blocks.start[k] < first:
-            continue
-        part = blocks.text(dom, k)
-        at = cursor + 1 if cursor and text[cursor : cursor + 1] in ("\n", " ") else cursor
-        for start in (at, cursor):
-            if part and text.startswith(part, start):
-                found.extend((p, node) for p in range(blocks.start[k], blocks.stop[k]))
-                cursor = start + len(part)
-                break
-    return found
-
-
-def _subtree_pieces(dom: Dom, extraction: Extraction) -> list[tuple[int, int]]:
-    """(piece, chosen node) for the body's pieces inside a chosen node's subtree (the innermost
-    chosen node when they nest)."""
-    cover = np.full(len(dom), -1, dtype=np.int64)
-    for node in sorted(
-        set(extraction.node_ids)
-    ):  # preorder: an inner node comes later and overrides
-        cover[node : dom.end[node]] = node
-    body = dom.body
-    pieces = range(dom.piece_start[body], dom.piece_end[body])
-    return [(k, int(cover[dom.piece_owner[k]])) for k in pieces if cover[dom.piece_owner[k]] >= 0]
-
-
 def _title_slots(dom: Dom, slots: np.ndarray, title: str) -> frozenset[int]:
     """Slots whose whole text on this page is the page's title."""
     wanted = _squeeze(title)
@@ -287,18 +250,6 @@ def page_choice(
         choice.marks = piece_marks(dom, choice.index, markdown.images)
         choice.markdown = markdown
     return choice
-
-
-def chosen_pieces(dom: Dom, extraction: Extraction) -> tuple[list[tuple[int, int]], bool]:
-    """The text pieces an extraction chose, as (piece, chosen node) in document order, and
-    whether they join to exactly its text: those of the chosen blocks, else those of the
-    chosen subtrees, whichever joins to the text; else the chosen subtrees' (not exact)."""
-    pairs: list[tuple[int, int]] = []
-    for rule in (_block_pieces, _subtree_pieces):
-        pairs = rule(dom, extraction)
-        if dom.pieces_text([k for k, _ in pairs]) == extraction.text:
-            return pairs, True
-    return pairs, False
 
 
 @dataclass(frozen=True, slots=True)

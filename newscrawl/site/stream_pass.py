@@ -34,7 +34,7 @@ from typing import IO
 import numpy as np
 
 from newscrawl.extractors.markdown import MarkdownOptions
-from newscrawl.html.dom import PageError
+from newscrawl.html.tree import PageError
 from newscrawl.site.site_template import MAX_TEMPLATE_PAGES, TemplateHashes
 from newscrawl.site.slot_cut import (
     PAGE_STAGE,

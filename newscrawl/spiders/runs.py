@@ -13,7 +13,8 @@ from newscrawl.crawl.discovery.links import LinkResolver
 from newscrawl.crawl.discovery.site_lists import SiteSpec
 from newscrawl.crawl.discovery.traps import ShapeBudget
 from newscrawl.crawl.parsepool import PageLinks
-from newscrawl.html.dom import Dom, PageError
+from newscrawl.html.dom import Dom
+from newscrawl.html.tree import PageError
 from newscrawl.html.urls import SiteScope
 
 if TYPE_CHECKING:

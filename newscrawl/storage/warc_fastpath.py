@@ -24,7 +24,7 @@ from collections.abc import Callable, Generator
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 if TYPE_CHECKING:
-    from newscrawl.storage.warc_reader import Problem, Record, RecordHead
+    from newscrawl.storage.warc_records import Problem, Record, RecordHead
 
 try:
     from fastwarc.warc import ArchiveIterator as _FastIterator
@@ -54,7 +54,7 @@ def read_fast(
     """The records of `fh` from offset `start` (a record boundary) as `read_archive` gives
     them, until the end of the file or the first trouble; returns the offset of the first record
     not handed on, where the reference reader takes over."""
-    from newscrawl.storage.warc_reader import payload_record
+    from newscrawl.storage.warc_records import payload_record
 
     magic = _GZIP_MAGIC if gzipped else b"WARC/"
     fh.seek(start)

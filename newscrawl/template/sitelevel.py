@@ -40,7 +40,9 @@ from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
-from newscrawl.html.dom import Dom, PageError, parse_html
+from newscrawl.html.dom import Dom
+from newscrawl.html.parse import parse_html
+from newscrawl.html.tree import PageError
 from newscrawl.html.urls import site_of
 from newscrawl.template.node_records import PageNodes
 from newscrawl.template.node_table import nodes_table

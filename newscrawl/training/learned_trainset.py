@@ -19,25 +19,22 @@ import numpy as np
 
 from newscrawl.extractors.blockmodel.block_features import FEATURES, block_features, block_groups
 from newscrawl.extractors.blockmodel.blocks import split_blocks
+from newscrawl.extractors.blockmodel.seeds import SEEDS, seed_extractions
 from newscrawl.extractors.blockmodel.stacking import GROUPS
-from newscrawl.extractors.extractor_base import Extraction, Extractor
 from newscrawl.gold.dataset import read_dataset, read_meta
 from newscrawl.gold.metric import tokens
-from newscrawl.html.dom import Dom, PageError, parse_html
+from newscrawl.html.parse import parse_html
+from newscrawl.html.tree import PageError
 from newscrawl.site.site_template import TemplateHashes, site_template
 from newscrawl.template.node_records import node_hashes
 from newscrawl.template.sitelevel import SiteLevelConfig
 from newscrawl.training.gold_labels import block_gold_share
 
 __all__ = [
-    "SEEDS",
     "PageRows",
     "TrainingSet",
     "build_training_set",
     "page_rows",
-    "seed_extractions",
-    "seed_extractors",
-    "seed_selections",
     "site_templates",
 ]
 
@@ -76,41 +73,6 @@ class TrainingSet:
     @property
     def sites(self) -> int:
         return len(set(self.page_site))
-
-
-SEEDS = ("nce", "mss", "cetd-tpc")
-
-
-def seed_extractors() -> list[Extractor]:
-    """NCE, MSS and CETD-TPC with their default configs, built once per caller."""
-    from newscrawl.extractors import get_extractor
-
-    return [get_extractor(name) for name in SEEDS]
-
-
-def seed_extractions(dom: Dom, seeds: Sequence[Extractor] | None = None) -> list[Extraction]:
-    """What NCE, MSS and CETD-TPC (`seeds`, default: fresh ones) extract from `dom`, in that
-    order (empty when one fails)."""
-    found = []
-    for name, extractor in zip(SEEDS, seeds or seed_extractors(), strict=True):
-        try:
-            found.append(extractor.extract(dom))
-        except Exception:  # a seed bug costs one feature, not the page
-            found.append(Extraction.empty(name))
-    return found
-
-
-def seed_selections(dom: Dom, seeds: Sequence[Extractor] | None = None) -> list[tuple[int, ...]]:
-    """The `node_ids` of `seed_extractions` (what the features read), from each seed's `select`
-    where it has one: the same ids without building titles and texts nobody reads."""
-    found: list[tuple[int, ...]] = []
-    for extractor in seeds or seed_extractors():
-        select = getattr(extractor, "select", None)
-        try:
-            found.append(select(dom) if select is not None else extractor.extract(dom).node_ids)
-        except Exception:  # a seed bug costs one feature, not the page
-            found.append(())
-    return found
 
 
 def page_rows(

@@ -67,7 +67,8 @@ def crossvalidate(
 
     from newscrawl.extractors.template_filter import TemplateConfig, TemplateExtractor
     from newscrawl.gold.dataset import Dataset
-    from newscrawl.html.dom import PageError, parse_html
+    from newscrawl.html.parse import parse_html
+    from newscrawl.html.tree import PageError
 
     records, counts = collect(Path(data_dir), datasets, limit=limit, progress=progress)
     handles = {name: Dataset(Path(data_dir) / name) for name in datasets}

@@ -107,7 +107,8 @@ class PageRecord:
 
 def page_record(dataset: str, page: Any, geometry: str = GEOMETRY) -> PageRecord | None:
     """One `Dataset` page as a record; None when the page cannot be parsed."""
-    from newscrawl.html.dom import PageError, parse_html
+    from newscrawl.html.parse import parse_html
+    from newscrawl.html.tree import PageError
     from newscrawl.template.node_records import PageNodes
     from newscrawl.training.template_sites import gold_template
 

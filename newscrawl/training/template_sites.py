@@ -13,7 +13,9 @@ import numpy as np
 
 from newscrawl.gold.dataset import Dataset, DatasetError, Page
 from newscrawl.gold.metric import tokens
-from newscrawl.html.dom import Dom, PageError, parse_html
+from newscrawl.html.dom import Dom
+from newscrawl.html.parse import parse_html
+from newscrawl.html.tree import PageError
 from newscrawl.template.node_records import PageNodes, site_kind
 from newscrawl.template.sitelevel import label_site
 from newscrawl.template.sitemethods import DEFAULT_SITE_METHOD, new_site_method

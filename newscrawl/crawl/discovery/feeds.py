@@ -28,7 +28,7 @@ from scrapy.utils.sitemap import Sitemap
 from w3lib.encoding import read_bom
 
 from newscrawl.html.decoding import sniff_wide
-from newscrawl.html.dom import mib
+from newscrawl.html.tree import mib
 
 __all__ = [
     "SitemapLinks",

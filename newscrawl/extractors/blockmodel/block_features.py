@@ -31,20 +31,29 @@ from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
-from rapidfuzz import fuzz
 
 from newscrawl.extractors.blockmodel.blocks import Blocks
+from newscrawl.extractors.blockmodel.headline_features import (
+    HEADLINE_COLUMNS,
+    SUMMARY_COLUMNS,
+    TITLE_COLUMNS,
+    headline_columns,
+    summary_columns,
+    title_columns,
+)
 from newscrawl.extractors.blockmodel.textstats import (
     block_texts,
-    lower_words,
     mark_columns,
     text_columns,
 )
-from newscrawl.extractors.title import h1_texts
 from newscrawl.html.dom import Dom, elements_named
 from newscrawl.site.site_template import SITE_FEATURES, TemplateHashes, site_columns
 
-__all__ = ["FEATURES", "block_features", "block_groups"]
+__all__ = [
+    "FEATURES",
+    "block_features",
+    "block_groups",
+]
 
 # Keyword groups looked for in class, id, role and itemprop values.
 _GROUPS: dict[str, str] = {
@@ -120,14 +129,6 @@ _POSITION = [
 _NEIGHBOUR = [
     f"n{o:+d}_{name}" for o in _NEIGHBOURS for name in ("chars_log", "link_density", "stop_share")
 ]
-_TITLE = ["title_ratio", "in_title"]
-# Where the block sits against the page's headline: the <h1> the page's title names (or, when
-# none does, its first <h1>). An article's text follows its headline; breadcrumbs, menus and
-# teasers above it seldom belong to it.
-_HEADLINE = ["headline_found", "headline_side", "headline_offset", "headline_position"]
-# How much of the block the page's own summary (og:description or the meta description)
-# holds: the article's lead, not a teaser of another article.
-_SUMMARY = ["description_share"]
 # What kind of page this is, from its own markup: schema.org types (JSON-LD or microdata) and
 # og:type, and how its blocks look as a whole. The same for every block of a page; they let
 # the trees learn that a forum's posts or a product's description are its main text.
@@ -166,9 +167,9 @@ FEATURES: list[str] = [
     *_POSITION,
     *_NEIGHBOUR,
     *(f"seed_{s}" for s in _SEEDS),
-    *_TITLE,
-    *_HEADLINE,
-    *_SUMMARY,
+    *TITLE_COLUMNS,
+    *HEADLINE_COLUMNS,
+    *SUMMARY_COLUMNS,
     *_PAGE,
     *SITE_FEATURES,
 ]
@@ -330,9 +331,9 @@ def block_features(
     stop_share = columns[0][:, 11]
     columns.append(_neighbour_columns(chars, density, stop_share))
     columns.append(_seed_columns(dom, blocks, seeds))
-    columns.append(_title_columns(dom, texts))
-    columns.append(_headline_columns(dom, blocks))
-    columns.append(_summary_columns(dom, tokens))
+    columns.append(title_columns(dom, texts))
+    columns.append(headline_columns(dom, blocks))
+    columns.append(summary_columns(dom, tokens))
     columns.append(_page_columns(dom, np.hstack(columns), chars))
     columns.append(site_columns(dom, blocks, template))
     out = np.hstack(columns).astype(np.float32)
@@ -483,77 +484,6 @@ def _neighbour_columns(chars: np.ndarray, density: np.ndarray, stop: np.ndarray)
 def _seed_columns(dom: Dom, blocks: Blocks, seeds: Sequence[Sequence[int]]) -> np.ndarray:
     first = np.array(blocks.start)
     return np.column_stack([mark[first] for mark in _seed_marks(dom, seeds)])
-
-
-def _title_columns(dom: Dom, texts: list[str]) -> np.ndarray:
-    """Similarity of the block's start to the page <title>, and whether the title contains it."""
-    title = dom.title.casefold()
-    out = np.zeros((len(texts), 2))
-    if not title:
-        return out
-    shorts = [text[:300].casefold() for text in texts]
-    out[:, 0] = [fuzz.ratio(short, title) / 100.0 if short else 0.0 for short in shorts]
-    out[:, 1] = [bool(short) and short in title for short in shorts]
-    return out
-
-
-def _headline_columns(dom: Dom, blocks: Blocks) -> np.ndarray:
-    """`_HEADLINE`: whether a headline was found (1: the longest <h1> the title names, 0.5:
-    the first <h1>), the block before it (-1), at it (0) or after it (1), its distance from it
-    in blocks and where the headline sits, both as shares of the page's blocks; zeros without
-    one."""
-    n = len(blocks)
-    out = np.zeros((n, len(_HEADLINE)))
-    found = _headline(dom)
-    if found is None or not n:
-        return out
-    node, kind = found
-    at = int(np.searchsorted(blocks.start, dom.piece_start[node], side="right")) - 1
-    index = np.arange(n)
-    out[:, 0] = kind
-    out[:, 1] = np.sign(index - at)
-    out[:, 2] = (index - at) / n
-    out[:, 3] = at / n
-    return out
-
-
-def _headline(dom: Dom) -> tuple[int, float] | None:
-    """The headline element and how it was found (see `_headline_columns`)."""
-    meta = dom.meta
-    title = " ".join((meta.get("og:title") or meta.get("twitter:title") or dom.title).split())
-    title = title.casefold()
-    headings = [(node, text.casefold()) for node, text in h1_texts(dom)]
-    # a site's name in an <h1> is in the title too: the longest <h1> named is the headline
-    named = [(len(text), -node) for node, text in headings if title and _names(title, text)]
-    if named:
-        return -max(named)[1], 1.0
-    return (headings[0][0], 0.5) if headings else None
-
-
-def _names(title: str, heading: str) -> bool:
-    """Whether a (case-folded) title names a heading: one holds the other."""
-    return heading in title or title in heading
-
-
-def _summary_columns(dom: Dom, tokens: list[list[str]]) -> np.ndarray:
-    """`_SUMMARY`: the share of the block's word trigrams found in the page's summary (0
-    without a summary of at least 4 words, and for blocks under 3 words)."""
-    out = np.zeros((len(tokens), 1))
-    meta = dom.meta
-    summary = (
-        meta.get("og:description") or meta.get("description") or meta.get("twitter:description")
-    ) or ""
-    words = lower_words(summary)
-    if len(words) < 4:
-        return out
-    trigrams = set(zip(words, words[1:], words[2:], strict=False))
-    known = frozenset(words)
-    for k, block in enumerate(tokens):
-        # a block without a word of the summary has none of its trigrams (its share stays 0)
-        if len(block) >= 3 and not known.isdisjoint(block):
-            grams = zip(block, block[1:], block[2:], strict=False)
-            out[k, 0] = sum(map(trigrams.__contains__, grams)) / (len(block) - 2)
-    return out
 
 
 def _schema_types(dom: Dom) -> set[str]:

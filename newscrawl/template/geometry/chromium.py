@@ -13,7 +13,8 @@ from typing import Any
 import lxml.html
 import numpy as np
 
-from newscrawl.html.dom import Dom, drop_tree
+from newscrawl.html.dom import Dom
+from newscrawl.html.tree import drop_tree
 from newscrawl.template.geometry.provider import GeometryError
 
 CHROMIUM_PATH = "/usr/bin/chromium"
