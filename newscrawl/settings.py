@@ -7,7 +7,7 @@ honest user agent, and no private addresses. Override any of them with ``-s NAME
 
 from __future__ import annotations
 
-from newscrawl import __version__
+from newscrawl._version import __version__
 
 # -- project ----------------------------------------------------------------------------------
 # Scrapy's project name, and where the crawl's spider ("site") is found

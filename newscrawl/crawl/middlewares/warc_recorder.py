@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 from scrapy import signals
 from scrapy.exceptions import NotConfigured
 
-from newscrawl import __version__
+from newscrawl._version import __version__
 from newscrawl.crawl.extensions.state import crawl_state
 from newscrawl.crawl.items import WarcOrigin
 
