@@ -12,7 +12,7 @@
 
    Built without lxml's or libxml2's headers (pip needs nothing but a C compiler), so the two
    structs it reads are declared below as those libraries define them: libxml2's `xmlNode`,
-   unchanged since libxml2 2.0, and lxml's element proxy, unchanged since lxml 2. `dom.py` checks
+   unchanged since libxml2 2.0, and lxml's element proxy, unchanged since lxml 2. `html/dom.py` checks
    the walk against the Python walk on a test page at import and keeps the Python walk if they
    differ. */
 #define PY_SSIZE_T_CLEAN
@@ -56,7 +56,7 @@ struct _xmlAttr {
 
 enum { ELEMENT_NODE = 1, ENTITY_REF_NODE = 5, PI_NODE = 7, COMMENT_NODE = 8 };
 /* The walk recurses, one C frame per level: deeper than this (twice the parser's depth limit,
-   which `dom.py` re-roots markup under) it raises RecursionError and dom.py walks in Python. */
+   which `html/dom.py` re-roots markup under) it raises RecursionError and dom.py walks in Python. */
 enum { MAX_DEPTH = 4096 };
 
 /* lxml's element proxy (etree.h: struct LxmlElement). */

@@ -100,7 +100,7 @@ class Dom:
 
     def _walk(self, root: lxml.html.HtmlElement) -> None:
         """One preorder walk: node arrays, pieces, and piece ranges per node. Compiled
-        (`_domwalk.c`) where it was built and checked, else in Python (`_walk_python`)."""
+        (`html/_domwalk.c`) where it was built and checked, else in Python (`_walk_python`)."""
         if _compiled_walk is None:
             self._walk_python(root)
             return

@@ -9,7 +9,8 @@ each extractor keeps the reading its figures were measured with.
 
 A third reading is the DOM walk's (`newscrawl.html.dom`): two elements side by side are two words,
 unless the text on either side of the boundary is of a script written without spaces - Chinese,
-Japanese, Thai, Lao, Khmer, Myanmar, or their punctuation (`spaceless`; `_domwalk.c` has its twin).
+Japanese, Thai, Lao, Khmer, Myanmar, or their punctuation (`spaceless`; `html/_domwalk.c` has its
+twin).
 """
 
 from __future__ import annotations
