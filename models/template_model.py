@@ -278,7 +278,7 @@ def _bucket(data: Any, width: int) -> BucketModel | None:
 
 def bundled_model_path() -> Path:
     """The default model shipped in this package (trained on the six real dev datasets; rebuild
-    with `newscrawl.template.default_model.build_default_template_model`)."""
+    with `newscrawl.training.template_default.build_default_template_model`)."""
     return Path(__file__).with_name(_BUNDLED)
 
 

@@ -14,8 +14,7 @@ heavy libraries load on the first call that needs them.
 """
 
 from newscrawl._api import Article, CrawlSummary, crawl, extract, extract_site, read_articles
-
-__version__ = "0.1.0"
+from newscrawl._version import __version__
 
 __all__ = [
     "Article",

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from newscrawl.pipelines.sitejob import PageResult, PassPage, SitePasser
+    from newscrawl.site.site_job import PageResult, PassPage, SitePasser
 
 __all__ = [
     "Article",
@@ -111,7 +111,7 @@ def extract(
     the article flag. `extractor` picks one extractor by name (default: the crawl's chain, the
     learned extractor with its fallback). A page that cannot be extracted (empty, binary, over
     the size limit) gives an Article whose `error` says why."""
-    from newscrawl.pipelines.sitejob import PageJob
+    from newscrawl.site.site_job import PageJob
 
     _, page = _pass_page((url, html), content_type)
     result = _passer(extractor).run_page(PageJob(page, _site_of(url))).pages[0]
@@ -132,7 +132,7 @@ def _passer(extractor: str | None) -> SitePasser:
     from newscrawl import settings as defaults
     from newscrawl.extractors import DEFAULT_EXTRACTOR, EXTRACTORS
     from newscrawl.pipelines.extraction import ExtractionSettings
-    from newscrawl.pipelines.sitejob import SitePasser
+    from newscrawl.site.site_job import SitePasser
 
     if extractor is None:
         names = tuple(defaults.NEWSCRAWL_EXTRACTORS)
@@ -190,7 +190,7 @@ def extract_site(
     (the navigation, footers and teasers its pages share) from all of them and cuts it out of
     each page's text; a site of fewer than five pages is extracted page by page. `site` names
     the site (default: the host of the first URL). The Articles come back in input order."""
-    from newscrawl.pipelines.sitejob import PageJob, SitePassJob
+    from newscrawl.site.site_job import PageJob, SitePassJob
 
     given = [_pass_page(page) for page in pages]
     if not given:
@@ -211,7 +211,7 @@ def extract_site(
 
 def _pass_page(page: Page, content_type: str | None = None) -> tuple[str | None, PassPage]:
     """A page as the site pass reads it: text goes in as UTF-8 bytes that say so."""
-    from newscrawl.pipelines.sitejob import PassPage
+    from newscrawl.site.site_job import PassPage
 
     url: object
     html: object
@@ -337,9 +337,9 @@ def _crawl_here(
 ) -> dict[str, Any]:
     """The crawl in this process (a child of `crawl`'s caller): its summary."""
     from newscrawl.crawl.checks import check_crawl_id, check_settings
+    from newscrawl.crawl.crawl_process import crawl_settings, latest_unfinished, run_crawl
+    from newscrawl.crawl.discovery.site_lists import read_sites
     from newscrawl.crawl.lock import take_run_lock
-    from newscrawl.crawl.runner import crawl_settings, latest_unfinished, run_crawl
-    from newscrawl.crawl.sites import read_sites
     from newscrawl.template.geometry import GeometryError, check_geometry
 
     read_sites(sites)

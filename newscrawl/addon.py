@@ -40,8 +40,8 @@ _PIPELINES = {
 }
 # the crawl id and output folder, and the summary written beside the output
 _EXTENSIONS = {
-    "newscrawl.crawl.state.CrawlStateExtension": 0,
-    "newscrawl.crawl.summary.CrawlSummary": 900,
+    "newscrawl.crawl.extensions.state.CrawlStateExtension": 0,
+    "newscrawl.crawl.extensions.summary.CrawlSummary": 900,
 }
 
 
@@ -69,7 +69,7 @@ class PagePipeline:
     """A response (or an item with url and body) in, the crawl's page item out."""
 
     def __init__(self, crawler: Crawler) -> None:
-        from newscrawl.crawl.state import crawl_state
+        from newscrawl.crawl.extensions.state import crawl_state
 
         self.crawler = crawler
         self.crawl_id = crawl_state(crawler).crawl_id
@@ -86,8 +86,8 @@ class PagePipeline:
     def page_item(self, item: Any) -> PageItem | None:
         """The page item of a response or a mapping with url and body; None for other items,
         and for a response that is not HTML (counted in the stats)."""
-        from newscrawl.crawl.content import is_html_type
-        from newscrawl.crawl.urls import SiteScope, canonical_url
+        from newscrawl.crawl.extensions.content import is_html_type
+        from newscrawl.html.urls import SiteScope, canonical_url
 
         fields = _fields(item)
         if fields is None:
@@ -162,7 +162,7 @@ def _fields(item: Any) -> tuple[str, bytes, str, int, dict[str, str]] | None:
 
 def _site_name(given: str) -> str:
     """An item's site as a folder name ("" when it has none that can be one)."""
-    from newscrawl.crawl.sites import SiteListError, _safe_name
+    from newscrawl.crawl.discovery.site_lists import SiteListError, _safe_name
 
     try:
         return _safe_name(given, "item") if given else ""

@@ -1,4 +1,6 @@
-"""The `newscrawl` command: one subcommand per module of `newscrawl.commands`.
+"""The `newscrawl` command: one subcommand per module of `newscrawl.commands`, plus the
+commands other installed code adds through the ``newscrawl.commands`` entry-point group
+(``name = "dotted.module"``; the lab's `newscrawl bench` is one).
 
 Each command module defines `HELP` (one line), `add_arguments(parser)` and `run(args) -> int`.
 Command modules keep heavy imports inside `run`, so `newscrawl extract` never loads Scrapy.
@@ -11,23 +13,21 @@ import errno
 import os
 import sys
 from importlib import import_module
+from importlib.metadata import entry_points
 
-__all__ = ["COMMANDS", "main"]
+__all__ = ["COMMANDS", "ENTRY_POINT_GROUP", "all_commands", "main"]
+
+ENTRY_POINT_GROUP = "newscrawl.commands"
 
 # command name -> (module under newscrawl.commands, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "extract": ("extract", "extract title and main text from saved pages"),
     "evaluate": ("evaluate", "score extractors against gold text on datasets"),
-    "bench": (
-        "bench",
-        "benchmarks: extract, crawl, ingest, charsets, smooth, scale, template, template-eval, "
-        "metadata, warc-damage",
-    ),
     "crawl": ("crawl", "crawl sites and write a Parquet article corpus"),
     "ingest": ("ingest", "read WARC/ARC archives through the crawl's pipelines"),
     "demo": ("demo", "crawl the bundled demo web end to end (no network needed)"),
     "serve-demo": ("serve_demo", "serve the bundled demo web on 127.0.0.1"),
-    "sitelevel": ("sitelevel", "label template nodes of stored pages (SiteLevel)"),
+    "sitelevel": ("sitelevel_command", "label template nodes of stored pages (SiteLevel)"),
     "train": ("train", "train area-bucketed template classifiers"),
     "enqueue": ("enqueue", "put sites on a Redis queue for crawl workers"),
     "worker": ("worker", "run a Redis-fed crawl worker"),
@@ -35,9 +35,21 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "merge": ("merge", "merge Parquet shards written by several workers"),
     "reextract": ("reextract", "extract stored pages again with another extractor or model"),
     "models": ("models", "rebuild the shipped models; cross-validate the learned extractor"),
-    "settings": ("settings", "list the crawl's settings with their defaults"),
+    "settings": ("settings_command", "list the crawl's settings with their defaults"),
     "data": ("data", "build datasets of pages with gold main text (documentation sites)"),
 }
+
+
+def all_commands() -> dict[str, tuple[str, str | None]]:
+    """Command name -> (dotted module, one-line help or None for the module's `HELP`): the
+    built-in commands, then those of the entry-point group (a built-in name is never replaced)."""
+    commands: dict[str, tuple[str, str | None]] = {
+        name: (f"newscrawl.commands.{module}", help_text)
+        for name, (module, help_text) in COMMANDS.items()
+    }
+    for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
+        commands.setdefault(point.name, (point.value, None))
+    return commands
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, str]]:
@@ -46,9 +58,11 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, str]]:
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     modules: dict[str, str] = {}
-    for name, (module_name, help_text) in COMMANDS.items():
-        module = import_module(f"newscrawl.commands.{module_name}")
-        command = sub.add_parser(name, help=help_text, description=module.__doc__)
+    for name, (module_name, help_text) in all_commands().items():
+        module = import_module(module_name)
+        command = sub.add_parser(
+            name, help=help_text or module.HELP, description=module.__doc__
+        )
         module.add_arguments(command)
         modules[name] = module_name
     return parser, modules
@@ -57,7 +71,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, str]]:
 def main(argv: list[str] | None = None) -> int:
     parser, modules = build_parser()
     args = parser.parse_args(argv)
-    module = import_module(f"newscrawl.commands.{modules[args.command]}")
+    module = import_module(modules[args.command])
     try:
         return int(module.run(args) or 0)
     except KeyboardInterrupt:

@@ -7,7 +7,7 @@ honest user agent, and no private addresses. Override any of them with ``-s NAME
 
 from __future__ import annotations
 
-from newscrawl import __version__
+from newscrawl._version import __version__
 
 # -- project ----------------------------------------------------------------------------------
 # Scrapy's project name, and where the crawl's spider ("site") is found
@@ -54,29 +54,29 @@ SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
 # the address guard, page cap, robots.txt, Retry-After, safe redirects, resume and WARC writer
 DOWNLOADER_MIDDLEWARES = {
     # first, so every request is checked: links, redirects, robots.txt fetches
-    "newscrawl.crawl.private.PrivateAddressMiddleware": 10,
-    "newscrawl.crawl.sitecap.SiteCapMiddleware": 60,
+    "newscrawl.crawl.middlewares.private.PrivateAddressMiddleware": 10,
+    "newscrawl.crawl.middlewares.sitecap.SiteCapMiddleware": 60,
     "scrapy.downloadermiddlewares.offsite.OffsiteMiddleware": None,  # the spider scopes sites
     "scrapy.downloadermiddlewares.robotstxt.RobotsTxtMiddleware": None,
-    "newscrawl.crawl.robots.RobotsTxtMiddleware": 100,
+    "newscrawl.crawl.middlewares.robots.RobotsTxtMiddleware": 100,
     "scrapy.downloadermiddlewares.retry.RetryMiddleware": None,
-    "newscrawl.crawl.retry.RetryAfterMiddleware": 550,
+    "newscrawl.crawl.middlewares.retry.RetryAfterMiddleware": 550,
     "scrapy.downloadermiddlewares.redirect.RedirectMiddleware": None,
-    "newscrawl.crawl.redirect.SiteRedirectMiddleware": 600,
+    "newscrawl.crawl.middlewares.redirect.SiteRedirectMiddleware": 600,
     "scrapy.downloadermiddlewares.redirect.MetaRefreshMiddleware": None,
-    "newscrawl.crawl.redirect.SafeMetaRefreshMiddleware": 580,
-    "newscrawl.crawl.replay.ReplayMiddleware": 880,
+    "newscrawl.crawl.middlewares.redirect.SafeMetaRefreshMiddleware": 580,
+    "newscrawl.crawl.middlewares.replay.ReplayMiddleware": 880,
     # next to the downloader: responses as they came off the network (NEWSCRAWL_WARC_DIR)
-    "newscrawl.crawl.warc.WarcRecorderMiddleware": 950,
+    "newscrawl.crawl.middlewares.warc_recorder.WarcRecorderMiddleware": 950,
 }
 # the crawl id and resume state, HTML-only downloads, the end-of-crawl summary
 EXTENSIONS = {
-    "newscrawl.crawl.state.CrawlStateExtension": 0,
+    "newscrawl.crawl.extensions.state.CrawlStateExtension": 0,
     # a full disk stops the crawl with one line (not a traceback per writer)
-    "newscrawl.crawl.diskfull.DiskFullExtension": 5,
-    "newscrawl.crawl.content.HtmlOnlyExtension": 10,
-    "newscrawl.crawl.summary.CrawlSummary": 900,
-    "newscrawl.crawl.gcfreeze.FrozenStartupExtension": 1000,
+    "newscrawl.crawl.extensions.diskfull.DiskFullExtension": 5,
+    "newscrawl.crawl.extensions.content.HtmlOnlyExtension": 10,
+    "newscrawl.crawl.extensions.summary.CrawlSummary": 900,
+    "newscrawl.crawl.extensions.gcfreeze.FrozenStartupExtension": 1000,
 }
 # raw pages, the site pass, extraction, the article flag, the Parquet writer
 ITEM_PIPELINES = {

@@ -1,6 +1,7 @@
 """Flag each page as an article or an index page, and keep the reason (never drop either).
 
-Users filter on `is_article`; `article_reason` shows the evidence (see newscrawl.crawl.pagekind).
+Users filter on `is_article`; `article_reason` shows the evidence (see
+newscrawl.extractors.pagekind).
 """
 
 from __future__ import annotations
@@ -8,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from newscrawl.crawl.items import PageItem
-from newscrawl.crawl.pagekind import classify_page, page_signals
+from newscrawl.extractors.pagekind import classify_page, page_signals
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

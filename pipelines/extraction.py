@@ -15,7 +15,7 @@ whose model found no main text on the page) is not second-guessed by the next on
 crawl writes what `newscrawl extract` and `reextract` give for the page.
 
 In a crawl without the site pass (NEWSCRAWL_SITELEVEL off), each page is parsed, extracted and
-flagged in the site pass's worker processes (`newscrawl.pipelines.sitepool`, sized by
+flagged in the site pass's worker processes (`newscrawl.site.site_pool`, sized by
 NEWSCRAWL_SITEPASS_WORKERS; 0: here, on the reactor thread), so a slow page never holds up the
 crawl. A worker's death (killed, out of memory) fails every page in flight; each is tried
 again in a worker of its own, one at a time (counted in the stats as
@@ -35,20 +35,23 @@ from dataclasses import dataclass, field
 from hashlib import blake2b
 from typing import TYPE_CHECKING, Any
 
-from newscrawl.comments import page_comments
 from newscrawl.crawl.checks import setting_list
 from newscrawl.crawl.items import PageItem
-from newscrawl.crawl.metadata import json_ld, ld_articles, page_metadata
-from newscrawl.dom import Dom, PageError, parse_html
 from newscrawl.extractors import DEFAULT_EXTRACTOR, EXTRACTORS, Extraction, Extractor, get_extractor
-from newscrawl.extractors.context import SiteContext, extract_in_site
-from newscrawl.markdown import MarkdownOptions, selection_pieces, with_markdown
-from newscrawl.title import page_title
+from newscrawl.extractors.comments import page_comments
+from newscrawl.extractors.markdown import MarkdownOptions, selection_pieces, with_markdown
+from newscrawl.extractors.page_metadata import json_ld, ld_articles, page_metadata
+from newscrawl.extractors.title import page_title
+from newscrawl.html.dom import Dom
+from newscrawl.html.parse import parse_html
+from newscrawl.html.tree import PageError
+from newscrawl.site.site_context import SiteContext, extract_in_site
 
 if TYPE_CHECKING:
-    from newscrawl.pipelines.sitejob import SitePassResult
-    from newscrawl.pipelines.sitepool import SitePassPool
     from scrapy.crawler import Crawler
+
+    from newscrawl.site.site_job import SitePassResult
+    from newscrawl.site.site_pool import SitePassPool
 
 __all__ = ["ExtractionPipeline", "ExtractionSettings", "content_hash", "load_extractors"]
 
@@ -156,7 +159,7 @@ class ExtractionPipeline:
         )
         pipeline.comments = settings.getbool("NEWSCRAWL_COMMENTS", True)
         if not settings.getbool("NEWSCRAWL_SITELEVEL", True):  # else the site pass extracts
-            from newscrawl.pipelines.sitepool import pool_size
+            from newscrawl.site.site_pool import pool_size
 
             pipeline.workers = pool_size(settings.getint("NEWSCRAWL_SITEPASS_WORKERS", -1))
         return pipeline
@@ -164,9 +167,10 @@ class ExtractionPipeline:
     def open_spider(self) -> None:
         if not self.workers or self.crawler is None:
             return
-        from newscrawl.pipelines.sitejob import PassSettings, log_level
-        from newscrawl.pipelines.sitepool import SitePassPool
         from twisted.internet import threads
+
+        from newscrawl.site.site_job import PassSettings, log_level
+        from newscrawl.site.site_pool import SitePassPool
 
         level = log_level(self.crawler.settings["LOG_LEVEL"])
         self.pool = SitePassPool(self.workers, PassSettings(self.settings(), level))
@@ -203,7 +207,7 @@ class ExtractionPipeline:
     async def _in_worker(self, item: PageItem) -> PageItem:
         """`fill` and the article flag of `item` in a worker process; when the pool broke (a
         worker died), once more in a worker of its own; no text when that one died too."""
-        from newscrawl.pipelines.sitejob import PageJob, pass_page
+        from newscrawl.site.site_job import PageJob, pass_page
 
         assert self.pool is not None
 

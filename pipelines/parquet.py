@@ -26,9 +26,9 @@ import pyarrow as pa
 from newscrawl.pipelines.repeats import RepeatRouter
 from twisted.internet.task import LoopingCall
 
+from newscrawl.crawl.extensions.state import crawl_state
 from newscrawl.crawl.items import PageItem
-from newscrawl.crawl.sitecap import page_count
-from newscrawl.crawl.state import crawl_state
+from newscrawl.crawl.middlewares.sitecap import page_count
 from newscrawl.storage.schemas import ARTICLES_SCHEMA, PARTITION_BY
 from newscrawl.storage.writer import ParquetDatasetWriter
 

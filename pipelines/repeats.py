@@ -23,9 +23,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from newscrawl.crawl.extensions.state import crawl_state
 from newscrawl.crawl.history import crawl_history
 from newscrawl.crawl.items import PageItem
-from newscrawl.crawl.state import crawl_state
 from newscrawl.storage.schemas import PARTITION_BY, REPEATS_SCHEMA
 from newscrawl.storage.writer import ParquetDatasetWriter
 

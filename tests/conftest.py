@@ -15,7 +15,7 @@ import shutil
 
 import pytest
 
-from newscrawl.learned.model import COMPILED_WALK
+from newscrawl.extractors.blockmodel.model import COMPILED_WALK
 from newscrawl.template.geometry import CHROMIUM_PATH
 
 _NEEDS = {

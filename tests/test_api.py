@@ -125,7 +125,7 @@ def test_extract_site_takes_page_objects_and_keeps_bad_pages(site: DemoSite) -> 
 def test_crawl_is_callable_after_its_subpackage_is_imported() -> None:
     import inspect
 
-    import newscrawl.crawl.runner  # Python makes `newscrawl.crawl` name the subpackage now
+    import newscrawl.crawl.crawl_process  # Python makes `newscrawl.crawl` name the subpackage now
 
     assert callable(newscrawl.crawl)
     assert list(inspect.signature(newscrawl.crawl).parameters)[:2] == ["sites", "out"]

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 
-from newscrawl.dom import parse_html
 from newscrawl.extractors import get_extractor
 from newscrawl.extractors.cetd_tpc import (
     CETDTPC,
@@ -13,6 +12,7 @@ from newscrawl.extractors.cetd_tpc import (
     path_ids,
     text_block_density,
 )
+from newscrawl.html.parse import parse_html
 
 SENTENCE = "Engineers inspected the old stone bridge after the flood and found the arches sound. "
 PARAGRAPHS = [SENTENCE * 3 + f"Report {i}." for i in range(8)]

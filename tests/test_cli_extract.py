@@ -13,9 +13,9 @@ import pytest
 
 from newscrawl import extractors
 from newscrawl.cli import main
-from newscrawl.dom import Dom
 from newscrawl.extractors import DEFAULT_EXTRACTOR, Extraction
-from newscrawl.learned.pagetype import PAGE_TYPES
+from newscrawl.extractors.blockmodel.pagetype import PAGE_TYPES
+from newscrawl.html.dom import Dom
 
 
 class Paragraphs:
@@ -273,7 +273,7 @@ class _CappedStdin(io.BytesIO):
 def test_stdin_is_read_with_the_file_size_cap(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from newscrawl.dom import MAX_PAGE_BYTES
+    from newscrawl.html.parse import MAX_PAGE_BYTES
 
     data = page("Big", "x" * 100) + b" " * MAX_PAGE_BYTES
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(_CappedStdin(data)))
@@ -290,7 +290,7 @@ def test_stdin_is_read_with_the_file_size_cap(
 def test_file_over_the_size_cap_names_its_size_in_mebibytes(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from newscrawl.dom import MAX_PAGE_BYTES
+    from newscrawl.html.parse import MAX_PAGE_BYTES
 
     big = tmp_path / "big.html"
     with big.open("wb") as file:

@@ -10,8 +10,8 @@ import pytest
 
 from newscrawl.cli import main
 from newscrawl.crawl.checks import check_crawl_id, check_settings, known_settings
-from newscrawl.crawl.sites import SiteListError, read_sites
-from newscrawl.pagefiles import find_pages, not_found_reason
+from newscrawl.crawl.discovery.site_lists import SiteListError, read_sites
+from newscrawl.gold.pagefiles import find_pages, not_found_reason
 
 
 @pytest.mark.parametrize(
@@ -204,7 +204,7 @@ def test_a_missing_optional_package_is_one_line(
     import sys
 
     monkeypatch.setitem(sys.modules, "redis", None)  # an import of it fails as if not installed
-    monkeypatch.delitem(sys.modules, "newscrawl.distributed.queue", raising=False)
+    monkeypatch.delitem(sys.modules, "newscrawl.scale.redis_queue", raising=False)
     assert main(["enqueue", "--redis", "redis://127.0.0.1:1/0", "http://example.com/"]) == 2
     err = capsys.readouterr().err
     assert "pip install 'newscrawl[distributed]'" in err and "Traceback" not in err

@@ -18,8 +18,8 @@ from site_server import Answer, serve_site
 from test_encoding import french_article_bytes
 
 from newscrawl.cli import main
+from newscrawl.crawl.crawl_process import crawl_command
 from newscrawl.crawl.items import PageItem
-from newscrawl.crawl.runner import crawl_command
 from newscrawl.storage.schemas import ARTICLES_SCHEMA
 
 ROOT = Path(__file__).resolve().parents[1]

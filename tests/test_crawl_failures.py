@@ -21,7 +21,7 @@ import pytest
 from crawl_helpers import FAST_CRAWL
 from recording_server import HTML, Answer, RecordingServer
 
-from newscrawl.crawl.runner import crawl_command
+from newscrawl.crawl.crawl_process import crawl_command
 
 pytestmark = pytest.mark.slow
 

@@ -19,10 +19,10 @@ import pyarrow.parquet as pq
 import pytest
 from crawl_helpers import FAST_CRAWL
 
-from newscrawl.crawl.runner import crawl_command
-from newscrawl.crawl.urls import canonical_url
+from newscrawl.crawl.crawl_process import crawl_command
 from newscrawl.demo.server import DemoServer
 from newscrawl.demo.web import build_demo_web
+from newscrawl.html.urls import canonical_url
 
 pytestmark = pytest.mark.slow
 

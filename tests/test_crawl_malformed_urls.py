@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 import pytest
 from crawl_helpers import FAST_CRAWL
 
-from newscrawl.crawl.runner import crawl_command
+from newscrawl.crawl.crawl_process import crawl_command
 
 pytestmark = pytest.mark.slow
 

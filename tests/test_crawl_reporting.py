@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from crawl_helpers import FAST_CRAWL
 
-from newscrawl.crawl.runner import crawl_command
+from newscrawl.crawl.crawl_process import crawl_command
 from newscrawl.demo.server import DemoServer
 from newscrawl.demo.web import build_demo_web
 

@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 CRAWL_MODULES = (
-    "newscrawl.crawl.runner",
+    "newscrawl.crawl.crawl_process",
     "newscrawl.spiders.site",
     "newscrawl.pipelines.rawpages",
     "newscrawl.pipelines.parquet",

@@ -20,8 +20,8 @@ import pytest
 from crawl_helpers import FAST_CRAWL
 from site_server import Answer, serve_site
 
-from newscrawl.crawl.runner import crawl_command
-from newscrawl.crawl.traps import ShapeBudget, carries_session, path_shape, shape_budget
+from newscrawl.crawl.crawl_process import crawl_command
+from newscrawl.crawl.discovery.traps import ShapeBudget, carries_session, path_shape, shape_budget
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = ("harbour", "council", "budget", "library", "ferry")

@@ -24,20 +24,21 @@ from scrapy.http import HtmlResponse
 from scrapy.spidermiddlewares.httperror import HttpError
 from twisted.internet.error import ConnectionLost
 
-from newscrawl.crawl.errors import CrawlRefusal, classify
-from newscrawl.crawl.feeds import (
+from newscrawl.crawl.discovery.feeds import (
     UnsafeXmlError,
     feed_links,
     parse_feed,
     parse_sitemap,
     robots_sitemaps,
 )
-from newscrawl.crawl.metadata import page_author, page_language, published_time
-from newscrawl.crawl.pagekind import classify_page, page_signals
-from newscrawl.crawl.private import AddressPolicy, literal_address, parse_allow_private
-from newscrawl.crawl.retry import parse_retry_after
-from newscrawl.crawl.sites import SiteListError, parse_sites, read_sites
-from newscrawl.crawl.urls import (
+from newscrawl.crawl.discovery.site_lists import SiteListError, parse_sites, read_sites
+from newscrawl.crawl.errors import CrawlRefusal, classify
+from newscrawl.crawl.middlewares.private import AddressPolicy, literal_address, parse_allow_private
+from newscrawl.crawl.middlewares.retry import parse_retry_after
+from newscrawl.extractors.page_metadata import page_author, page_language, published_time
+from newscrawl.extractors.pagekind import classify_page, page_signals
+from newscrawl.html.parse import parse_html
+from newscrawl.html.urls import (
     SiteScope,
     canonical_url,
     full_canonical_url,
@@ -46,7 +47,6 @@ from newscrawl.crawl.urls import (
     url_shape,
     usable_host,
 )
-from newscrawl.dom import parse_html
 from newscrawl.storage.schemas import ARTICLES_SCHEMA, PARTITION_BY
 from newscrawl.storage.writer import (
     ParquetDatasetWriter,

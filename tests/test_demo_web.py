@@ -22,7 +22,8 @@ import pytest
 from newscrawl.demo.faults import BUSY_FAILURES, FAULTS, huge_chunks
 from newscrawl.demo.server import DemoServer
 from newscrawl.demo.web import DemoSite, DemoWeb, build_demo_web
-from newscrawl.dom import PageError, parse_html
+from newscrawl.html.parse import parse_html
+from newscrawl.html.tree import PageError
 
 BASE = "http://example.test"
 SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"

@@ -16,10 +16,10 @@ from pathlib import Path
 import pyarrow.dataset as ds
 import pytest
 
-from newscrawl.crawl.sites import SiteSpec
-from newscrawl.distributed.queue import SiteQueue
-from newscrawl.distributed.redis_server import LocalRedis, free_port
-from newscrawl.distributed.sitelist import read_site_specs, site_payload
+from newscrawl.crawl.discovery.site_lists import SiteSpec
+from newscrawl.scale.redis_queue import SiteQueue
+from newscrawl.scale.redis_server import LocalRedis, free_port
+from newscrawl.scale.sitelist import read_site_specs, site_payload
 
 pytestmark = [
     pytest.mark.redis,

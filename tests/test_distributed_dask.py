@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 from distributed import Client
 
-from newscrawl.distributed.dask_stages import (
+from newscrawl.scale.dask_stages import (
     ReExtract,
     SiteLevelStage,
     TrainingSet,
@@ -102,7 +102,7 @@ def test_reextract_on_two_dask_workers_matches_single_process(
 def test_sitelevel_and_training_set_on_dask_match_single_process(
     pages: Path, tmp_path: Path, cluster: Client
 ) -> None:
-    from newscrawl.template.train import read_nodes
+    from newscrawl.training.template_train import read_nodes
 
     nodes = both_ways(SiteLevelStage(), pages, tmp_path / "nodes", cluster)
     assert set(nodes.column("site").to_pylist()) == {f"site{i}.test" for i in range(4)}

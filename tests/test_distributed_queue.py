@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from newscrawl.distributed.queue import SiteQueue
-from newscrawl.distributed.redis_server import LocalRedis
+from newscrawl.scale.redis_queue import SiteQueue
+from newscrawl.scale.redis_server import LocalRedis
 
 pytestmark = pytest.mark.redis
 

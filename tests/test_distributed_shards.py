@@ -8,7 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from newscrawl.distributed.shards import (
+from newscrawl.scale.shards import (
     abandoned_partitions,
     dataset_names,
     merge,

@@ -12,8 +12,8 @@ import pytest
 import test_distributed_crawl as dc
 
 from newscrawl.cli import main
-from newscrawl.distributed.queue import SiteQueue
-from newscrawl.distributed.redis_server import LocalRedis
+from newscrawl.scale.redis_queue import SiteQueue
+from newscrawl.scale.redis_server import LocalRedis
 
 pytestmark = pytest.mark.redis
 
@@ -49,7 +49,7 @@ def new_queue(redis_url: str, run: str, **kwargs: float) -> SiteQueue:
 
 
 def enqueue(demo: object, queue: SiteQueue, *names: str) -> None:
-    from newscrawl.distributed.sitelist import read_site_specs, site_payload
+    from newscrawl.scale.sitelist import read_site_specs, site_payload
 
     urls = [demo.site_urls[name] for name in names]  # type: ignore[attr-defined]
     queue.enqueue([(spec.name, site_payload(spec)) for spec in read_site_specs(urls)])

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from newscrawl.cli import main
-from newscrawl.evaluation.dataset import read_dataset
-from newscrawl.evaluation.docsdata import page_gold, utf8_page
+from newscrawl.gold.dataset import read_dataset
+from newscrawl.gold.docs_generators import page_gold
+from newscrawl.gold.docsdata import utf8_page
 
 FIXTURES = Path(__file__).parent / "fixtures" / "docs"
 
@@ -239,7 +240,7 @@ def test_stub_pages_that_differ_in_their_title_only_count_once(tmp_path: Path) -
 def test_debian_set_names_the_packages_to_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
-    from newscrawl.evaluation import docsdata
+    from newscrawl.gold import docsdata
 
     absent = "newscrawl-test-absent-doc"
     monkeypatch.setattr(docsdata, "DEBIAN_SOURCES", ((absent, absent),))

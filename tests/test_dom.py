@@ -6,8 +6,10 @@ import tracemalloc
 
 import pytest
 
-from newscrawl.dom import Dom, PageError, parse_html, size_error
-from newscrawl.title import page_title
+from newscrawl.extractors.title import page_title
+from newscrawl.html.dom import Dom
+from newscrawl.html.parse import parse_html
+from newscrawl.html.tree import PageError, size_error
 
 PAGE = b"""<html lang="en"><head><title>Headline | Site</title>
 <meta property="og:title" content="Headline"><script>var hidden = 1;</script></head>

@@ -1,4 +1,4 @@
-"""The compiled Dom walk (`newscrawl/_domwalk.c`) gives every page the Dom the Python walk
+"""The compiled Dom walk (`newscrawl/html/_domwalk.c`) gives every page the Dom the Python walk
 gives it: the same nodes, pieces, links, title and metadata, on generated markup of every
 shape (tags in any case, skipped and shown elements, comments, odd whitespace, deep nesting)
 and on the project's own fixture pages."""
@@ -11,8 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from newscrawl import dom as dom_module
-from newscrawl.dom import Dom, page_text, page_tree
+from newscrawl.html import dom as dom_module
+from newscrawl.html.dom import Dom
+from newscrawl.html.parse import page_text, parse_html
+from newscrawl.html.tree import PageError, page_tree
 
 pytestmark = pytest.mark.compiled
 
@@ -27,7 +29,7 @@ _TEXTS = ["", " ", "word", "  two  words ", "\u00a0nb\u00a0", "\u3000wide", "\t\
 def _doms(html: str) -> tuple[Dom, Dom]:
     """The page's Dom by the compiled walk (as built, whatever the import check found), then
     by the Python walk."""
-    from newscrawl._domwalk import walk
+    from newscrawl.html._domwalk import walk
 
     text = page_text(html.encode()).text
     in_use = dom_module._compiled_walk
@@ -72,7 +74,7 @@ def test_the_two_walks_agree_on_generated_markup(head: str, body: str) -> None:
     html = f"<html><head>{head}</head><body>{body}</body></html>"
     try:
         fast, slow = _doms(html)
-    except dom_module.PageError:
+    except PageError:
         return  # nothing to walk (a page of only blanks)
     _same(fast, slow)
 
@@ -136,9 +138,9 @@ def test_the_compiled_walk_refuses_arguments_it_cannot_fill() -> None:
     """Lists that are not empty or are passed twice, and roots that are no element in a tree,
     are refused with an exception rather than written past their end."""
     import lxml.etree
-    from newscrawl._domwalk import walk
+    from newscrawl.html._domwalk import walk
 
-    from newscrawl.tags import BLOCK_TAGS, GLUE_TAGS, SKIPPED_TAGS
+    from newscrawl.html.tags import BLOCK_TAGS, GLUE_TAGS, SKIPPED_TAGS
 
     root = lxml.etree.fromstring(b"<html><body><p>x<br/>y</p></body></html>")
 
@@ -182,8 +184,8 @@ def test_the_compiled_element_readers_agree_with_lxml(head: str, body: str) -> N
     import itertools
 
     try:
-        dom = dom_module.parse_html(f"<html><head>{head}</head><body>{body}</body></html>")
-    except dom_module.PageError:
+        dom = parse_html(f"<html><head>{head}</head><body>{body}</body></html>")
+    except PageError:
         return
     root = dom.elements[0].getroottree().getroot()
     for tag in ("script", "div", "html", "svg"):
@@ -205,7 +207,7 @@ def test_the_compiled_element_readers_agree_with_lxml(head: str, body: str) -> N
 
 def test_the_compiled_element_readers_refuse_what_is_no_element() -> None:
     import lxml.etree
-    from newscrawl._domwalk import attribute_values, named, with_attribute
+    from newscrawl.html._domwalk import attribute_values, named, with_attribute
 
     root = lxml.etree.fromstring(b"<html><body><p class='a'>x</p></body></html>")
     assert with_attribute(list(root.iter()), "class") == [2]
@@ -244,7 +246,7 @@ def test_entity_references_in_a_hand_built_tree_keep_their_tail_in_both_walks() 
     """The parser never makes entity-reference nodes, but a tree built by hand can hold them:
     like a comment, one keeps only its tail (the Python walk used to fail on it)."""
     import lxml.etree
-    from newscrawl._domwalk import walk
+    from newscrawl.html._domwalk import walk
 
     root = lxml.etree.Element("html")
     body = lxml.etree.SubElement(root, "body")

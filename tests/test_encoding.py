@@ -10,8 +10,7 @@ import pytest
 from charset_normalizer import CharsetMatch, CharsetMatches
 
 from newscrawl.cli import main
-from newscrawl.dom import parse_html
-from newscrawl.encoding import (
+from newscrawl.html.decoding import (
     Decoded,
     NotHtmlError,
     _best,
@@ -20,6 +19,7 @@ from newscrawl.encoding import (
     decode_page,
     looks_binary,
 )
+from newscrawl.html.parse import parse_html
 
 
 def test_bom_wins() -> None:
@@ -420,7 +420,7 @@ def test_a_page_detected_as_gb2312_is_read_as_browsers_read_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     page = "<p>经济保持平稳增长——消费、投资和出口均有所回升。</p>"
-    monkeypatch.setattr("newscrawl.encoding._guess", lambda data, text: "gb2312")
+    monkeypatch.setattr("newscrawl.html.decoding._guess", lambda data, text: "gb2312")
     decoded = decode_page(page.encode("gb18030"))
     assert decoded.text == page  # Python's GB2312 reads the dash as ―, not —
     assert (decoded.encoding, decoded.source) == ("gb18030", "detected")

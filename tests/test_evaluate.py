@@ -12,11 +12,11 @@ from typing import ClassVar
 import pytest
 
 from newscrawl import extractors
-from newscrawl.bench import available
 from newscrawl.cli import main
-from newscrawl.dom import Dom
 from newscrawl.evaluation import DatasetError, read_dataset
 from newscrawl.extractors import Extraction
+from newscrawl.html.dom import Dom
+from newscrawl.lab.benchmarks import available
 
 
 class Paragraphs:

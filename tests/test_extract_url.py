@@ -14,7 +14,7 @@ import pytest
 
 import newscrawl
 from newscrawl.cli import main
-from newscrawl.fetch import FetchError, fetch_page
+from newscrawl.crawl.fetch import FetchError, fetch_page
 
 PARAGRAPH = "The harbour council met on Tuesday to talk about the new ferry timetable and its cost."
 PAGE = (

@@ -15,9 +15,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from newscrawl.dom import PageError, parse_html
 from newscrawl.extractors import EXTRACTORS, get_extractor
-from newscrawl.extractors.base import Extraction
+from newscrawl.extractors.extractor_base import Extraction
+from newscrawl.html.parse import parse_html
+from newscrawl.html.tree import PageError
 
 _WORDS = [
     "harbour",

@@ -1,4 +1,4 @@
-"""The garbage-collector pause the site pass runs under (`newscrawl.gcpause`)."""
+"""The garbage-collector pause the site pass runs under (`newscrawl.html.gcpause`)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import gc
 
 import pytest
 
-from newscrawl.gcpause import paused_gc
+from newscrawl.html.gcpause import paused_gc
 
 
 def test_the_collector_is_off_inside_and_as_it_was_after() -> None:
@@ -32,7 +32,7 @@ def test_the_collector_comes_back_after_an_error() -> None:
 def test_a_site_pass_leaves_no_cycles_to_collect() -> None:
     """What the pause relies on: pages, Doms and extractions are freed by reference counting."""
     from newscrawl.extractors import get_extractor
-    from newscrawl.extractors.saved import Item, site_pass_records
+    from newscrawl.site.saved_pages import Item, site_pass_records
 
     pages = [
         f"<html><head><title>Post {i}</title></head><body><nav><a href='/'>Home</a>"
@@ -59,10 +59,10 @@ def test_the_crawl_freezes_what_it_built_when_the_spider_opens() -> None:
     from scrapy import Spider, signals
     from scrapy.utils.test import get_crawler
 
-    from newscrawl.crawl.gcfreeze import YOUNG_THRESHOLD, FrozenStartupExtension
+    from newscrawl.crawl.extensions.gcfreeze import YOUNG_THRESHOLD, FrozenStartupExtension
     from newscrawl.settings import EXTENSIONS
 
-    assert "newscrawl.crawl.gcfreeze.FrozenStartupExtension" in EXTENSIONS
+    assert "newscrawl.crawl.extensions.gcfreeze.FrozenStartupExtension" in EXTENSIONS
     crawler = get_crawler(settings_dict={"EXTENSIONS": {}})
     extension = FrozenStartupExtension.from_crawler(crawler)  # signals hold it weakly
     gc.unfreeze()

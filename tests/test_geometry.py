@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from newscrawl.dom import parse_html
+from newscrawl.html.parse import parse_html
 from newscrawl.template.geometry import (
     ID_ATTRIBUTE,
     ChromiumGeometry,
@@ -16,7 +16,7 @@ from newscrawl.template.geometry import (
     get_geometry_provider,
     marked_html,
 )
-from newscrawl.template.records import PageNodes
+from newscrawl.template.node_records import PageNodes
 
 PARAGRAPH = "Municipal workers repaired the old bridge over the river this week. " * 8
 
@@ -424,10 +424,10 @@ def test_a_crawl_with_chromium_geometry_records_the_browsers_boxes(chromium, tmp
     import pandas as pd
     from crawl_helpers import FAST_CRAWL
 
-    from newscrawl.crawl.runner import crawl_command
+    from newscrawl.crawl.crawl_process import crawl_command
     from newscrawl.demo.server import DemoServer
     from newscrawl.demo.web import build_demo_web
-    from newscrawl.template.records import PageNodes
+    from newscrawl.template.node_records import PageNodes
 
     out = tmp_path / "out"
     with DemoServer(build_demo_web(1), port=0) as server:

@@ -8,12 +8,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from newscrawl.dom import parse_html
-from newscrawl.extractors.learned import GUARDED, Learned, LearnedConfig
-from newscrawl.learned.features import FEATURES
-from newscrawl.learned.guard import OFF, GuardParams, guard_selection
-from newscrawl.learned.model import ModelFileError
-from newscrawl.learned.pagetype import (
+from newscrawl.extractors.blockmodel.block_features import FEATURES
+from newscrawl.extractors.blockmodel.model import ModelFileError
+from newscrawl.extractors.blockmodel.pagetype import (
     PAGE_TYPES,
     PageTypeModel,
     bundled_page_type_model,
@@ -22,6 +19,9 @@ from newscrawl.learned.pagetype import (
     load_page_type_model,
     page_vector,
 )
+from newscrawl.extractors.blockmodel.recall_guard import OFF, GuardParams, guard_selection
+from newscrawl.extractors.learned import GUARDED, Learned, LearnedConfig
+from newscrawl.html.parse import parse_html
 from tests.test_learned import ARTICLE, FORUM
 
 

@@ -20,11 +20,11 @@ import pandas as pd
 import pytest
 from crawl_helpers import FAST_CRAWL
 
-from newscrawl.crawl.runner import crawl_command
-from newscrawl.crawl.urls import canonical_url
+from newscrawl.crawl.crawl_process import crawl_command
 from newscrawl.demo.server import DemoServer, Request
 from newscrawl.demo.web import REDESIGNED, DemoWeb, build_demo_web
-from newscrawl.evaluation.metric import aggregate, score_page
+from newscrawl.gold.metric import aggregate, score_page
+from newscrawl.html.urls import canonical_url
 
 pytestmark = pytest.mark.slow
 

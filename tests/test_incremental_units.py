@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from newscrawl.crawl.feeds import feed_entries, parse_date, parse_sitemap
+from newscrawl.crawl.discovery.feeds import feed_entries, parse_date, parse_sitemap
+from newscrawl.crawl.extensions.summary import crawl_status
 from newscrawl.crawl.history import StoredFetch, conditional_headers
 from newscrawl.crawl.lock import LOCK_BUSY_EXIT, DirLock, LockBusyError
-from newscrawl.crawl.summary import crawl_status
 from newscrawl.demo.web import REDESIGNED, build_demo_web
-from newscrawl.template.carry import is_redesign
+from newscrawl.site.carry import is_redesign
 from newscrawl.template.sitelevel import RawPage, run_sitelevel
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -98,7 +98,7 @@ def test_crawl_status_tells_ok_partial_and_failed_apart() -> None:
 def test_a_crawl_with_an_unreachable_site_exits_partly_failed(tmp_path: Path) -> None:
     from crawl_helpers import FAST_CRAWL
 
-    from newscrawl.crawl.runner import crawl_command
+    from newscrawl.crawl.crawl_process import crawl_command
     from newscrawl.demo.server import DemoServer
 
     with DemoServer(build_demo_web(4), port=0) as server:
@@ -215,9 +215,9 @@ def test_a_run_after_a_stopped_crawl_reads_its_listing_pages_in_full(tmp_path: P
     import pandas as pd
     from crawl_helpers import FAST_CRAWL
 
-    from newscrawl.crawl.runner import crawl_command
-    from newscrawl.crawl.urls import canonical_url
+    from newscrawl.crawl.crawl_process import crawl_command
     from newscrawl.demo.server import DemoServer
+    from newscrawl.html.urls import canonical_url
 
     web = build_demo_web(4)
     site = web.sites[0]
@@ -249,7 +249,7 @@ def test_a_run_after_a_stopped_crawl_reads_its_listing_pages_in_full(tmp_path: P
 def test_resume_takes_the_last_stopped_crawl_unless_a_later_one_finished(tmp_path: Path) -> None:
     import json
 
-    from newscrawl.crawl.runner import latest_unfinished
+    from newscrawl.crawl.crawl_process import latest_unfinished
 
     def state(crawl: str, status: str, updated: str) -> None:
         folder = tmp_path / ".newscrawl" / crawl

@@ -14,11 +14,11 @@ import pandas as pd
 import pytest
 from warc_helpers import html_page, member_offsets, relength_member, small_captures, write_warc
 
-from newscrawl.crawl.runner import crawl_command
-from newscrawl.crawl.urls import canonical_url
+from newscrawl.crawl.crawl_process import crawl_command
 from newscrawl.demo.server import DemoServer
 from newscrawl.demo.web import build_demo_web
-from newscrawl.warc.synthetic import Capture, demo_captures, write_ccnews_warc
+from newscrawl.html.urls import canonical_url
+from newscrawl.lab.synthetic_warc import Capture, demo_captures, write_ccnews_warc
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[1]
@@ -235,7 +235,7 @@ def test_a_crawl_kept_as_warc_ingests_back_to_the_same_articles(
 
 
 def test_the_ingest_passes_sites_in_a_thread_unless_told(tmp_path: Path) -> None:
-    from newscrawl.ingest.runner import ingest_settings
+    from newscrawl.scale.ingest_run import ingest_settings
 
     # it waits for each host's pass before reading on: worker processes would overlap nothing
     settings = ingest_settings(tmp_path / "out", tmp_path / "stage", "run")

@@ -15,8 +15,8 @@ import pytest
 from warc_helpers import small_captures, write_warc
 
 from newscrawl.crawl.lock import LOCK_BUSY_EXIT, DirLock
-from newscrawl.ingest.outputs import FileReport, marker_path, read_marker, write_marker
-from newscrawl.warc.synthetic import demo_captures, write_ccnews_warc
+from newscrawl.lab.synthetic_warc import demo_captures, write_ccnews_warc
+from newscrawl.scale.ingest_outputs import FileReport, marker_path, read_marker, write_marker
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -13,8 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sklearn.isotonic import IsotonicRegression
 
-from newscrawl.bench.smooth import dom_like_tree, naive_smooth, template_scores
 from newscrawl.cli import main
+from newscrawl.lab.bench_smooth import dom_like_tree, naive_smooth, template_scores
 from newscrawl.template.isotonic import (
     candidate_grid,
     restriction_bound,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from newscrawl.learned import features
+from newscrawl.extractors.blockmodel import block_features as features
 
 
 def _whole(words: str) -> int:

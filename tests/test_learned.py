@@ -10,20 +10,21 @@ import numpy as np
 import pytest
 
 from newscrawl.cli import main
-from newscrawl.dom import parse_html
 from newscrawl.extractors import get_extractor
-from newscrawl.learned.blocks import split_blocks
-from newscrawl.learned.features import FEATURES, block_features
-from newscrawl.learned.labels import block_gold_share
-from newscrawl.learned.model import (
+from newscrawl.extractors.blockmodel.block_features import FEATURES, block_features
+from newscrawl.extractors.blockmodel.blocks import split_blocks
+from newscrawl.extractors.blockmodel.model import (
     ExtractorModel,
     ModelFileError,
     TreeEnsemble,
     bundled_extractor_model,
     load_extractor_model,
 )
-from newscrawl.learned.stacking import CONTEXT_FEATURES
-from newscrawl.learned.train import (
+from newscrawl.extractors.blockmodel.stacking import CONTEXT_FEATURES
+from newscrawl.html.parse import parse_html
+from newscrawl.lab.synthetic_sites import synthetic_site
+from newscrawl.training.gold_labels import block_gold_share
+from newscrawl.training.learned_train import (
     TrainParams,
     _labels_weights,
     assign_folds,
@@ -32,8 +33,7 @@ from newscrawl.learned.train import (
     fit_model,
     hold_out_folds,
 )
-from newscrawl.learned.trainset import build_training_set
-from newscrawl.template.synthetic import synthetic_site
+from newscrawl.training.learned_trainset import build_training_set
 
 ARTICLE = """<html><head><title>Harbour bridge reopens after repairs | Daily Example</title></head>
 <body>
@@ -136,7 +136,7 @@ def test_compiled_tree_walk_scores_exactly_as_the_numpy_walk() -> None:
     """The C walk and the numpy walk reach the same leaves and sum them alike: identical
     scores, bit for bit, on the shipped model's two stages and on rows of every size (the C
     walk takes 16 rows at a time, then the rest one by one)."""
-    from newscrawl.learned import model as model_module
+    from newscrawl.extractors.blockmodel import model as model_module
 
     assert model_module.COMPILED_WALK  # under CI: pip must have built the extension
     shipped = load_extractor_model(bundled_extractor_model())
@@ -159,7 +159,7 @@ def test_compiled_tree_walk_scores_exactly_as_the_numpy_walk() -> None:
 
 @pytest.mark.compiled
 def test_compiled_tree_walk_refuses_arrays_that_do_not_fit() -> None:
-    from newscrawl.learned._treewalk import leaf_values
+    from newscrawl.extractors.blockmodel._treewalk import leaf_values
 
     model, rows = _fitted()
     ensemble = TreeEnsemble.from_sklearn(model)
@@ -498,7 +498,7 @@ def test_a_page_the_model_cannot_score_falls_back_to_the_best_seed(
     ids=["empty", "binary", "deep"],
 )
 def test_bad_pages_give_empty_or_some_text_never_a_crash(page: bytes) -> None:
-    from newscrawl.dom import PageError
+    from newscrawl.html.tree import PageError
 
     try:
         dom = parse_html(page)
@@ -578,7 +578,7 @@ def test_short_block_is_content_only_where_it_joins_the_gold() -> None:
 def test_group_columns_count_and_average_each_blocks_group() -> None:
     """The stacking context's per-group mean (token-weighted), max and size of the scores,
     checked against the plain definition on random pages, groups of -1 (none) included."""
-    from newscrawl.learned.stacking import _group_columns
+    from newscrawl.extractors.blockmodel.stacking import _group_columns
 
     rng = np.random.default_rng(3)
     for _ in range(200):

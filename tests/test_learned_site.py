@@ -7,21 +7,21 @@ from pathlib import Path
 
 import numpy as np
 
-from newscrawl.dom import parse_html
-from newscrawl.evaluation.dataset import read_dataset
-from newscrawl.evaluation.runner import evaluate_dataset
-from newscrawl.extractors.context import uses_site_template
-from newscrawl.learned.blocks import split_blocks
-from newscrawl.learned.features import FEATURES, block_features
-from newscrawl.learned.sitetemplate import (
+from newscrawl.evaluation.evaluator import evaluate_dataset
+from newscrawl.extractors.blockmodel.block_features import FEATURES, block_features
+from newscrawl.extractors.blockmodel.blocks import split_blocks
+from newscrawl.gold.dataset import read_dataset
+from newscrawl.html.parse import parse_html
+from newscrawl.lab.synthetic_sites import synthetic_site
+from newscrawl.site.site_context import uses_site_template
+from newscrawl.site.site_template import (
     SITE_FEATURES,
     pages_template,
     site_columns,
     site_template,
 )
-from newscrawl.template.records import node_hashes
+from newscrawl.template.node_records import node_hashes
 from newscrawl.template.sitelevel import RawPage
-from newscrawl.template.synthetic import synthetic_site
 
 
 def _site(pages: int = 6) -> list[tuple[str, str]]:
@@ -81,7 +81,7 @@ class _Recording:
         self.seen: list[int | None] = []
 
     def extract(self, dom, template=None):
-        from newscrawl.extractors.base import Extraction
+        from newscrawl.extractors.extractor_base import Extraction
 
         self.seen.append(None if template is None else template.pages)
         return Extraction.empty(self.name)

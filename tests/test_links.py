@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 from urllib.parse import urljoin, urlsplit
 
-from newscrawl.crawl.links import LinkResolver
-from newscrawl.crawl.urls import absolute_url, canonical_link, canonical_url
+from newscrawl.crawl.discovery.links import LinkResolver
+from newscrawl.html.urls import absolute_url, canonical_link, canonical_url
 
 HREFS = [
     "/docs/page-1.html",

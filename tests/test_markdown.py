@@ -1,4 +1,5 @@
-"""Markdown of an extractor's selection (newscrawl.markdown), and the plain text it agrees with."""
+"""Markdown of an extractor's selection (newscrawl.extractors.markdown), and the plain text it
+agrees with."""
 
 from __future__ import annotations
 
@@ -8,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from newscrawl.dom import parse_html
-from newscrawl.extractors.base import Extraction
-from newscrawl.markdown import markdown_of, page_markdown
+from newscrawl.extractors.extractor_base import Extraction
+from newscrawl.extractors.markdown import markdown_of, page_markdown
+from newscrawl.html.parse import parse_html
 
 FIXTURES = Path(__file__).parent / "fixtures" / "markdown"
 PAGES = sorted(p.stem for p in FIXTURES.glob("*.html"))
@@ -125,8 +126,8 @@ def dev_pages() -> list[Path]:
 @pytest.mark.skipif(not DEV_DATA.is_dir(), reason="no dev data")
 def test_text_is_the_markdown_without_markup() -> None:
     """On the dev pages, every extractor's Markdown has its text's words in the same order."""
-    from newscrawl.dom import PageError
     from newscrawl.extractors import EXTRACTORS, get_extractor
+    from newscrawl.html.tree import PageError
 
     extractors = [get_extractor(name) for name in EXTRACTORS]
     differ: list[str] = []
@@ -194,8 +195,8 @@ THREAD = (
 
 
 def test_comments_are_a_field_of_their_own() -> None:
-    from newscrawl.comments import page_comments
     from newscrawl.extractors import get_extractor
+    from newscrawl.extractors.comments import page_comments
 
     dom = parse_html(THREAD)
     extraction = get_extractor("mss").extract(dom)

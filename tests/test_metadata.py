@@ -1,5 +1,6 @@
-"""Titles, publication dates and authors of article pages (`newscrawl.crawl.metadata`,
-`newscrawl.title`), on fixture pages written for the project: one per way real pages misled
+"""Titles, publication dates and authors of article pages (`newscrawl.extractors.page_metadata`,
+`newscrawl.extractors.title`), on fixture pages written for the project: one per way real pages
+misled
 the extraction, with the values each page shows in tests/fixtures/metadata/labels.jsonl."""
 
 from __future__ import annotations
@@ -11,13 +12,13 @@ from typing import Any
 
 import pytest
 
-from newscrawl.bench.metadata import Guess, Labelled, Tally, read_labels, score
 from newscrawl.cli import main
-from newscrawl.crawl.datelines import date_in_line
-from newscrawl.crawl.metadata import clean_names, page_metadata, parse_time, url_date
-from newscrawl.dom import parse_html
 from newscrawl.extractors import DEFAULT_EXTRACTOR, build_extractor
-from newscrawl.title import page_title, without_site_name
+from newscrawl.extractors.datelines import date_in_line
+from newscrawl.extractors.page_metadata import clean_names, page_metadata, parse_time, url_date
+from newscrawl.extractors.title import page_title, without_site_name
+from newscrawl.html.parse import parse_html
+from newscrawl.lab.bench_metadata import Guess, Labelled, Tally, read_labels, score
 
 FIXTURES = Path(__file__).parent / "fixtures" / "metadata"
 LABELS = [json.loads(line) for line in (FIXTURES / "labels.jsonl").read_text().splitlines()]

@@ -6,7 +6,7 @@ from collections import Counter
 
 import pytest
 
-from newscrawl.evaluation.metric import (
+from newscrawl.gold.metric import (
     PageScore,
     aggregate,
     f1,

@@ -6,7 +6,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 from lxml import etree, html
 
-from newscrawl.dom import parse_html
 from newscrawl.extractors import get_extractor
 from newscrawl.extractors.mss import (
     MSS,
@@ -16,7 +15,8 @@ from newscrawl.extractors.mss import (
     tag_runs,
     token_scores,
 )
-from newscrawl.tags import VOID_TAGS
+from newscrawl.html.parse import parse_html
+from newscrawl.html.tags import VOID_TAGS
 
 ARTICLE = [
     "The river rose again overnight and the town council met at dawn to plan the response.",

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from newscrawl.dom import Dom, parse_html
 from newscrawl.extractors import get_extractor
 from newscrawl.extractors.nce import NCE, NCEConfig, remove_comments, select_separator
+from newscrawl.html.dom import Dom
+from newscrawl.html.parse import parse_html
 
 # Article paragraphs: each one longer than alpha0 (200) and alpha5 (120) characters.
 P1 = (

@@ -1,8 +1,8 @@
-"""Re-rooting markup nested past the parser's depth limit (newscrawl.nesting)."""
+"""Re-rooting markup nested past the parser's depth limit (newscrawl.html.nesting)."""
 
 from __future__ import annotations
 
-from newscrawl.nesting import flatten_nesting
+from newscrawl.html.nesting import flatten_nesting
 
 
 def test_outer_and_inner_levels_stay_and_the_middle_wrappers_go() -> None:

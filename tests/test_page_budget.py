@@ -10,7 +10,8 @@ import pytest
 
 from newscrawl.crawl.parsepool import ParsePool, links_of, page_links
 from newscrawl.demo.faults import many_nodes_page
-from newscrawl.dom import MAX_PAGE_NODES, PageError, PageTooLargeError, parse_html
+from newscrawl.html.parse import MAX_PAGE_NODES, parse_html
+from newscrawl.html.tree import PageError, PageTooLargeError
 
 
 def test_a_page_of_millions_of_elements_is_refused_before_its_tree_is_built() -> None:
@@ -95,8 +96,8 @@ def test_the_learned_extractors_empty_text_is_its_answer(keep_all: bool) -> None
     """A page whose blocks the model scores as no main text (a grid of links) stays empty in
     the crawl, as `newscrawl extract` leaves it: CETD-TPC, which has text for it, is not
     asked (or, keeping every text, not chosen)."""
-    from newscrawl.dom import parse_html
     from newscrawl.extractors import get_extractor
+    from newscrawl.html.parse import parse_html
 
     links = "".join(f'<li><a href="/p/{i}">Section {i}</a></li>' for i in range(60))
     html = f"<html><head><title>Index</title></head><body><ul>{links}</ul></body></html>"

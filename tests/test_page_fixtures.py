@@ -18,10 +18,10 @@ from typing import Any
 import pytest
 
 from newscrawl.cli import main
-from newscrawl.dom import parse_html
-from newscrawl.evaluation.metric import f1, score_page
 from newscrawl.evaluation.snippets import snippet_counts
 from newscrawl.extractors import get_extractor
+from newscrawl.gold.metric import f1, score_page
+from newscrawl.html.parse import parse_html
 
 PAGES = Path(__file__).parent / "fixtures" / "pages"
 RECORDS = [json.loads(line) for line in (PAGES / "meta.jsonl").read_text("utf-8").splitlines()]

@@ -15,9 +15,9 @@ import pyarrow.parquet as pq
 import pytest
 
 import newscrawl
-from newscrawl.crawl.urls import SiteScope
 from newscrawl.demo.server import DemoServer
 from newscrawl.demo.web import build_demo_web
+from newscrawl.html.urls import SiteScope
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -29,7 +29,7 @@ LOG_LEVEL = "INFO"
 ADDONS = {"newscrawl.addon.NewscrawlAddon": 0}
 NEWSCRAWL_OUT = "corpus"
 NEWSCRAWL_SITEPASS_WORKERS = 0
-DOWNLOADER_MIDDLEWARES = {"newscrawl.crawl.private.PrivateAddressMiddleware": 10}
+DOWNLOADER_MIDDLEWARES = {"newscrawl.crawl.middlewares.private.PrivateAddressMiddleware": 10}
 NEWSCRAWL_ALLOW_PRIVATE = "loopback"
 """
 

@@ -8,7 +8,7 @@ import pytest
 
 from newscrawl import settings as defaults
 from newscrawl.cli import main
-from newscrawl.commands.settings import read_settings
+from newscrawl.commands.settings_command import read_settings
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -15,8 +15,7 @@ import pytest
 
 from newscrawl import extractors
 from newscrawl.cli import main
-from newscrawl.dom import Dom, parse_html
-from newscrawl.evaluation.sites import (
+from newscrawl.evaluation.site_groups import (
     head_site,
     in_order,
     keeps_site_state,
@@ -24,7 +23,9 @@ from newscrawl.evaluation.sites import (
     site_tasks,
 )
 from newscrawl.extractors import Extraction
-from newscrawl.template.extractor import page_site
+from newscrawl.extractors.template_filter import page_site
+from newscrawl.html.dom import Dom
+from newscrawl.html.parse import parse_html
 
 ROOT = Path(__file__).resolve().parents[1]
 MODEL = ROOT / "models" / "default_template_model.json"
@@ -378,7 +379,7 @@ def test_one_large_site_split_over_jobs_gives_the_records_of_one_process(
     """A folder holding one site of SPLIT_PAGES pages or more (and a page that does not parse)
     has its site pass split over -j 2 processes: the same records, errors included, as -j 1."""
     from newscrawl.commands import extract as command
-    from newscrawl.demo.docsite import docs_page
+    from newscrawl.lab.synthetic_docsite import docs_page
 
     site = tmp_path / "docs.test"
     site.mkdir()
@@ -466,7 +467,7 @@ def test_evaluate_site_from_reaches_the_extractor(
     dataset: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Which site each page got, per mode, as the extractor saw it."""
-    from newscrawl.evaluation import runner
+    from newscrawl.evaluation import evaluator as runner
 
     seen: list[str] = []
     real_parse = runner._parse

@@ -18,9 +18,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from newscrawl.cli import main
-from newscrawl.dom import Dom, parse_html
+from newscrawl.extractors.template_filter import pruned_dom
+from newscrawl.html.dom import Dom
+from newscrawl.html.parse import parse_html
+from newscrawl.lab.synthetic_sites import synthetic_site, words
 from newscrawl.template import entropy, pagelets, sst
-from newscrawl.template.extractor import pruned_dom
 from newscrawl.template.sitemethods import (
     SITE_METHODS,
     check_site_method,
@@ -30,7 +32,6 @@ from newscrawl.template.sitemethods import (
     site_scores,
     threshold_of,
 )
-from newscrawl.template.synthetic import synthetic_site, words
 
 NAV = "".join(f'<li><a href="/s{i}">Section {name}</a></li>' for i, name in enumerate("ABCDEF"))
 
@@ -286,7 +287,7 @@ def test_bench_refuses_an_unknown_method(tmp_path: Path, capsys: pytest.CaptureF
 
 def test_deboiler_cleans_a_generated_site() -> None:
     pytest.importorskip("deboiler")
-    from newscrawl.evaluation.site_methods import deboiler_html
+    from newscrawl.evaluation.site_method_scores import deboiler_html
 
     urls = [f"https://example.org/{i}" for i in range(5)]
     cleaned = deboiler_html(urls, [_page(i) for i in range(5)])
@@ -304,8 +305,8 @@ MODEL = Path(__file__).resolve().parents[1] / "models" / "default_template_model
 
 @pytest.mark.parametrize("method", SITE_METHODS)
 def test_template_filter_cuts_the_site_template_it_is_handed(method: str) -> None:
-    from newscrawl.extractors.context import extract_in_site, learn_site
-    from newscrawl.template.extractor import TemplateConfig, TemplateExtractor
+    from newscrawl.extractors.template_filter import TemplateConfig, TemplateExtractor
+    from newscrawl.site.site_context import extract_in_site, learn_site
     from newscrawl.template.sitelevel import RawPage
 
     extractor = TemplateExtractor(TemplateConfig(model=str(MODEL), site_method=method))
@@ -324,7 +325,7 @@ def test_template_filter_cuts_the_site_template_it_is_handed(method: str) -> Non
 
 
 def test_template_filter_refuses_an_unknown_method() -> None:
-    from newscrawl.template.extractor import build_template_extractor
+    from newscrawl.extractors.template_filter import build_template_extractor
 
     with pytest.raises(ValueError, match="unknown site method 'vips'"):
         build_template_extractor("template", str(MODEL), site_method="vips")
@@ -352,7 +353,7 @@ def test_study_evaluation_trains_on_another_methods_labels(
 ) -> None:
     from test_template_evaluation import write_dataset
 
-    from newscrawl.evaluation.template_sites import load_site, site_groups
+    from newscrawl.training.template_sites import load_site, site_groups
 
     data = write_dataset(tmp_path / "gen", [f"s{i}.example.org" for i in range(3)])
     dataset, site, ids = site_groups([data])[0]
@@ -420,8 +421,8 @@ def test_extract_site_pass_by_each_method(
 def test_crawl_site_method_setting() -> None:
     import argparse
 
-    from newscrawl.cli_options import option_settings
     from newscrawl.commands import crawl
+    from newscrawl.commands.cli_options import option_settings
 
     parser = argparse.ArgumentParser()
     crawl.add_arguments(parser)

@@ -12,15 +12,16 @@ import pyarrow.dataset as ds
 import pytest
 
 from newscrawl.cli import main
-from newscrawl.dom import Dom, parse_html
-from newscrawl.storage.nodes import NODE_COLUMNS, nodes_schema
-from newscrawl.template.records import PageNodes, node_hashes
+from newscrawl.html.dom import Dom
+from newscrawl.html.parse import parse_html
+from newscrawl.lab.synthetic_sites import synthetic_site
+from newscrawl.template.node_records import PageNodes, node_hashes
+from newscrawl.template.node_table import NODE_COLUMNS, nodes_schema
 from newscrawl.template.sitelevel import (
     SiteLevel,
     SiteLevelConfig,
     label_site,
 )
-from newscrawl.template.synthetic import synthetic_site
 
 SECTIONS = ("World", "Sport", "Arts and culture", "Science", "Money", "Travel", "Weather")
 NAV = (

@@ -1,6 +1,6 @@
 """The site pass: a site's template cut out of its pages' text, in a crawl and offline alike.
 
-Unit tests drive `newscrawl.template.sitepass` with a stub extractor on hand-written pages; the
+Unit tests drive `newscrawl.site.slot_cut` with a stub extractor on hand-written pages; the
 end-to-end tests crawl the demo web with real Scrapy over real HTTP on 127.0.0.x and re-extract
 the stored pages offline with `newscrawl extract --site-from meta`."""
 
@@ -17,15 +17,16 @@ import pandas as pd
 import pytest
 from crawl_helpers import FAST_CRAWL
 
-from newscrawl.crawl.runner import crawl_command
-from newscrawl.crawl.urls import canonical_url
+from newscrawl.crawl.crawl_process import crawl_command
 from newscrawl.demo.server import DemoServer
 from newscrawl.demo.web import build_demo_web
-from newscrawl.dom import Dom, parse_html
-from newscrawl.evaluation.metric import aggregate, score_page
-from newscrawl.extractors.base import Extraction
-from newscrawl.template.sitelevel import KeptDoms, RawPage
-from newscrawl.template.sitepass import (
+from newscrawl.extractors.extractor_base import Extraction
+from newscrawl.extractors.title import page_title
+from newscrawl.gold.metric import aggregate, score_page
+from newscrawl.html.dom import Dom
+from newscrawl.html.parse import parse_html
+from newscrawl.html.urls import canonical_url
+from newscrawl.site.slot_cut import (
     PAGE_STAGE,
     SITE_STAGE,
     SiteSlots,
@@ -33,7 +34,7 @@ from newscrawl.template.sitepass import (
     site_pass,
     slot_name,
 )
-from newscrawl.title import page_title
+from newscrawl.template.sitelevel import KeptDoms, RawPage
 
 ROOT = Path(__file__).resolve().parents[1]
 FAST = [*FAST_CRAWL, "DOWNLOAD_TIMEOUT=2"]

@@ -20,9 +20,15 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from crawl_helpers import FAST_CRAWL
-from newscrawl.pipelines import sitejob
 from newscrawl.pipelines.extraction import ExtractionSettings
-from newscrawl.pipelines.sitejob import (
+
+from newscrawl.crawl.crawl_process import crawl_command
+from newscrawl.crawl.items import PageItem
+from newscrawl.demo.server import serve_pages
+from newscrawl.html.dom import Dom
+from newscrawl.site import site_job as sitejob
+from newscrawl.site import stream_pass as streampass
+from newscrawl.site.site_job import (
     PageResult,
     PassPage,
     PassSettings,
@@ -31,16 +37,11 @@ from newscrawl.pipelines.sitejob import (
     SitePassJob,
     SitePassResult,
 )
-from newscrawl.pipelines.sitepass import site_rows
-
-from newscrawl.crawl.items import PageItem
-from newscrawl.crawl.runner import crawl_command
-from newscrawl.demo.server import serve_pages
-from newscrawl.dom import Dom
-from newscrawl.template import sitelevel, streampass
-from newscrawl.template.records import PageNodes
+from newscrawl.site.site_pipeline import site_rows
+from newscrawl.site.slot_cut import SITE_STAGE
+from newscrawl.template import sitelevel
+from newscrawl.template.node_records import PageNodes
 from newscrawl.template.sitelevel import RawPage
-from newscrawl.template.sitepass import SITE_STAGE
 
 ROOT = Path(__file__).resolve().parents[1]
 _PAGE = re.compile(r"^/story-(\d+)\.html$")

@@ -18,7 +18,14 @@ import pandas as pd
 import pytest
 from crawl_helpers import FAST_CRAWL
 from newscrawl.pipelines.extraction import ExtractionSettings
-from newscrawl.pipelines.sitejob import (
+
+from newscrawl import settings as defaults
+from newscrawl.crawl.crawl_process import crawl_command
+from newscrawl.demo.server import DemoServer
+from newscrawl.demo.web import build_demo_web
+from newscrawl.extractors import DEFAULT_EXTRACTOR
+from newscrawl.lab.synthetic_docsite import docs_page
+from newscrawl.site.site_job import (
     PassPage,
     PassSettings,
     SitePasser,
@@ -29,15 +36,8 @@ from newscrawl.pipelines.sitejob import (
     pass_shards,
     shard_context,
 )
-from newscrawl.pipelines.sitepool import KILL_FOR_TEST
-
-from newscrawl import settings as defaults
-from newscrawl.crawl.runner import crawl_command
-from newscrawl.demo.docsite import docs_page
-from newscrawl.demo.server import DemoServer
-from newscrawl.demo.web import build_demo_web
-from newscrawl.extractors import DEFAULT_EXTRACTOR
-from newscrawl.template.sitepass import PAGE_STAGE, SITE_STAGE
+from newscrawl.site.site_pool import KILL_FOR_TEST
+from newscrawl.site.slot_cut import PAGE_STAGE, SITE_STAGE
 
 ROOT = Path(__file__).resolve().parents[1]
 # every extractor's text kept, so the comparison covers the whole chain; one crawl id for all

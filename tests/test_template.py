@@ -18,19 +18,20 @@ from newscrawl.models.template_model import (
 )
 
 from newscrawl.cli import main
-from newscrawl.dom import Dom, parse_html
-from newscrawl.template.buckets import DEFAULT_BOUNDARIES, bucket_of, fit_boundaries
-from newscrawl.template.extractor import (
+from newscrawl.extractors.template_filter import (
     TemplateConfig,
     TemplateExtractor,
     build_template_extractor,
     pruned_dom,
 )
-from newscrawl.template.features import FEATURES, node_features
-from newscrawl.template.records import PageNodes, is_intra_site, site_kind
+from newscrawl.html.dom import Dom
+from newscrawl.html.parse import parse_html
+from newscrawl.lab.synthetic_sites import synthetic_site
+from newscrawl.template.buckets import DEFAULT_BOUNDARIES, bucket_of, fit_boundaries
+from newscrawl.template.node_features import FEATURES, node_features
+from newscrawl.template.node_records import PageNodes, is_intra_site, site_kind
 from newscrawl.template.sitelevel import label_site
-from newscrawl.template.synthetic import synthetic_site
-from newscrawl.template.train import (
+from newscrawl.training.template_train import (
     NodeData,
     TrainConfig,
     TrainError,
@@ -229,7 +230,7 @@ def test_template_extractor_cuts_navigation_and_footer() -> None:
 
 
 def test_template_extractor_cuts_the_sites_template_it_is_handed(trained) -> None:
-    from newscrawl.extractors.context import extract_in_site, learn_site
+    from newscrawl.site.site_context import extract_in_site, learn_site
     from newscrawl.template.sitelevel import RawPage
 
     model, _ = trained
@@ -333,9 +334,9 @@ def test_training_reads_a_crawls_nodes_layout(tmp_path: Path) -> None:
     # A crawl writes nodes/crawl=<id>/site=<site>/part-*.parquet (partition columns in folders).
     from test_sitelevel import page, records
 
-    from newscrawl.storage.nodes import nodes_writer
+    from newscrawl.template.node_table import nodes_writer
     from newscrawl.template.sitelevel import SiteLevel
-    from newscrawl.template.train import read_nodes
+    from newscrawl.training.template_train import read_nodes
 
     with nodes_writer(tmp_path) as writer:
         for host in ("a.example.org", "b.example.org"):

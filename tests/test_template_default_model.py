@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 from newscrawl.models.template_model import ModelError, check_model, load_model
 
-from newscrawl.dom import parse_html
-from newscrawl.template.default_model import DATASETS, build_default_template_model
-from newscrawl.template.extractor import TemplateConfig, TemplateExtractor
-from newscrawl.template.features import FEATURES
+from newscrawl.extractors.template_filter import TemplateConfig, TemplateExtractor
+from newscrawl.html.parse import parse_html
+from newscrawl.lab.synthetic_sites import synthetic_site
 from newscrawl.template.geometry import PROVIDERS, FlowGeometry, get_geometry_provider
-from newscrawl.template.scoring import smoothed_scores
-from newscrawl.template.synthetic import synthetic_site
+from newscrawl.template.node_features import FEATURES
+from newscrawl.template.template_scoring import smoothed_scores
+from newscrawl.training.template_default import DATASETS, build_default_template_model
 
 PAGE = (
     "<html><head><title>T</title></head><body><div class=nav><a href='/'>Home</a> "
@@ -52,7 +52,7 @@ def test_shipped_model_provenance() -> None:
     assert all(c["pages"] > 0 and c["sites"] > 0 for c in prov["datasets"].values())
     assert prov["geometry"] == "flow" and prov["features"] == list(FEATURES)
     assert {"numpy", "scikit-learn", "lxml"} <= set(prov["libraries"])
-    assert "newscrawl.template.default_model" in prov["command"]
+    assert "newscrawl.training.template_default" in prov["command"]
     assert 0.5 <= model.threshold <= 1.0
     assert not any(s.endswith(".example.org") for s in model.training_sites)
 
@@ -130,7 +130,7 @@ def test_default_model_rebuild_is_deterministic(tmp_path: Path) -> None:
 
 
 def test_crossval_reports_per_dataset(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
-    from newscrawl.template.crossval import main
+    from newscrawl.training.template_crossval import main
 
     data = write_datasets(tmp_path / "data", pages=3)
     out = tmp_path / "cv.json"
@@ -147,7 +147,7 @@ def test_crossval_reports_per_dataset(tmp_path: Path, capsys: pytest.CaptureFixt
 
 def test_reduced_tree_smoothing_matches_the_full_program() -> None:
     from newscrawl.template.isotonic import smooth_scores
-    from newscrawl.template.scoring import RESOLUTION, smooth_page
+    from newscrawl.template.template_scoring import RESOLUTION, smooth_page
 
     rng = np.random.default_rng(3)
     for _ in range(30):

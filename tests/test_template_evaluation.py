@@ -9,9 +9,10 @@ import pytest
 
 from newscrawl.cli import main
 from newscrawl.cli import main as cli_main
-from newscrawl.dom import Dom, parse_html
-from newscrawl.evaluation.template_sites import gold_template
-from newscrawl.template.synthetic import synthetic_site
+from newscrawl.html.dom import Dom
+from newscrawl.html.parse import parse_html
+from newscrawl.lab.synthetic_sites import synthetic_site
+from newscrawl.training.template_sites import gold_template
 
 PAGE = (
     "<html><body><div id='nav'><a href='/'>Home</a> <a href='/w'>World</a></div>"
@@ -96,7 +97,7 @@ def test_bench_template_prints_the_buffer_memory(capsys: pytest.CaptureFixture) 
 def test_the_bench_default_extractors_are_the_evaluations() -> None:
     """`bench template-eval` names its default without importing the evaluation (which every
     command line would pay for): the two must stay the same."""
-    from newscrawl.bench.template_eval import _SEED_EXTRACTORS
-    from newscrawl.evaluation.template import DEFAULT_EXTRACTORS
+    from newscrawl.lab.bench_template_eval import _SEED_EXTRACTORS
+    from newscrawl.training.template_scores import DEFAULT_EXTRACTORS
 
     assert ",".join(DEFAULT_EXTRACTORS) == _SEED_EXTRACTORS

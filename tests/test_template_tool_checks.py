@@ -161,7 +161,7 @@ def test_a_hand_edited_model_file_is_refused_when_loaded(
 def test_a_hand_edited_model_is_refused_by_extract(
     work: dict[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from newscrawl.template.synthetic import synthetic_site
+    from newscrawl.lab.synthetic_sites import synthetic_site
 
     data = json.loads(work["model"].read_text())
     model = edited(

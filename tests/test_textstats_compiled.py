@@ -1,4 +1,4 @@
-"""The compiled text statistics (`newscrawl/learned/_textstats.c`) give the learned
+"""The compiled text statistics (`newscrawl/extractors/blockmodel/_textstats.c`) give the learned
 extractor's text columns exactly the numbers the numpy and regex code gives: character
 classes, words, sentence ends, tokens and function-word shares, on generated texts in many
 scripts and on the fixture pages' blocks."""
@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from newscrawl.dom import parse_html
-from newscrawl.learned import textstats
-from newscrawl.learned.blocks import split_blocks
+from newscrawl.extractors.blockmodel import textstats
+from newscrawl.extractors.blockmodel.blocks import split_blocks
+from newscrawl.html.parse import parse_html
 
 pytestmark = pytest.mark.compiled
 
@@ -68,7 +68,7 @@ def test_compiled_and_python_language_guesses_agree(tokens: list[list[str]]) -> 
     past the 3,000 words read (400 x 12)."""
     import itertools
 
-    from newscrawl.learned.stopwords import guess_language
+    from newscrawl.html.stopwords import guess_language
 
     textstats.text_columns(["warm the class table"])
     expected = guess_language(itertools.chain.from_iterable(tokens))
@@ -87,7 +87,7 @@ def test_compiled_and_numpy_statistics_agree_on_the_fixture_pages(page: Path) ->
 def test_the_compiled_counts_refuse_what_is_not_exactly_str() -> None:
     """A str subclass could run code (its lower(), its __eq__) while the compiled code reads a
     list: refused with TypeError instead."""
-    from newscrawl.learned._textstats import counts, language_counts, stop_shares
+    from newscrawl.extractors.blockmodel._textstats import counts, language_counts, stop_shares
 
     class Odd(str):
         def lower(self) -> str:  # type: ignore[override]
@@ -108,7 +108,7 @@ def test_the_compiled_language_counts_add_up_as_python_does() -> None:
     """The languages `counts` starts with are counted in C and added at the end; a language
     it lacks, or one given by an equal but other str, is counted into the dict itself: every
     total as one-at-a-time adding gives it."""
-    from newscrawl.learned._textstats import language_counts
+    from newscrawl.extractors.blockmodel._textstats import language_counts
 
     table = np.zeros(0x10000, dtype=np.uint8)
     other_en = "".join(["e", "n"])  # equal to "en", not the same object

@@ -19,10 +19,11 @@ from warc_helpers import (
     write_warc,
 )
 
-from newscrawl.ingest.spider import wanted
-from newscrawl.warc.reader import Problem, Record, archive_files, read_archive
-from newscrawl.warc.synthetic import Capture, demo_captures, write_ccnews_warc
-from newscrawl.warc.writer import Exchange, WarcFileWriter, recover_open_files
+from newscrawl.lab.synthetic_warc import Capture, demo_captures, write_ccnews_warc
+from newscrawl.scale.ingest_spider import wanted
+from newscrawl.storage.warc_reader import archive_files, read_archive
+from newscrawl.storage.warc_records import Problem, Record
+from newscrawl.storage.warc_writer import Exchange, WarcFileWriter, recover_open_files
 
 LIMIT = 1 << 20
 
@@ -101,7 +102,7 @@ def test_brotli_and_zstd_bombs_stop_at_the_limit(tmp_path: Path) -> None:
 def test_fastwarc_reads_the_sound_stretches_and_warcio_the_damage(
     tmp_path: Path, gzipped: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from newscrawl.warc import reader
+    from newscrawl.storage import warc_reader as reader
 
     heads: list[int] = []
     warcio_head = reader._head
@@ -397,7 +398,7 @@ def test_writer_rotates_files_each_opening_with_warcinfo(tmp_path: Path) -> None
 def test_a_killed_writers_file_is_cut_to_its_last_record_and_named(tmp_path: Path) -> None:
     script = (
         "import os, sys\n"
-        "from newscrawl.warc.writer import WarcFileWriter, Exchange\n"
+        "from newscrawl.storage.warc_writer import WarcFileWriter, Exchange\n"
         "w = WarcFileWriter(sys.argv[1], 'newscrawl-k', {'software': 'newscrawl'})\n"
         "for n in range(3):\n"
         "    w.write(Exchange(f'https://k.example/{n}', 'GET', [], b'', 200,"

@@ -17,14 +17,14 @@ import pytest
 import redis
 
 from newscrawl.cli import main
-from newscrawl.distributed.queue import (
+from newscrawl.scale.redis_queue import (
     RedisRefused,
     RedisUnavailable,
     SiteQueue,
     check_redis,
     connect,
 )
-from newscrawl.distributed.redis_server import LocalRedis, free_port
+from newscrawl.scale.redis_server import LocalRedis, free_port
 
 pytestmark = pytest.mark.redis
 
@@ -241,7 +241,7 @@ def demo() -> Iterator[object]:
 
 def enqueue_demo(url: str, run: str, demo: object, sites: int | None = None) -> SiteQueue:
     """Enqueue the demo web's sites (the first `sites` of them) as run `run`."""
-    from newscrawl.distributed.sitelist import read_site_specs, site_payload
+    from newscrawl.scale.sitelist import read_site_specs, site_payload
 
     queue = SiteQueue.from_url(url, run)
     urls = list(demo.site_urls.values())[:sites]  # type: ignore[attr-defined]

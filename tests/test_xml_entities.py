@@ -6,7 +6,7 @@ import codecs
 
 import pytest
 
-from newscrawl.crawl.feeds import UnsafeXmlError, parse_feed, parse_sitemap, xml_text
+from newscrawl.crawl.discovery.feeds import UnsafeXmlError, parse_feed, parse_sitemap, xml_text
 
 BOMB = """<?xml version="1.0" encoding="{encoding}"?>
 <!DOCTYPE urlset [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from warcio.archiveiterator import ArchiveIterator
 
-from newscrawl.warc.synthetic import Capture, write_ccnews_warc
+from newscrawl.lab.synthetic_warc import Capture, write_ccnews_warc
 
 __all__ = [
     "html_page",

@@ -29,7 +29,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from newscrawl.cli_options import (
+from newscrawl.commands.cli_options import (
     add_allow_private_argument,
     add_max_pages_argument,
     add_settings_arguments,
@@ -104,7 +104,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _overrides(args: argparse.Namespace) -> dict[str, object]:
-    from newscrawl.crawl.runner import FAST_LOCAL
+    from newscrawl.crawl.crawl_process import FAST_LOCAL
 
     values: dict[str, object] = dict(FAST_LOCAL) if args.fast_local else {}
     if args.extractors:
@@ -138,9 +138,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _run_locked(args: argparse.Namespace) -> int:
     from newscrawl.crawl.checks import check_crawl_id, check_settings
-    from newscrawl.crawl.runner import crawl_settings, latest_unfinished, run_crawl
-    from newscrawl.crawl.sites import SiteListError, read_sites
-    from newscrawl.crawl.summary import crawl_status, format_summary
+    from newscrawl.crawl.crawl_process import crawl_settings, latest_unfinished, run_crawl
+    from newscrawl.crawl.discovery.site_lists import SiteListError, read_sites
+    from newscrawl.crawl.extensions.summary import crawl_status, format_summary
     from newscrawl.template.geometry import GeometryError, check_geometry
 
     try:
@@ -211,7 +211,7 @@ def _run_locked(args: argparse.Namespace) -> int:
 
 def _not_resumable(out: Path, crawl_id: str) -> str | None:
     """Why `--resume --crawl-id ID` cannot resume (a mistyped or finished crawl), or None."""
-    from newscrawl.crawl.state import STATE_DIR, crawl_statuses
+    from newscrawl.crawl.extensions.state import STATE_DIR, crawl_statuses
 
     if not (out / STATE_DIR / crawl_id).is_dir():  # a crawl's folder, from its first moment
         known = sorted(p.name for p in (out / STATE_DIR).glob("*") if p.is_dir())

@@ -61,7 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from newscrawl.evaluation.docsdata import (
+    from newscrawl.gold.docsdata import (
         DocsDataError,
         build_docs_dataset,
         debian_sources,

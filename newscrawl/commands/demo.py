@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from newscrawl.cli_options import (
+from newscrawl.commands.cli_options import (
     add_max_pages_argument,
     add_settings_arguments,
     option_settings,
@@ -53,8 +53,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def gold_report(out: Path, crawl_id: str, gold: dict[str, DemoArticle]) -> dict[str, Any]:
     """How the crawl's articles compare with the demo gold: coverage, flags, shingle F1."""
-    from newscrawl.crawl.urls import canonical_url
-    from newscrawl.evaluation.metric import aggregate, score_page
+    from newscrawl.gold.metric import aggregate, score_page
+    from newscrawl.html.urls import canonical_url
 
     rows = _article_rows(out / "articles", crawl_id)
     gold_by_url = {canonical_url(url): article for url, article in gold.items()}
@@ -107,8 +107,8 @@ def _article_rows(root: Path, crawl_id: str) -> list[dict[str, Any]]:
 
 def run(args: argparse.Namespace) -> int:
     from newscrawl.crawl.checks import check_settings
-    from newscrawl.crawl.runner import FAST_LOCAL
-    from newscrawl.crawl.summary import format_summary
+    from newscrawl.crawl.crawl_process import FAST_LOCAL
+    from newscrawl.crawl.extensions.summary import format_summary
     from newscrawl.demo.server import DemoServer
     from newscrawl.demo.web import build_demo_web
 
@@ -148,7 +148,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _crawl(server: DemoServer, out: Path, overrides: dict[str, Any]) -> dict[str, Any] | None:
-    from newscrawl.crawl.runner import crawl_settings, run_crawl
+    from newscrawl.crawl.crawl_process import crawl_settings, run_crawl
 
     sites = server.write_site_list(out / "demo-sites.csv")
     print(

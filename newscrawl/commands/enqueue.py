@@ -11,8 +11,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from newscrawl.cli_options import add_redis_arguments
-from newscrawl.distributed.sitelist import read_site_specs, site_payload
+from newscrawl.commands.cli_options import add_redis_arguments
+from newscrawl.scale.sitelist import read_site_specs, site_payload
 
 HELP = "put sites on a Redis queue for crawl workers"
 # how long a Redis that is down may take to come back before enqueue gives up
@@ -25,8 +25,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from newscrawl.crawl.sites import SiteListError
-    from newscrawl.distributed.queue import (
+    from newscrawl.crawl.discovery.site_lists import SiteListError
+    from newscrawl.scale.redis_queue import (
         RedisRefused,
         RedisUnavailable,
         SiteQueue,

@@ -32,8 +32,12 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from newscrawl.cli_options import add_extractor_model_argument, extractor_model_error, positive_int
-from newscrawl.evaluation.sites import SITE_FROM
+from newscrawl.commands.cli_options import (
+    add_extractor_model_argument,
+    extractor_model_error,
+    positive_int,
+)
+from newscrawl.evaluation.site_groups import SITE_FROM
 from newscrawl.extractors import build_extractors, extractor_names
 from newscrawl.template.sitemethods import DEFAULT_SITE_METHOD, SITE_METHODS
 
@@ -165,7 +169,7 @@ def _given_twice(paths: list[str]) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from newscrawl.evaluation.dataset import read_dataset
+    from newscrawl.evaluation.evaluator import evaluate_dataset, site_mode
     from newscrawl.evaluation.report import (
         build_report,
         error_lines,
@@ -173,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
         format_snippets,
         format_table,
     )
-    from newscrawl.evaluation.runner import evaluate_dataset, site_mode
+    from newscrawl.gold.dataset import read_dataset
 
     site_from = getattr(args, "site_from", None)
     jobs = max(1, getattr(args, "jobs", 1) or 1)
@@ -257,7 +261,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _gate(results: list, floor: float) -> int:
     """3 when any extractor's pooled shingle F1 is below `floor` (each figure is printed)."""
-    from newscrawl.evaluation.metric import aggregate
+    from newscrawl.gold.metric import aggregate
 
     failed = False
     for name in results[0].extractors:

@@ -3,7 +3,7 @@
 Each PATH is a page file, a directory, an http(s) URL, or - for standard input. A URL is
 fetched first, with the crawl's guards: non-public addresses (loopback, private networks) are
 refused unless --allow-private allows them, redirects are checked hop by hop, and a body over
-the crawl's size limit or not HTML is refused (`newscrawl.fetch`). A directory is searched
+the crawl's size limit or not HTML is refused (`newscrawl.crawl.fetch`). A directory is searched
 recursively for *.html and *.htm files; a directory holding none of those is taken to hold only
 pages, and all its (non-hidden) files are read. Pages are extracted in a pool of worker
 processes when there are more than a few (see --jobs); the output keeps the order of the input
@@ -15,7 +15,7 @@ Pages are grouped into sites (--site-from; default url), and the site reaches th
 the template filter (--model) learns each site's own template even from pages saved without their
 URL. All pages of one site are extracted by one worker, in input order, so the output is the same
 for every --jobs. With a page-level extractor, a site of at least five pages goes through the
-crawl's site pass (`newscrawl.template.sitepass`): its pages are extracted, then the site's
+crawl's site pass (`newscrawl.site.slot_cut`): its pages are extracted, then the site's
 template is cut out of each page's text - what a crawl writes for the same pages (--no-site-pass:
 page by page). An input of one site of at least SPLIT_PAGES pages has its pass split over the
 jobs instead (`split_site_records`), with the same records. A meta.jsonl beside the pages, or
@@ -36,15 +36,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from newscrawl.cli_options import (
+from newscrawl.commands.cli_options import (
     add_allow_private_argument,
     add_extractor_model_argument,
     extractor_model_error,
     positive_int,
 )
-from newscrawl.dom import PageError
-from newscrawl.evaluation.dataset import read_meta
-from newscrawl.evaluation.sites import (
+from newscrawl.crawl.fetch import is_page_url
+from newscrawl.evaluation.site_groups import (
     HEAD_BYTES,
     SITE_FROM,
     SiteError,
@@ -61,8 +60,11 @@ from newscrawl.extractors import (
     Extractor,
     build_extractor,
 )
-from newscrawl.extractors.context import SiteContext, extract_in_site, site_methods
-from newscrawl.extractors.saved import (
+from newscrawl.extractors.markdown import MarkdownOptions, with_markdown
+from newscrawl.gold.dataset import read_meta
+from newscrawl.gold.pagefiles import STDIN, find_pages, not_found_reason
+from newscrawl.html.tree import PageError
+from newscrawl.site.saved_pages import (
     PLAIN,
     Item,
     RecordFields,
@@ -73,10 +75,15 @@ from newscrawl.extractors.saved import (
     site_pass_records,
     site_records,
 )
-from newscrawl.fetch import is_page_url
-from newscrawl.learned.sitetemplate import MAX_TEMPLATE_PAGES, hashes_template, page_hashes
-from newscrawl.markdown import MarkdownOptions, with_markdown
-from newscrawl.pagefiles import STDIN, find_pages, not_found_reason
+from newscrawl.site.site_context import SiteContext, extract_in_site, site_methods
+from newscrawl.site.site_template import MAX_TEMPLATE_PAGES, hashes_template, page_hashes
+from newscrawl.site.slot_cut import (
+    PageChoice,
+    SitePassConfig,
+    SiteSlots,
+    finish_site_pass,
+    page_choice,
+)
 from newscrawl.template.sitelevel import (
     RawPage,
     SiteLevelRun,
@@ -85,13 +92,6 @@ from newscrawl.template.sitelevel import (
     split_runs,
 )
 from newscrawl.template.sitemethods import SITE_METHODS
-from newscrawl.template.sitepass import (
-    PageChoice,
-    SitePassConfig,
-    SiteSlots,
-    finish_site_pass,
-    page_choice,
-)
 
 __all__ = [
     "HELP",
@@ -263,7 +263,7 @@ def split_site_records(
     """`site_pass_records` of one site with its work split over `jobs` processes, the same
     records: the node hashes of parts of the pages (the site's template), then parts of the
     pages parsed, extracted and read for the slot decisions, which are taken here once every
-    page is back (`newscrawl.template.sitepass.finish_site_pass`)."""
+    page is back (`newscrawl.site.slot_cut.finish_site_pass`)."""
     readable = list(raw_pages(items))
     if len(readable) < SitePassConfig().min_pages:
         return site_pass_records(extractor, items, fields=fields)
@@ -452,9 +452,9 @@ def page_items(paths: list[str], site_from: str, stdin: bytes | None = None) -> 
 
 
 def url_items(urls: list[str], site_from: str, allow_private: str | None) -> list[Item]:
-    """The pages the URLs lead to (`newscrawl.fetch`), labelled by URL; a URL that cannot be
+    """The pages the URLs lead to (`newscrawl.crawl.fetch`), labelled by URL; a URL that cannot be
     fetched is said on stderr and left out."""
-    from newscrawl.fetch import FetchError, fetch_page
+    from newscrawl.crawl.fetch import FetchError, fetch_page
 
     items = []
     for url in urls:

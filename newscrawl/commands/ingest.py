@@ -24,16 +24,20 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from newscrawl.cli_options import add_max_pages_argument, add_settings_arguments, option_settings
+from newscrawl.commands.cli_options import (
+    add_max_pages_argument,
+    add_settings_arguments,
+    option_settings,
+)
 
 if TYPE_CHECKING:
-    from newscrawl.ingest.runner import IngestResult
+    from newscrawl.scale.ingest_run import IngestResult
 
 HELP = "read WARC/ARC archives through the crawl's pipelines into a Parquet corpus"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from newscrawl.distributed.dask_stages import add_cluster_arguments
+    from newscrawl.scale.dask_stages import add_cluster_arguments
 
     parser.add_argument("paths", nargs="+", metavar="WARC_OR_DIR", help="archives or folders")
     parser.add_argument("--out", "-o", type=Path, required=True, metavar="DIR", help="output")
@@ -49,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--quiet", "-q", action="store_true", help="print no summary")
     parser.add_argument("--json", type=Path, default=None, metavar="FILE", help="summary as JSON")
     add_settings_arguments(parser, None, "Scrapy log level (default: WARNING)")
-    # a Dask task of a run that holds OUT's lock (see `newscrawl.ingest.runner.ingest_task`)
+    # a Dask task of a run that holds OUT's lock (see `newscrawl.scale.ingest_run.ingest_task`)
     parser.add_argument("--dask-task", action="store_true", help=argparse.SUPPRESS)
 
 
@@ -68,7 +72,7 @@ def _task_argv(args: argparse.Namespace) -> list[str]:
 def run(args: argparse.Namespace) -> int:
     from newscrawl.crawl.checks import check_crawl_id, check_settings
     from newscrawl.crawl.lock import take_run_lock
-    from newscrawl.warc.reader import archive_files, unreadable_archive
+    from newscrawl.storage.warc_reader import archive_files, unreadable_archive
 
     missing = [p for p in args.paths if not Path(p).exists()]
     if missing:
@@ -103,7 +107,7 @@ def _run_locked(args: argparse.Namespace, files: list[Path], overrides: dict[str
     """The ingest itself, once OUT is this run's."""
     import json
 
-    from newscrawl.ingest.runner import DEFAULT_RUN, format_result, ingest
+    from newscrawl.scale.ingest_run import DEFAULT_RUN, format_result, ingest
 
     result = ingest(
         files,

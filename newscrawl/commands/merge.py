@@ -29,7 +29,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from newscrawl.distributed.shards import (
+    from newscrawl.scale.shards import (
         abandoned_partitions,
         check_merge,
         dataset_names,

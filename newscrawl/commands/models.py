@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from newscrawl.cli_options import positive_int
+from newscrawl.commands.cli_options import positive_int
 from newscrawl.models.template_model import bundled_model_path
 
 __all__ = ["HELP", "add_arguments", "run"]
@@ -43,7 +43,7 @@ DEFAULT_DATA = Path("../shared/data")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from newscrawl.learned.train import TrainParams
+    from newscrawl.training.learned_train import TrainParams
 
     defaults = TrainParams()
     sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
@@ -152,7 +152,7 @@ def _add_compare(sub: Any) -> None:
 
 
 def _hold_outs(value: str) -> list[str]:
-    from newscrawl.learned.train import HOLD_OUTS
+    from newscrawl.training.learned_train import HOLD_OUTS
 
     modes = list(dict.fromkeys(v.strip() for v in value.split(",") if v.strip()))
     wrong = [m for m in modes if m not in HOLD_OUTS]
@@ -176,7 +176,7 @@ def _compare(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
     from newscrawl.models.template_model import TemplateModel
-    from newscrawl.template.compare import compare_models, last_crawls, report_lines
+    from newscrawl.training.template_compare import compare_models, last_crawls, report_lines
 
     try:
         new, old = TemplateModel.load(args.new), TemplateModel.load(args.old)
@@ -213,7 +213,7 @@ def _progress(args: argparse.Namespace):
 
 
 def _crossval(args: argparse.Namespace) -> int:
-    from newscrawl.learned.trainset import build_training_set
+    from newscrawl.training.learned_trainset import build_training_set
 
     missing = [str(p) for p in args.datasets if not (p / "html").is_dir()]
     if missing:
@@ -270,7 +270,7 @@ def _cross_validate(data: Any, params: Any, args: argparse.Namespace, say: Any) 
     """Run every hold-out, print the tables, choose the threshold and the guard."""
     import numpy as np
 
-    from newscrawl.learned.crossval import (
+    from newscrawl.training.learned_crossval import (
         HeldOutRun,
         choose_guard,
         format_generalisation,
@@ -278,7 +278,7 @@ def _cross_validate(data: Any, params: Any, args: argparse.Namespace, say: Any) 
         generalisation_rows,
         score_thresholds,
     )
-    from newscrawl.learned.train import crossval_scores
+    from newscrawl.training.learned_train import crossval_scores
 
     runs, site_stage1 = [], None
     for mode in _modes(args, data, say):
@@ -288,7 +288,10 @@ def _cross_validate(data: Any, params: Any, args: argparse.Namespace, say: Any) 
             site_stage1 = stage1
     main = next((r for r in runs if r.mode != "page_type"), None)
     if main is None:  # page types alone: the shipped model's threshold
-        from newscrawl.learned.model import bundled_extractor_model, load_extractor_model
+        from newscrawl.extractors.blockmodel.model import (
+            bundled_extractor_model,
+            load_extractor_model,
+        )
 
         threshold = load_extractor_model(bundled_extractor_model()).threshold
         result = score_thresholds(data, np.nan_to_num(runs[0].scores), (threshold,), "page_type")
@@ -313,7 +316,7 @@ def _guard_text(guard: Any) -> str:
 def _params(args: argparse.Namespace) -> Any:
     """The training parameters of the options; SystemExit(2), after a line naming the option
     that is out of range."""
-    from newscrawl.learned.train import TrainParams
+    from newscrawl.training.learned_train import TrainParams
 
     a = args
     checks = [
@@ -361,8 +364,8 @@ def _has_trafilatura() -> bool:
 
 def _page_groups(data: Any, folders: list[Path], field_name: str) -> list[str]:
     """Each page's value of meta.jsonl field `field_name` ("-" when it has none)."""
-    from newscrawl.evaluation.dataset import read_meta
-    from newscrawl.evaluation.runner import group_value
+    from newscrawl.evaluation.evaluator import group_value
+    from newscrawl.gold.dataset import read_meta
 
     meta: dict[str, dict[str, Any]] = {}
     for folder in folders:
@@ -373,7 +376,7 @@ def _page_groups(data: Any, folders: list[Path], field_name: str) -> list[str]:
 
 def _print_groups(args: argparse.Namespace, data: Any, result: Any) -> dict[str, Any] | None:
     """The table by meta field (--by), printed; its figures for the JSON report."""
-    from newscrawl.learned.crossval import format_groups, group_f1
+    from newscrawl.training.learned_crossval import format_groups, group_f1
 
     if not args.by:
         return None
@@ -448,7 +451,7 @@ def _build(args: argparse.Namespace) -> int:
         if args.only in (None, "extractor", "page-type"):
             built.append((out / "page_type_model.json", _build_page_types(data, command)))
         if args.only in (None, "template"):
-            from newscrawl.template.default_model import default_template_model
+            from newscrawl.training.template_default import default_template_model
 
             built.append((out / "default_template_model.json", default_template_model(args.data)))
     except ValueError as err:  # too few sites to fold, no pages to train on
@@ -464,7 +467,7 @@ def _build(args: argparse.Namespace) -> int:
 def _template_datasets_missing(data: Path) -> str | None:
     """Why the template model cannot be built from `data` (it trains on the six datasets it
     names in its provenance), or None."""
-    from newscrawl.template.default_model import DATASETS
+    from newscrawl.training.template_default import DATASETS
 
     missing = [name for name in DATASETS if not (data / name / "html").is_dir()]
     if not missing:
@@ -477,7 +480,7 @@ def _template_datasets_missing(data: Path) -> str | None:
 
 
 def _command(args: argparse.Namespace) -> str:
-    from newscrawl.learned.train import TrainParams
+    from newscrawl.training.learned_train import TrainParams
 
     parts = ["newscrawl", "models", "build", str(args.data)]
     if args.limit is not None:
@@ -498,8 +501,8 @@ def _command(args: argparse.Namespace) -> str:
 
 def _typed(datasets: list[Path]) -> list[Path]:
     """The datasets whose meta.jsonl gives some page a page_type."""
-    from newscrawl.evaluation.dataset import read_meta
-    from newscrawl.learned.trainset import page_type_of
+    from newscrawl.gold.dataset import read_meta
+    from newscrawl.training.learned_trainset import page_type_of
 
     return [
         d for d in datasets if any(page_type_of(m) for m in read_meta(d / "meta.jsonl")[0].values())
@@ -507,7 +510,7 @@ def _typed(datasets: list[Path]) -> list[Path]:
 
 
 def _training_set(datasets: list[Path], args: argparse.Namespace) -> Any:
-    from newscrawl.learned.trainset import build_training_set
+    from newscrawl.training.learned_trainset import build_training_set
 
     say = _progress(args)
     say("parsing pages, running the seed extractors (and trafilatura, for the table)")
@@ -521,13 +524,13 @@ def _build_page_types(data: Any, command: str) -> Any:
     """The page type model of the typed pages of `data`, its site-grouped CV printed."""
     import numpy as np
 
-    from newscrawl.learned.crossval import page_blocks
-    from newscrawl.learned.pagetype import (
+    from newscrawl.extractors.blockmodel.pagetype import (
         crossval_page_types,
         fit_page_types,
         format_page_types,
         page_vector,
     )
+    from newscrawl.training.learned_crossval import page_blocks
 
     typed = [i for i, kind in enumerate(data.page_type) if kind]
     labels = [data.page_type[i] for i in typed]
@@ -549,7 +552,7 @@ def _build_page_types(data: Any, command: str) -> Any:
 
 
 def _build_extractor(data: Any, args: argparse.Namespace, params: Any, command: str) -> Any:
-    from newscrawl.learned.train import fit_model
+    from newscrawl.training.learned_train import fit_model
 
     say = _progress(args)
     if args.hold_out and "site" not in args.hold_out:

@@ -18,9 +18,9 @@ HELP = "extract stored pages again with another extractor or model (optionally o
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from newscrawl.cli_options import add_extractor_model_argument
-    from newscrawl.distributed.dask_stages import add_cluster_arguments
+    from newscrawl.commands.cli_options import add_extractor_model_argument
     from newscrawl.extractors import DEFAULT_EXTRACTOR
+    from newscrawl.scale.dask_stages import add_cluster_arguments
 
     parser.add_argument("pages", metavar="PAGES", help="a crawl's pages dataset")
     parser.add_argument("--out", "-o", required=True, metavar="DIR", help="an empty folder")
@@ -48,14 +48,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from newscrawl.distributed.dask_stages import ReExtract, dask_client, run_stage, warm_up
+    from newscrawl.scale.dask_stages import ReExtract, dask_client, run_stage, warm_up
 
     out = Path(args.out)
     if out.is_dir() and any(out.rglob("*.parquet")):
         print(f"reextract: {out} already holds Parquet files; choose an empty folder",
               file=sys.stderr)  # fmt: skip
         return 2
-    from newscrawl.cli_options import extractor_model_error
+    from newscrawl.commands.cli_options import extractor_model_error
 
     if (problem := extractor_model_error(args)) is not None:
         print(f"reextract: {problem}", file=sys.stderr)
@@ -104,7 +104,7 @@ def _not_pages(pages: Path, html_column: str) -> str | None:
     import pyarrow as pa
 
     from newscrawl.storage.datasets import open_parquet
-    from newscrawl.template.sources import SourceError, parquet_rows
+    from newscrawl.template.page_sources import SourceError, parquet_rows
 
     if not pages.is_dir():
         return f"{pages}: no such folder"

@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import Any
 
-from newscrawl.cli_options import add_redis_arguments
+from newscrawl.commands.cli_options import add_redis_arguments
 
 HELP = "show the Redis crawl queue"
 
@@ -26,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import json
 
-    from newscrawl.distributed.queue import (
+    from newscrawl.scale.redis_queue import (
         RedisRefused,
         RedisUnavailable,
         SiteQueue,

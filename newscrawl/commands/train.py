@@ -34,7 +34,7 @@ HELP = "train area-bucketed template classifiers"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from newscrawl.distributed.dask_stages import add_cluster_arguments
+    from newscrawl.scale.dask_stages import add_cluster_arguments
 
     parser.add_argument("nodes", nargs="+", metavar="NODES", help="nodes dataset (folder or file)")
     parser.add_argument("--out", "-o", required=True, metavar="MODEL", help="model file to write")
@@ -98,7 +98,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from newscrawl.template.train import TrainError
+    from newscrawl.training.template_train import TrainError
 
     if not 0 <= args.holdout < 1 or args.C <= 0:
         print("newscrawl train: --holdout must be in [0, 1) and --C positive", file=sys.stderr)
@@ -140,7 +140,7 @@ def _short(err: BaseException) -> str:
 def _crawl_selection(nodes: list[str], last: int | None) -> tuple[list[str], list[str]]:
     """NODES with --last N applied (each crawl's nodes dataset replaced by the folders of its N
     most recent crawls), and the crawls trained on ("DATASET/crawl=ID"; [] without crawls)."""
-    from newscrawl.template.compare import crawl_folders, last_crawls
+    from newscrawl.training.template_compare import crawl_folders, last_crawls
 
     chosen: list[str] = []
     crawls: list[str] = []
@@ -163,9 +163,9 @@ def _training_set(args: argparse.Namespace, folder: Path) -> list[Path]:
     """Assemble the training set of each NODES dataset with TrainingSet, one task per site (on
     Dask with --cluster); the folders written. A TrainError says why there is none: a NODES
     that is empty or holds a damaged file (named), a site that failed, no node to train on."""
-    from newscrawl.distributed.dask_stages import TrainingSet, dask_client, run_stage, warm_up
+    from newscrawl.scale.dask_stages import TrainingSet, dask_client, run_stage, warm_up
     from newscrawl.template.buckets import MIN_AREA
-    from newscrawl.template.train import TrainError, check_nodes
+    from newscrawl.training.template_train import TrainError, check_nodes
 
     for nodes in args.nodes:  # before starting a cluster: input errors come first
         check_nodes(Path(nodes))
@@ -192,7 +192,7 @@ def _training_set(args: argparse.Namespace, folder: Path) -> list[Path]:
 
 def _fit(args: argparse.Namespace, nodes: Sequence[str | Path]) -> int:
     """Read the nodes, fit and save the model, print the report."""
-    from newscrawl.template.train import (
+    from newscrawl.training.template_train import (
         TrainConfig,
         TrainError,
         read_nodes,

@@ -19,7 +19,7 @@ import logging
 import sys
 import time
 
-from newscrawl.cli_options import (
+from newscrawl.commands.cli_options import (
     add_allow_private_argument,
     add_max_pages_argument,
     add_redis_arguments,
@@ -73,7 +73,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def settings_for(args: argparse.Namespace, worker: str) -> dict[str, object]:
     """The Scrapy settings a worker runs with, on top of newscrawl's project settings."""
-    from newscrawl.distributed.shards import staging_root
+    from newscrawl.scale.shards import staging_root
 
     settings: dict[str, object] = {
         "REDIS_URL": args.redis,
@@ -90,14 +90,14 @@ def settings_for(args: argparse.Namespace, worker: str) -> dict[str, object]:
         "NEWSCRAWL_POLL_SECONDS": args.poll,
         "NEWSCRAWL_WORKER_FOREVER": args.forever,
         "NEWSCRAWL_REDIS_MAX_BACKOFF": min(30.0, max(args.lease / 3, 1.0)),
-        "DUPEFILTER_CLASS": "newscrawl.distributed.spider.SiteDupeFilter",
+        "DUPEFILTER_CLASS": "newscrawl.scale.worker_identity.SiteDupeFilter",
     }
     return {**settings, **option_settings(args)}
 
 
 def check_numbers(args: argparse.Namespace) -> None:
     """ValueError unless --lease and --poll are finite and above 0, --max-attempts at least 1."""
-    from newscrawl.distributed.queue import check_positive
+    from newscrawl.scale.redis_queue import check_positive
 
     check_positive("--lease", args.lease)
     check_positive("--poll", args.poll)
@@ -121,7 +121,7 @@ def check_queue(args: argparse.Namespace, wait: float = START_WAIT_SECONDS) -> N
     seconds (RedisUnavailable; `-s NEWSCRAWL_REDIS_START_WAIT=SECONDS`), refusing us
     (RedisRefused), or without the run (LookupError) - instead of polling it forever. A
     --forever worker (a service started before anything is enqueued) waits for the run."""
-    from newscrawl.distributed.queue import (
+    from newscrawl.scale.redis_queue import (
         SiteQueue,
         check_redis,
         retry_redis,
@@ -157,18 +157,14 @@ def run(args: argparse.Namespace) -> int:
     from scrapy.utils.project import get_project_settings
 
     from newscrawl.crawl.checks import check_settings
-    from newscrawl.distributed.queue import (
+    from newscrawl.scale.redis_queue import (
         RedisRefused,
         RedisUnavailable,
         check_run_id,
         run_missing_message,
     )
-    from newscrawl.distributed.spider import (
-        REDIS_REFUSED_STAT,
-        RUN_MISSING_STAT,
-        RedisSiteSpider,
-        worker_id,
-    )
+    from newscrawl.scale.worker_identity import worker_id
+    from newscrawl.scale.worker_spider import REDIS_REFUSED_STAT, RUN_MISSING_STAT, RedisSiteSpider
 
     try:
         check_numbers(args)

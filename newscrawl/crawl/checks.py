@@ -341,7 +341,7 @@ _READERS = {
 
 
 def _check_allow_private(value: Any) -> None:
-    from newscrawl.crawl.private import parse_allow_private
+    from newscrawl.crawl.middlewares.private import parse_allow_private
 
     try:
         parse_allow_private(value)

@@ -40,9 +40,9 @@ from urllib.parse import unquote
 
 import pyarrow.parquet as pq
 
-from newscrawl.crawl.diskfull import write_atomic
-from newscrawl.crawl.feeds import parse_date
-from newscrawl.crawl.state import crawl_state, crawl_statuses
+from newscrawl.crawl.discovery.feeds import parse_date
+from newscrawl.crawl.extensions.diskfull import write_atomic
+from newscrawl.crawl.extensions.state import crawl_state, crawl_statuses
 from newscrawl.storage.writer import read_columns
 
 if TYPE_CHECKING:

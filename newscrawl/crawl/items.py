@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from newscrawl.dom import Dom
+from newscrawl.html.dom import Dom
 
 __all__ = ["PageItem", "WarcOrigin"]
 

@@ -1,7 +1,7 @@
 """Parse fetched pages off Scrapy's reactor thread: the spider gets each page's links from a
 pool of worker processes, so a slow or huge page never holds up the other sites' requests.
 
-A worker decodes the page and builds its lxml tree as `newscrawl.dom.parse_html` does (with
+A worker decodes the page and builds its lxml tree as `newscrawl.html.parse.parse_html` does (with
 the crawl's node budget: a page over it is refused before any tree is built), and sends back
 only what the spider needs: the `<base>` href, the `<link>` elements and the `<a>` hrefs, in
 document order, leaving out what the DOM model leaves out (scripts, styles, hidden noscripts) -
@@ -28,8 +28,10 @@ from typing import TYPE_CHECKING, Any
 
 from twisted.internet import defer
 
-from newscrawl.dom import MAX_PAGE_NODES, Dom, page_text, page_tree, parse_html, shown_noscripts
-from newscrawl.tags import SKIPPED_TAGS
+from newscrawl.html.dom import Dom
+from newscrawl.html.parse import MAX_PAGE_NODES, page_text, parse_html
+from newscrawl.html.tags import SKIPPED_TAGS
+from newscrawl.html.tree import page_tree, shown_noscripts
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler

@@ -34,7 +34,8 @@ path or URL                        kind                behaviour
 http://10.0.0.1/x                  private-link        link to a private (RFC 1918) address
 http://192.168.1.1/                private-link        link to a home-router address
 http://169.254.169.254/latest/...  private-link        link to the cloud metadata address
-/go/metadata                       private-redirect    302 to http://169.254.169.254/latest/meta-data
+/go/metadata                       private-redirect    302 to
+http://169.254.169.254/latest/meta-data
 /go/router                         private-redirect    302 to http://192.168.1.1/admin
 /go/file                           scheme-redirect     302 to file:///etc/passwd
 /go/data                           scheme-redirect     302 to a data: URL holding a page
@@ -65,7 +66,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from newscrawl.demo.text import StoryText, write_story
-from newscrawl.demo.themes import block_html
+from newscrawl.demo.theme_views import block_html
 from newscrawl.demo.web import DemoArticle, DemoPage, DemoSite
 
 __all__ = ["BUSY_FAILURES", "FAULTS", "Fault", "FaultSite", "many_nodes_page"]

@@ -12,9 +12,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Literal
 
 from newscrawl.demo.text import Block, SiteKind, StoryText, person, write_comment, write_story
-from newscrawl.demo.themes import (
-    Comment,
-)
+from newscrawl.demo.theme_views import Comment
 
 NEWEST = datetime(2024, 6, 28, 9, 30, tzinfo=UTC)
 NEW_PER_DAY: dict[str, int] = {"news": 3, "blog": 2}  # new articles a site publishes each day

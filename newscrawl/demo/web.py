@@ -48,18 +48,9 @@ from newscrawl.demo.plans import (
     _tag_label,
 )
 from newscrawl.demo.text import SiteKind
-from newscrawl.demo.themes import (
-    BASE,
-    THEMES,
-    Chrome,
-    Link,
-    PageInfo,
-    Pager,
-    StoryView,
-    Theme,
-    article_meta,
-)
-from newscrawl.demo.themes import e as _x
+from newscrawl.demo.theme_views import BASE, Chrome, Link, PageInfo, Pager, StoryView, article_meta
+from newscrawl.demo.theme_views import e as _x
+from newscrawl.demo.themes import THEMES, Theme
 
 __all__ = [
     "NEW_PER_DAY",

@@ -6,9 +6,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from newscrawl.evaluation.metric import PageScore, Scores, aggregate
-from newscrawl.evaluation.runner import DatasetResult
+from newscrawl.evaluation.evaluator import DatasetResult
 from newscrawl.evaluation.snippets import SnippetCounts, has_snippets, total_counts
+from newscrawl.gold.metric import PageScore, Scores, aggregate
 
 __all__ = [
     "Row",

@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from newscrawl.evaluation.metric import tokens
+from newscrawl.gold.metric import tokens
 
 __all__ = ["SnippetCounts", "has_snippets", "snippet_counts", "total_counts"]
 

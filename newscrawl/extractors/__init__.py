@@ -5,7 +5,7 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Any
 
-from newscrawl.extractors.base import Extraction, Extractor
+from newscrawl.extractors.extractor_base import Extraction, Extractor
 
 __all__ = [
     "DEFAULT_EXTRACTOR",
@@ -28,7 +28,7 @@ EXTRACTORS: dict[str, str] = {
 }
 # The extractor with the best site-grouped cross-validated shingle F1 (docs/extraction.md, Quality).
 DEFAULT_EXTRACTOR = "learned"
-# The template filter (newscrawl.template.extractor): a name of its own, built from a model.
+# The template filter (newscrawl.extractors.template_filter): a name of its own, built from a model.
 TEMPLATE = "template"
 
 
@@ -57,7 +57,7 @@ def build_extractor(
     `name` is used as it is.
     """
     if model_path is not None or name == TEMPLATE:
-        from newscrawl.template.extractor import build_template_extractor
+        from newscrawl.extractors.template_filter import build_template_extractor
 
         return build_template_extractor(name, model_path, site_method)
     return get_extractor(name)

@@ -56,9 +56,9 @@ from math import sqrt
 
 import numpy as np
 
-from newscrawl.dom import Dom
-from newscrawl.extractors.base import Extraction
-from newscrawl.title import page_title
+from newscrawl.extractors.extractor_base import Extraction
+from newscrawl.extractors.title import page_title
+from newscrawl.html.dom import Dom
 
 __all__ = ["CETDTPC", "CETDTPCConfig", "content_pieces", "path_ids", "text_block_density"]
 

@@ -1,13 +1,15 @@
 """The learned extractor: boosted trees decide, block by block, what is main text.
 
-Every text block of the page (`newscrawl.learned.blocks`) gets a feature row
-(`newscrawl.learned.features`: text statistics, link density, tag path, class/id tokens,
+Every text block of the page (`newscrawl.extractors.blockmodel.blocks`) gets a feature row
+(`newscrawl.extractors.blockmodel.block_features`: text statistics, link density, tag path, class/id
+tokens,
 position, neighbours, and the selections of the three seed extractors NCE, MSS and CETD-TPC);
 the shipped model (`models/extractor_model.json`, trained on real pages with gold text, see
 docs/extraction.md) scores the rows in stages, the later stage seeing its neighbours' earlier
 scores so the kept blocks form a coherent article; blocks scoring at least the model's
 threshold are the text.
-Then the recall guard (`newscrawl.learned.guard`) checks the selection against the container
+Then the recall guard (`newscrawl.extractors.blockmodel.recall_guard`) checks the selection against
+the container
 NCE and another seed agree on: where the trees kept little of it, the container's blocks they
 did not score as boilerplate come back, and `Extraction.extractor` says ``learned+guard``.
 
@@ -25,27 +27,27 @@ from pathlib import Path
 
 import numpy as np
 
-from newscrawl.dom import Dom
-from newscrawl.extractors.base import Extraction
-from newscrawl.learned.blocks import Blocks, split_blocks
-from newscrawl.learned.features import FEATURES, block_features, block_groups
-from newscrawl.learned.guard import OFF, GuardParams, guard_selection
-from newscrawl.learned.model import (
+from newscrawl.extractors.blockmodel.block_features import FEATURES, block_features, block_groups
+from newscrawl.extractors.blockmodel.block_scoring import score_blocks
+from newscrawl.extractors.blockmodel.blocks import Blocks, split_blocks
+from newscrawl.extractors.blockmodel.model import (
     ExtractorModel,
     ModelFileError,
     bundled_extractor_model,
     load_extractor_model,
 )
-from newscrawl.learned.pagetype import (
+from newscrawl.extractors.blockmodel.pagetype import (
     PageTypeModel,
     bundled_page_type_model,
     load_page_type_model,
 )
-from newscrawl.learned.scoring import score_blocks
-from newscrawl.learned.sitetemplate import SITE_FEATURES, TemplateHashes
-from newscrawl.learned.stacking import CONTEXT_FEATURES
-from newscrawl.learned.trainset import seed_extractions, seed_extractors, seed_selections
-from newscrawl.title import page_title
+from newscrawl.extractors.blockmodel.recall_guard import OFF, GuardParams, guard_selection
+from newscrawl.extractors.blockmodel.seeds import seed_extractions, seed_extractors, seed_selections
+from newscrawl.extractors.blockmodel.stacking import CONTEXT_FEATURES
+from newscrawl.extractors.extractor_base import Extraction
+from newscrawl.extractors.title import page_title
+from newscrawl.html.dom import Dom
+from newscrawl.site.site_template import SITE_FEATURES, TemplateHashes
 
 __all__ = [
     "FALLBACK",

@@ -41,11 +41,11 @@ from functools import cache, lru_cache
 
 import numpy as np
 
-from newscrawl.dom import Dom
-from newscrawl.extractors.base import Extraction
-from newscrawl.scripts import IDEOGRAPHS_AND_KANA
-from newscrawl.tags import VOID_TAGS
-from newscrawl.title import page_title
+from newscrawl.extractors.extractor_base import Extraction
+from newscrawl.extractors.title import page_title
+from newscrawl.html.dom import Dom
+from newscrawl.html.tags import VOID_TAGS
+from newscrawl.html.unicode_scripts import IDEOGRAPHS_AND_KANA
 
 __all__ = ["MSS", "MSSConfig", "covered_nodes", "max_subarray", "tag_runs", "token_scores"]
 

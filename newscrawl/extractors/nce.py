@@ -43,12 +43,12 @@ from typing import ClassVar, Literal
 import numpy as np
 from rapidfuzz.distance import LCSseq
 
-from newscrawl.dom import Dom
-from newscrawl.extractors.base import Extraction
+from newscrawl.extractors.extractor_base import Extraction
 from newscrawl.extractors.nce_title import find_title, with_title
-from newscrawl.scripts import CJK_AND_HANGUL
-from newscrawl.tags import BLOCK_TAGS
-from newscrawl.title import page_title
+from newscrawl.extractors.title import page_title
+from newscrawl.html.dom import Dom
+from newscrawl.html.tags import BLOCK_TAGS
+from newscrawl.html.unicode_scripts import CJK_AND_HANGUL
 
 __all__ = ["NCE", "NCEConfig"]
 
@@ -193,7 +193,7 @@ class NCE:
         else:
             return None
         cut = find_comment_cut(dom, items, cfg)
-        if self.config == _DEFAULT_CONFIG:  # what `newscrawl.comments` reads
+        if self.config == _DEFAULT_CONFIG:  # what `newscrawl.extractors.comments` reads
             _THREADS[dom] = comment_thread(dom, cut)
         items = items if cut is None else cut_items(dom, items, cut)
         pieces = item_pieces(dom, items)
@@ -530,7 +530,8 @@ def cut_items(dom: Dom, items: list[int], cut: int) -> list[int]:
 
 # The comment thread NCE's default config found on a page, by its Dom, while the page is alive:
 # the piece where comments start and the end of their container (None: no thread), so that
-# `newscrawl.comments` reads what an NCE run (the learned extractor's seed) already found.
+# `newscrawl.extractors.comments` reads what an NCE run (the learned extractor's seed) already
+# found.
 _THREADS: weakref.WeakKeyDictionary[Dom, tuple[int, int] | None] = weakref.WeakKeyDictionary()
 _DEFAULT_CONFIG = NCEConfig()
 

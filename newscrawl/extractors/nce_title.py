@@ -9,9 +9,9 @@ from collections import Counter
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from newscrawl.dom import Dom
-from newscrawl.scripts import CJK_AND_HANGUL
-from newscrawl.title import page_title, without_site_name
+from newscrawl.extractors.title import page_title, without_site_name
+from newscrawl.html.dom import Dom
+from newscrawl.html.unicode_scripts import CJK_AND_HANGUL
 
 if TYPE_CHECKING:
     from newscrawl.extractors.nce import NCEConfig

@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING, Any
 import scrapy
 from scrapy.utils.defer import maybe_deferred_to_future
 
-from newscrawl.crawl.links import LinkResolver
+from newscrawl.crawl.discovery.links import LinkResolver
+from newscrawl.crawl.discovery.site_lists import SiteSpec
+from newscrawl.crawl.discovery.traps import ShapeBudget
 from newscrawl.crawl.parsepool import PageLinks
-from newscrawl.crawl.sites import SiteSpec
-from newscrawl.crawl.traps import ShapeBudget
-from newscrawl.crawl.urls import SiteScope
-from newscrawl.dom import Dom, PageError
+from newscrawl.html.dom import Dom
+from newscrawl.html.tree import PageError
+from newscrawl.html.urls import SiteScope
 
 if TYPE_CHECKING:
     from twisted.python.failure import Failure

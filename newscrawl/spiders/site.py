@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import AsyncIterator, Callable, Iterable, Iterator
+from collections.abc import AsyncIterator, Iterable, Iterator
 from datetime import UTC, datetime
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urljoin
@@ -32,32 +33,34 @@ from scrapy.exceptions import IgnoreRequest
 from scrapy.spidermiddlewares.httperror import HttpError
 from scrapy.utils.defer import maybe_deferred_to_future
 
-from newscrawl.crawl.content import is_html_type
-from newscrawl.crawl.errors import CrawlRefusal, record, record_failure, start_failure
-from newscrawl.crawl.feeds import (
-    UnsafeXmlError,
+from newscrawl.crawl.discovery.feeds import (
     feed_entries,
     feed_links,
-    newest_first,
-    parse_sitemap,
-    robots_sitemaps,
 )
+from newscrawl.crawl.discovery.site_lists import SiteSpec, read_sites
+from newscrawl.crawl.discovery.traps import (
+    ShapeBudget,
+    counts_against_budget,
+    path_shape,
+    shape_budget,
+)
+from newscrawl.crawl.errors import CrawlRefusal, record, record_failure, start_failure
+from newscrawl.crawl.extensions.content import is_html_type
+from newscrawl.crawl.extensions.state import crawl_state
 from newscrawl.crawl.history import (
     StoredFetch,
     conditional_headers,
     crawl_history,
-    response_validators,
     write_validators,
 )
 from newscrawl.crawl.items import PageItem
 from newscrawl.crawl.lock import DirLock, take_run_lock
+from newscrawl.crawl.middlewares.private import AddressPolicy, literal_address, parse_allow_private
+from newscrawl.crawl.middlewares.sitecap import page_count, pages_stat
 from newscrawl.crawl.parsepool import PageLinks, ParsePool
-from newscrawl.crawl.private import AddressPolicy, literal_address, parse_allow_private
-from newscrawl.crawl.sitecap import page_count, pages_stat
-from newscrawl.crawl.sites import SiteSpec, read_sites
-from newscrawl.crawl.state import crawl_state
-from newscrawl.crawl.traps import ShapeBudget, counts_against_budget, path_shape, shape_budget
-from newscrawl.crawl.urls import (
+from newscrawl.html.dom import Dom
+from newscrawl.html.tree import PageError, PageTooLargeError
+from newscrawl.html.urls import (
     SiteScope,
     absolute_url,
     canonical_link,
@@ -66,9 +69,9 @@ from newscrawl.crawl.urls import (
     trap_reason,
     url_shape,
 )
-from newscrawl.dom import Dom, PageError, PageTooLargeError
 from newscrawl.pipelines.parquet import site_complete
 from newscrawl.spiders.runs import Parsed, SiteRun, request_of, site_drained, sleep
+from newscrawl.spiders.site_listings import NOT_MODIFIED, SiteListings
 from newscrawl.storage.schemas import KEPT_HEADERS
 
 if TYPE_CHECKING:
@@ -79,9 +82,7 @@ if TYPE_CHECKING:
 __all__ = ["SiteRun", "SiteSpider", "site_drained"]
 
 T = TypeVar("T")
-_MAX_SITEMAPS_PER_SITE = 50
 _MAX_FEEDS_PER_SITE = 5
-_NOT_MODIFIED = 304
 
 
 class SiteSpider(scrapy.Spider):
@@ -101,6 +102,11 @@ class SiteSpider(scrapy.Spider):
         self._sites_arg = sites
         self._max_pages_arg = int(max_pages) if max_pages not in (None, "") else None
         self.sites: dict[str, SiteRun] = {}
+
+    @cached_property
+    def listings(self) -> SiteListings:
+        """The requests robots.txt, sitemaps and feeds list for this spider's sites."""
+        return SiteListings(self)
 
     @classmethod
     def from_crawler(cls, crawler: Crawler, *args: Any, **kwargs: Any) -> SiteSpider:
@@ -183,7 +189,7 @@ class SiteSpider(scrapy.Spider):
         if self.incremental and kind != "robots":
             headers = self.history.validators(canonical_url(url))
             if headers:  # a 304 reaches the callback: nothing new listed there
-                meta["handle_httpstatus_list"] = [_NOT_MODIFIED]
+                meta["handle_httpstatus_list"] = [NOT_MODIFIED]
         callback = {
             "robots": self.parse_robots,
             "sitemap": self.parse_sitemap,
@@ -344,7 +350,7 @@ class SiteSpider(scrapy.Spider):
             stored = self.history.site(run.spec.name).article(url)
             if stored is not None and not stored.is_article:
                 headers = conditional_headers(known)  # a listing page: fetched if changed
-                meta["handle_httpstatus_list"] = [_NOT_MODIFIED]
+                meta["handle_httpstatus_list"] = [NOT_MODIFIED]
         return scrapy.Request(
             url,
             callback=self.parse_page,
@@ -407,7 +413,7 @@ class SiteSpider(scrapy.Spider):
         """The page's links (and DOM, when parsed inline), parsed off the reactor thread by
         the parse pool; the error for a page that is refused; None when it is not parsed."""
         content_type = (response.headers.get("Content-Type") or b"").decode("latin-1")
-        if response.status == _NOT_MODIFIED or not is_html_type(content_type):
+        if response.status == NOT_MODIFIED or not is_html_type(content_type):
             return None
         parsing = self.parser.links(response.body, response.url, content_type)
         try:
@@ -420,7 +426,7 @@ class SiteSpider(scrapy.Spider):
     def _page(
         self, run: SiteRun, response: Response, parsed: Parsed
     ) -> Iterator[PageItem | scrapy.Request]:
-        if response.status == _NOT_MODIFIED:
+        if response.status == NOT_MODIFIED:
             self._site_stat(run, "not_modified")  # unchanged since the last run: not followed
             return
         replayed = bool(response.meta.get("newscrawl_replayed"))
@@ -519,83 +525,18 @@ class SiteSpider(scrapy.Spider):
 
     def parse_robots(self, response: Response) -> Iterator[scrapy.Request]:
         run = self.sites[response.meta["site"]]
-        return self._answered(run, self._robots(run, response))
-
-    def _robots(self, run: SiteRun, response: Response) -> Iterator[scrapy.Request]:
-        text = response.body[:512_000].decode("utf-8", "replace")
-        listed = (absolute_url(response.url, u) for u in robots_sitemaps(text))
-        sitemaps: list[str | None] = [
-            url for url in listed if url is not None and run.scope.contains(url)
-        ]
-        if not sitemaps:
-            sitemaps = [absolute_url(run.spec.url, "/sitemap.xml")]
-        for url in sitemaps[:_MAX_SITEMAPS_PER_SITE]:
-            yield from self._sitemap_request(run, url)
-
-    def _sitemap_request(self, run: SiteRun, url: str | None) -> Iterator[scrapy.Request]:
-        """`url`: canonical (`absolute_url`), or None for one that could not be parsed."""
-        if url is None or url in run.discovery or run.sitemaps >= _MAX_SITEMAPS_PER_SITE:
-            return
-        if not run.scope.contains(url):
-            self._offsite_link(run, url)
-            return
-        run.sitemaps += 1
-        yield self._discovery(run, url, "sitemap", priority=5)
+        return self._answered(run, self.listings.robots(run, response))
 
     def parse_sitemap(self, response: Response) -> Iterator[scrapy.Request]:
         run = self.sites[response.meta["site"]]
-        return self._answered(run, self._sitemap(run, response))
-
-    def _sitemap(self, run: SiteRun, response: Response) -> Iterator[scrapy.Request]:
-        if self._not_modified(run, response):
-            return
-        links = self._read_xml(parse_sitemap, response, run)
-        if links is None:
-            return
-        for url in links.sitemaps:
-            yield from self._sitemap_request(run, absolute_url(response.url, url))
-        entries = [(url, links.lastmod.get(url)) for url in links.pages]
-        yield from self._listed_pages(run, response.url, entries)
+        return self._answered(run, self.listings.sitemap(run, response))
 
     def parse_feed(self, response: Response) -> Iterator[scrapy.Request]:
         run = self.sites[response.meta["site"]]
-        if self._not_modified(run, response):
+        if self.listings.not_modified(run, response):
             return self._answered(run, ())
-        entries = self._read_xml(feed_entries, response, run)
-        return self._answered(run, self._listed_pages(run, response.url, entries or ()))
-
-    def _not_modified(self, run: SiteRun, response: Response) -> bool:
-        """A sitemap or feed unchanged since the last run (304): nothing new is listed there.
-        Otherwise its validators are kept for the next run."""
-        if response.status == _NOT_MODIFIED:
-            self._site_stat(run, "not_modified")
-            return True
-        found = response_validators(response.headers)
-        if found:
-            kind = response.meta.get("newscrawl_kind", "")
-            self.validators[canonical_url(response.url)] = {**found, "kind": kind}
-        return False
-
-    def _read_xml(self, parse: Callable[[bytes], T], response: Response, run: SiteRun) -> T | None:
-        """A sitemap or feed parsed, or None (recorded) when it is unsafe XML."""
-        try:
-            return parse(response.body)
-        except UnsafeXmlError as err:
-            record(self.crawler, err.kind, response.url, run.spec.name, str(err))
-            return None
-
-    def _listed_pages(
-        self, run: SiteRun, base: str, entries: Iterable[tuple[str, datetime | None]]
-    ) -> Iterator[scrapy.Request]:
-        """Requests for the pages a sitemap or a feed lists (url, date), newest first: the
-        scheduler keeps the order of equal priorities, so the cap takes the latest pages."""
-        for url, modified in newest_first(entries):
-            page = absolute_url(base, url)
-            if page is None:  # a URL that cannot be parsed, or not http(s)
-                continue
-            request = self._page_request(run, page, None, 0, 1, modified, canonical=True)
-            if request is not None:
-                yield request
+        entries = self.listings.read_xml(feed_entries, response, run)
+        return self._answered(run, self.listings.listed_pages(run, response.url, entries or ()))
 
     # -- errbacks ------------------------------------------------------------------------------
 
@@ -623,7 +564,9 @@ class SiteSpider(scrapy.Spider):
         else:
             record_failure(self.crawler, failure, request.meta.get("site", ""))
         if run is not None and request.meta.get("newscrawl_kind") == "robots":
-            yield from self._sitemap_request(run, absolute_url(run.spec.url, "/sitemap.xml"))
+            yield from self.listings.sitemap_request(
+                run, absolute_url(run.spec.url, "/sitemap.xml")
+            )
 
 
 def _start_failed(failure: Failure) -> bool:

@@ -5,7 +5,7 @@ say which and why), with the extracted text. `pages`: the same pages' raw bytes 
 that matter, so templates can be retrained and extractors rerun without crawling again.
 
 Both are partitioned by `crawl` then `site` (the partition columns live in the folder names),
-and so is the crawl's third dataset, `nodes` (schema: newscrawl.storage.nodes.nodes_schema).
+and so is the crawl's third dataset, `nodes` (schema: newscrawl.template.node_table.nodes_schema).
 """
 
 from __future__ import annotations

@@ -2,10 +2,13 @@
 
 The method of Chakrabarti, Kumar and Punera (WWW 2007).
 
-One algorithm per module: `records` (compact per-page node arrays), `sitelevel` (hash-based
-labels), `features`, `buckets`, `train`, `geometry` (one module per box provider), `isotonic`,
-`extractor`. The site-level alternatives a PUC-Rio thesis surveys sit beside SiteLevel, one
+One algorithm per module: `node_records` (compact per-page node arrays), `sitelevel`
+(hash-based labels), `node_features`, `buckets`, `geometry` (one module per box provider),
+`template_scoring` and `isotonic` (a trained model applied to a page; its file format is
+`newscrawl.models.template_model`), `node_table` (the nodes dataset) and `page_sources`
+(stored pages by site). The site-level alternatives of the survey sit beside SiteLevel, one
 module each, in one form (`sitemethods`): `sst` (Yi et al.'s Site Style Tree), `pagelets`
 (Bar-Yossef & Rajagopalan's local template detection), `entropy` (Lin & Ho's block entropy).
-Their evaluation is in `newscrawl.evaluation` (`template`, `template_sites`, `site_methods`).
+Training and its scores are in `newscrawl.training`; the template filter, an extractor, in
+`newscrawl.extractors.template_filter`.
 """

@@ -24,7 +24,7 @@ Readings taken where the survey gives no value:
   elements are those containers (`LAYOUT_BLOCKS`); ``block_tags=("table",)`` is the literal
   reading;
 - terms are the lower-cased ``\\w+`` words, less the function words of the languages
-  `newscrawl.learned.stopwords` lists (an IR system's stop list: "the" is on every page and
+  `newscrawl.html.stopwords` lists (an IR system's stop list: "the" is on every page and
   says nothing about a block);
 - H0: for H0 = 0.1, 0.2, ..., 0.9 count the distinct terms of the informative blocks; as H0
   grows the count climbs through the article blocks, stays flat across the gap between
@@ -45,7 +45,7 @@ from itertools import pairwise
 
 import numpy as np
 
-from newscrawl.dom import Dom
+from newscrawl.html.dom import Dom
 from newscrawl.template import sitemethods
 from newscrawl.template.sitemethods import PageShape, SiteMethod, pieces_min
 
@@ -84,7 +84,7 @@ class EntropyConfig:
 
 @cache
 def _stop_list() -> frozenset[str]:
-    from newscrawl.learned.stopwords import STOPWORDS
+    from newscrawl.html.stopwords import STOPWORDS
 
     return frozenset().union(*STOPWORDS.values())
 

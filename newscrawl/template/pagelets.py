@@ -35,7 +35,7 @@ from hashlib import blake2b
 
 import numpy as np
 
-from newscrawl.dom import Dom
+from newscrawl.html.dom import Dom
 from newscrawl.template import sitemethods
 from newscrawl.template.sitemethods import PageShape, SiteMethod, pieces_min
 

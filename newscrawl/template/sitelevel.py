@@ -27,7 +27,7 @@ Use: `run_sitelevel(site, raw_pages)` is the one SiteLevel stage - the crawl's s
 `newscrawl sitelevel` and the Dask stage all call it: each page is parsed once into its node
 records (`PageNodes`: content hashes, counts, boxes), a `visit` callback sees each parsed page
 (the site pass extracts it there), the site is labelled, and `SiteLevelRun.write(writer, ...)`
-writes its rows to the `nodes` dataset (`newscrawl.storage.nodes.nodes_writer(root)`), or
+writes its rows to the `nodes` dataset (`newscrawl.template.node_table.nodes_writer(root)`), or
 nothing when the site has too few pages.
 """
 
@@ -40,10 +40,12 @@ from typing import TYPE_CHECKING, TypeVar
 
 import numpy as np
 
-from newscrawl.crawl.urls import site_of
-from newscrawl.dom import Dom, PageError, parse_html
-from newscrawl.storage.nodes import nodes_table
-from newscrawl.template.records import PageNodes
+from newscrawl.html.dom import Dom
+from newscrawl.html.parse import parse_html
+from newscrawl.html.tree import PageError
+from newscrawl.html.urls import site_of
+from newscrawl.template.node_records import PageNodes
+from newscrawl.template.node_table import nodes_table
 
 if TYPE_CHECKING:
     import pyarrow as pa

@@ -4,7 +4,7 @@ Every method takes the pages of one site, parsed into the one DOM model (`Dom`),
 per page, a float array indexed by the page's node ids: the node's *template score*. A node is
 template when its score is at least the method's threshold (`threshold_of`), and every method
 keeps the rule SiteLevel's labels follow - a node is never more template than the text below
-it - so cutting the template nodes out of a page (`newscrawl.template.extractor.pruned_dom`)
+it - so cutting the template nodes out of a page (`newscrawl.extractors.template_filter.pruned_dom`)
 never takes content along with a template parent:
 
 - ``sitelevel`` (Chakrabarti, Kumar and Punera 2007, `newscrawl.template.sitelevel`): the
@@ -35,10 +35,10 @@ from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
 
-from newscrawl.dom import Dom
+from newscrawl.html.dom import Dom
 
 if TYPE_CHECKING:
-    from newscrawl.template.records import PageNodes
+    from newscrawl.template.node_records import PageNodes
     from newscrawl.template.sitelevel import SiteLevelConfig
 
 __all__ = [
@@ -179,7 +179,7 @@ class SiteLevelMethod(SiteMethod):
         self._hashes: np.ndarray | None = None
 
     def _add(self, dom: Dom, shape: PageShape) -> None:
-        from newscrawl.template.records import PageNodes
+        from newscrawl.template.node_records import PageNodes
 
         boxes = np.zeros((len(dom), 4), np.float32)
         self._pages.append(PageNodes.from_dom(dom, dom.url or "", boxes=boxes))
@@ -189,7 +189,7 @@ class SiteLevelMethod(SiteMethod):
         return self._labels(self._pages[index])
 
     def peek(self, dom: Dom) -> np.ndarray:
-        from newscrawl.template.records import PageNodes
+        from newscrawl.template.node_records import PageNodes
 
         boxes = np.zeros((len(dom), 4), np.float32)
         return self._labels(PageNodes.from_dom(dom, dom.url or "", boxes=boxes))

@@ -51,7 +51,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from newscrawl.dom import Dom
+from newscrawl.html.dom import Dom
 from newscrawl.template import sitemethods
 from newscrawl.template.sitemethods import PageShape, SiteMethod, range_min
 

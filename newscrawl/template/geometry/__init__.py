@@ -35,11 +35,6 @@ import os
 import threading
 from importlib import import_module
 
-from newscrawl.template.geometry.base import (
-    DEFAULT_PROVIDER,
-    GeometryError,
-    GeometryProvider,
-)
 from newscrawl.template.geometry.chromium import (
     CHROMIUM_ARGS,
     CHROMIUM_PATH,
@@ -49,6 +44,11 @@ from newscrawl.template.geometry.chromium import (
     marked_html,
 )
 from newscrawl.template.geometry.flow import FlowConfig, FlowGeometry
+from newscrawl.template.geometry.provider import (
+    DEFAULT_PROVIDER,
+    GeometryError,
+    GeometryProvider,
+)
 from newscrawl.template.geometry.static import StaticGeometry
 from newscrawl.template.geometry.stylesheet import StaticConfig
 

@@ -12,8 +12,9 @@ from typing import Any
 import lxml.html
 import numpy as np
 
-from newscrawl.dom import Dom, drop_tree
-from newscrawl.template.geometry.base import GeometryError
+from newscrawl.html.dom import Dom
+from newscrawl.html.tree import drop_tree
+from newscrawl.template.geometry.provider import GeometryError
 
 CHROMIUM_PATH = "/usr/bin/chromium"
 CHROMIUM_ARGS = (

@@ -7,7 +7,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from newscrawl.dom import Dom
+from newscrawl.html.dom import Dom
 from newscrawl.template.geometry.stylesheet import BLOCK_LEVEL_TAGS
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from newscrawl.dom import Dom
+from newscrawl.html.dom import Dom
 from newscrawl.template.geometry.lines import BlockFlow
 from newscrawl.template.geometry.stylesheet import (
     ATOM,

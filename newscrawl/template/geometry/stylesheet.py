@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import lxml.html
 
-from newscrawl.tags import BLOCK_TAGS
+from newscrawl.html.tags import BLOCK_TAGS
 
 
 @dataclass(frozen=True, slots=True)

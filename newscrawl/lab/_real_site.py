@@ -1,0 +1,194 @@
+"""`newscrawl bench crawl --site DIR`: a real static site on loopback, newscrawl beside a plain
+Scrapy spider in the same run.
+
+DIR (e.g. a Debian `-doc` package's HTML folder) is served by ``python -m http.server`` on
+127.0.0.1 in a process of its own. Each round crawls it four times, each crawl a child process
+with the same settings (CONCURRENT_REQUESTS_PER_DOMAIN 8, no AutoThrottle, no download delay) and
+the same page cap: `plain-scrapy` (`_plain_spider.py`: every in-site link followed, parsel; breadth
+first, as newscrawl crawls, so both fetch the same pages), `plain-scrapy-dfs` (the same spider in
+Scrapy's default order, which on a documentation site reaches other, often smaller pages: compare
+its MB), `no-extraction` (newscrawl fetching, parsing for links and writing raw pages) and
+`every-stage` (newscrawl with its default pipelines: the site pass and extraction).
+
+pages/s is HTML pages over the seconds from spider open to close, MB their HTML; `wall s` is the
+child process's whole life (imports and start-up included) and `CPU s` the CPU time of the child
+and the processes it waited for (its parse workers; not the site pass workers, which its forkserver
+starts). A crawl that waits shows `wall s` well above `CPU s`; set it beside the plain spider's in
+the same run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+__all__ = ["REAL_VARIANTS", "crawl_real_site", "print_real_site", "serve_folder"]
+
+PEER = "plain-scrapy"
+PEER_DFS = "plain-scrapy-dfs"
+REAL_VARIANTS: dict[str, dict[str, Any]] = {
+    PEER: {},
+    PEER_DFS: {},
+    "no-extraction": {
+        "ITEM_PIPELINES": {
+            "newscrawl.pipelines.rawpages.RawPagePipeline": 400,
+            "newscrawl.pipelines.parquet.ParquetWriterPipeline": 500,
+        }
+    },
+    "every-stage": {},
+}
+SHARED_SETTINGS: dict[str, Any] = {
+    "CONCURRENT_REQUESTS_PER_DOMAIN": 8,
+    "AUTOTHROTTLE_ENABLED": False,
+    "DOWNLOAD_DELAY": 0,
+}
+_SPIDER = Path(__file__).with_name("_plain_spider.py")
+
+
+def _free_port(host: str) -> int:
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def serve_folder(folder: Path, host: str = "127.0.0.1") -> Iterator[str]:
+    """`folder` served by ``python -m http.server`` in a child process; yields its base URL."""
+    port = _free_port(host)
+    command = [sys.executable, "-m", "http.server", str(port), "--bind", host]
+    command += ["--directory", str(folder)]
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection((host, port), timeout=1).close()
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"http.server did not start on {host}:{port}") from None
+                time.sleep(0.05)
+        yield f"http://{host}:{port}/"
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+
+
+def _timed(command: list[str]) -> tuple[subprocess.CompletedProcess[str], float, float]:
+    """Run `command`; its result, wall seconds and CPU seconds (it and its waited children)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.monotonic()
+    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    wall = time.monotonic() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    return result, wall, cpu
+
+
+def _plain(url: str, cap: int, order: str) -> dict[str, Any]:
+    result, wall, cpu = _timed([sys.executable, str(_SPIDER), url, str(cap), order])
+    if result.returncode != 0 or not result.stdout.strip():
+        raise RuntimeError(f"plain spider failed ({result.returncode}): {result.stderr[-2000:]}")
+    run = json.loads(result.stdout.strip().splitlines()[-1])
+    return {
+        "pages": run["pages"],
+        "mb": run["bytes"] / 1e6,
+        "seconds": run["elapsed_s"],
+        "wall_s": wall,
+        "cpu_s": cpu,
+    }
+
+
+def _newscrawl(url: str, cap: int, out: Path, overrides: dict[str, Any]) -> dict[str, Any]:
+    from newscrawl.crawl.crawl_process import crawl_command
+
+    sites = out.with_suffix(".csv")
+    sites.write_text(f"url,name,max_pages\n{url},site,{cap}\n")
+    settings = [
+        f"{name}={json.dumps(value) if isinstance(value, dict | list) else value}"
+        for name, value in {**SHARED_SETTINGS, **overrides}.items()
+    ]
+    command = crawl_command(sites, out, settings, ("--fast-local", "--log-level", "WARNING"))
+    result, wall, cpu = _timed(command)
+    summaries = sorted(out.glob(".newscrawl/*/summary.json"))
+    if result.returncode != 0 or not summaries:
+        raise RuntimeError(f"crawl failed ({result.returncode}): {result.stderr[-2000:]}")
+    summary = json.loads(summaries[-1].read_text())
+    return {
+        "pages": summary["pages"],
+        "mb": _html_bytes(out) / 1e6,
+        "seconds": summary["elapsed_s"],
+        "wall_s": wall,
+        "cpu_s": cpu,
+    }
+
+
+def _html_bytes(out: Path) -> int:
+    """Bytes of HTML of the pages a crawl wrote to `out`."""
+    import pyarrow.compute as pc
+    import pyarrow.dataset as ds
+
+    table = ds.dataset(out / "pages", format="parquet").to_table(columns=["html"])
+    return int(pc.sum(pc.binary_length(table["html"])).as_py() or 0)
+
+
+def crawl_real_site(
+    folder: Path, start: str, cap: int, repeat: int, names: list[str]
+) -> dict[str, dict[str, float]]:
+    """Each of `names` (of REAL_VARIANTS) crawls `folder` served on loopback from `start`
+    (a path in it), `repeat` rounds; per variant the medians of its crawls."""
+    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
+    with serve_folder(folder) as base, tempfile.TemporaryDirectory() as tmp:
+        url = base + start.lstrip("/")
+        for i in range(repeat):
+            for name in names:
+                if name in (PEER, PEER_DFS):
+                    run = _plain(url, cap, "bfs" if name == PEER else "dfs")
+                else:
+                    run = _newscrawl(url, cap, Path(tmp) / f"{name}-{i}", REAL_VARIANTS[name])
+                run["pages_per_s"] = run["pages"] / run["seconds"] if run["seconds"] else 0.0
+                runs[name].append(run)
+                print(f"{name} #{i + 1}: {run}", file=sys.stderr)
+    return {
+        name: {key: statistics.median(run[key] for run in done) for key in done[0]}
+        for name, done in runs.items()
+    }
+
+
+def print_real_site(
+    folder: Path, cap: int, repeat: int, results: dict[str, dict[str, float]]
+) -> None:
+    """The table and the ratios against the plain spider."""
+    load = os.getloadavg()[0]
+    print(
+        f"real site {folder}: cap {cap} pages; median of {repeat} crawl(s); "
+        f"{os.cpu_count()} cores, load {load:.1f}"
+    )
+    print(
+        f"{'variant':<16} {'pages':>6} {'MB':>6} {'seconds':>8} {'pages/s':>8} {'wall s':>7}"
+        f" {'CPU s':>6}"
+    )
+    for name, row in results.items():
+        print(
+            f"{name:<16} {row['pages']:>6.0f} {row['mb']:>6.1f} {row['seconds']:>8.1f}"
+            f" {row['pages_per_s']:>8.1f} {row['wall_s']:>7.1f} {row['cpu_s']:>6.1f}"
+        )
+    for peer_name, what in ((PEER, "plain Scrapy"), (PEER_DFS, "plain Scrapy, its default order")):
+        peer = results.get(peer_name)
+        if not peer or not peer["pages_per_s"]:
+            continue
+        for name, row in results.items():
+            if name not in (PEER, PEER_DFS):
+                ratio = row["pages_per_s"] / peer["pages_per_s"]
+                print(f"{name} / {what} (pages/s): {ratio:.2f}")

@@ -1,0 +1,352 @@
+"""The site pass in worker processes, off Scrapy's reactor thread and out of its GIL.
+
+A complete site's pass (`newscrawl.site.site_job`: parse, SiteLevel, extraction, metadata,
+article flag, the template cut) is CPU work of a second or more; in a thread of the crawl it
+held the GIL against the reactor, so the other sites' requests and the spider's callbacks
+waited for it. `SitePassPool` sends each job to a pool of worker processes instead, one pool
+per crawl. Each worker builds the crawl's extractor chain once (its initializer: the learned
+model is read once per process, not once per site) and keeps its log records, which go back
+with the result for the crawl to log.
+
+Workers are not forked from the crawl process: a fork of a process that runs a reactor and
+threads may copy a lock held by another thread (the parse pool's workers are spawned for that
+reason, `newscrawl.crawl.parsepool`). They are forked by a `forkserver` instead, a clean
+process started once that imports the site pass and the extractors' modules (about a second
+of CPU) before it forks any worker, so a worker starts in a tenth of a second where a spawned
+one imports everything again. The pool starts its workers when the crawl opens (`start`),
+while the crawl waits for its first pages, not when the first site is complete.
+
+A worker that dies (SIGKILL, the kernel's OOM killer) breaks the pool: every job in it fails
+with `BrokenProcessPool` (the dead worker's and the others in flight alike), and the next job
+starts a new pool. `run_twice` tries each failed job once more alone, in a worker of its own
+(one such job at a time), so a second death is that job's own (a site's pages are then
+extracted page by page, a page is written without text) and a job that only shared the pool
+with it runs as usual.
+
+Without the site pass (NEWSCRAWL_SITELEVEL off) the same workers extract and flag each page
+on its own (`PageJob`), for the extraction pipeline.
+
+Settings: NEWSCRAWL_SITEPASS_WORKERS (-1: one per core; 0: the pass runs in a thread of the
+crawl process, and pages are extracted on the reactor thread, as before).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import importlib.util
+import logging
+import multiprocessing
+import os
+import resource
+import signal
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
+from typing import TYPE_CHECKING, Any
+
+from newscrawl.crawl.parsepool import end_with, future_deferred
+from newscrawl.extractors import EXTRACTORS
+from newscrawl.html.gcpause import paused_gc
+from newscrawl.site.site_job import (
+    HashShard,
+    LabelJob,
+    PageJob,
+    PassSettings,
+    PassShard,
+    ShardResult,
+    SitePasser,
+    SitePassJob,
+    SitePassResult,
+    finish_shards,
+    hash_shards,
+    pass_shards,
+    run_labels,
+    shard_context,
+)
+
+if TYPE_CHECKING:
+    from twisted.internet import defer
+    from twisted.python.failure import Failure
+
+__all__ = ["KILL_FOR_TEST", "BrokenProcessPool", "SitePassPool", "pool_size"]
+
+logger = logging.getLogger(__name__)
+
+# Test hook: a worker given the site pass of this site, or the page-level extraction of this
+# page URL, SIGKILLs itself, as the OOM killer would ("NAME": on the job's first attempt only;
+# "NAME:always": on every attempt); "NAME:split-error": the parts of the site's split pass
+# raise instead, as a bug would.
+KILL_FOR_TEST = "NEWSCRAWL_TEST_KILL_SITEPASS"
+
+
+# What the workers run: a site's pass, one page's extraction, a site's labels alone, or a
+# part of a large site's pass.
+Job = SitePassJob | PageJob | LabelJob | HashShard | PassShard
+
+
+def pool_size(workers: int) -> int:
+    """Worker processes for a NEWSCRAWL_SITEPASS_WORKERS value (-1: one per core)."""
+    return workers if workers >= 0 else (os.cpu_count() or 1)
+
+
+class SitePassPool:
+    """The crawl's site pass workers (started on the first job, one more per job in flight
+    up to `workers`)."""
+
+    def __init__(self, workers: int, settings: PassSettings) -> None:
+        self.workers = max(1, workers)
+        self.settings = settings
+        self._pool: ProcessPoolExecutor | None = None
+        # Jobs tried again alone run one at a time: a death breaks every job in flight, and a
+        # process each at once (one per page without the site pass) would be a burst of them.
+        self._alone: defer.DeferredSemaphore | None = None
+
+    def run(self, job: Job, alone: bool = False) -> defer.Deferred[Any]:
+        """The job's result (a Deferred fired in the reactor thread): a site's pass, or one
+        page's page-level extraction (`PageJob`). It fails with `BrokenProcessPool` when a
+        worker died (this job's or another's). `alone`: in a new worker process of its own,
+        ended once the job is done; such jobs run one at a time."""
+        if alone:
+            if self._alone is None:
+                from twisted.internet import defer
+
+                self._alone = defer.DeferredSemaphore(1)
+            return self._alone.run(self._run_alone, job)
+        executor = self._executor()
+        try:
+            future = executor.submit(_run, job)
+        except BrokenProcessPool:
+            self._reset(executor)  # broken before the job went in: a new pool takes it
+            executor = self._executor()
+            future = executor.submit(_run, job)
+        return future_deferred(future).addErrback(self._broken, executor)
+
+    async def run_twice(
+        self, job: Job, died: Callable[[int], None], parts: int = 1, template: bool = False
+    ) -> SitePassResult | None:
+        """The job, and once more alone when the pool broke on it (`died(1)`); None when its
+        own worker died too (`died(2)`). A death fails every job in flight, so the first
+        failure need not be this job's; the second, alone, is. `parts` > 1: the first try
+        splits a site's pass over that many workers (`run_split`; `template`: the chain
+        reads the site's SiteLevel template)."""
+        from scrapy.utils.defer import maybe_deferred_to_future
+
+        for attempt in (1, 2):
+            try:
+                tried = dataclasses.replace(job, attempt=attempt)
+                if attempt == 1 and parts > 1 and isinstance(tried, SitePassJob):
+                    split = await self._split_or_none(tried, parts, template)
+                    if split is not None:
+                        return split
+                return await maybe_deferred_to_future(self.run(tried, alone=attempt > 1))
+            except BrokenProcessPool:
+                died(attempt)
+        return None
+
+    async def _split_or_none(
+        self, job: SitePassJob, parts: int, template: bool
+    ) -> SitePassResult | None:
+        """`run_split`; None when it failed otherwise than by a worker's death (a bug in a
+        part or in the join: the site is then passed whole, as if it had not been split)."""
+        try:
+            return await self.run_split(job, parts, template)
+        except BrokenProcessPool:
+            raise
+        except Exception as err:
+            logger.warning(
+                "split site pass of %s failed (%s: %s); passing it whole",
+                job.site,
+                type(err).__name__,
+                err,
+            )
+            return None
+
+    async def run_split(self, job: SitePassJob, parts: int, template: bool) -> SitePassResult:
+        """A site's pass split over `parts` workers, with the same result as `run(job)`: the
+        site's template from node hashes computed in parts (when the chain reads it), then
+        the pages in parts (parse, node records, extraction, flag), then in a thread here
+        what needs every page (SiteLevel's labels, the slot decisions, the final texts)."""
+        from scrapy.utils.defer import maybe_deferred_to_future
+        from twisted.internet import threads
+
+        context, hashed = None, []
+        if template:
+            hashed = await self._all(hash_shards(job, parts))
+            context = shard_context(hashed)
+        passed = await self._all(pass_shards(job, parts, context))
+        result = await maybe_deferred_to_future(threads.deferToThread(finish_shards, job, passed))
+        result.logs[:0] = [line for shard in hashed for line in shard.logs]
+        return result
+
+    async def _all(self, jobs: list[HashShard] | list[PassShard]) -> list[ShardResult]:
+        """The jobs' results, all sent to the pool at once. When any failed, one failure is
+        raised once all are done: a worker's death rather than another error, as a death fails
+        every job in flight and decides the retry."""
+        from scrapy.utils.defer import maybe_deferred_to_future
+
+        pending: list[defer.Deferred[Any]] = []
+        try:
+            for job in jobs:
+                pending.append(self.run(job))
+        except BaseException:
+            for done in pending:
+                done.addErrback(lambda failure: None)  # failed with it, or let go
+            raise
+        results: list[ShardResult] = []
+        failures: list[BaseException] = []
+        for done in pending:  # every part to its end: none left running behind the join
+            try:
+                results.append(await maybe_deferred_to_future(done))
+            except Exception as err:
+                failures.append(err)
+        if failures:  # a worker's death first: it is what decides the retry
+            died = [err for err in failures if isinstance(err, BrokenProcessPool)]
+            raise (died or failures)[0]
+        return results
+
+    def _run_alone(self, job: Job) -> defer.Deferred[SitePassResult]:
+        executor = self._new(1)
+        done = future_deferred(executor.submit(_run, job))
+        return done.addBoth(_after, lambda: executor.shutdown(wait=False))
+
+    def _broken(self, failure: Failure, executor: ProcessPoolExecutor) -> Failure:
+        if failure.check(BrokenProcessPool):
+            self._reset(executor)
+        return failure
+
+    def _reset(self, broken: ProcessPoolExecutor) -> None:
+        """Let go of a broken pool if it is still the current one; the next job starts a new
+        one."""
+        if broken is self._pool:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+            self._pool = None
+
+    def _executor(self) -> ProcessPoolExecutor:
+        if self._pool is None:
+            self._pool = self._new(self.workers)
+        return self._pool
+
+    def _new(self, workers: int) -> ProcessPoolExecutor:
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload(_preloaded(self.settings))  # once the server runs: no-op
+        return ProcessPoolExecutor(
+            workers, mp_context=context, initializer=_start, initargs=(os.getpid(), self.settings)
+        )
+
+    def start(self) -> None:
+        """Start the workers now, not with the first job (each one's start is enough to
+        start one more worker while none is idle)."""
+        executor = self._executor()
+        for _ in range(self.workers):
+            executor.submit(_ready)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)  # idle by now: quick
+            self._pool = None
+
+
+def _preloaded(settings: PassSettings) -> list[str]:
+    """The modules the forkserver imports once for all workers: the site pass, the
+    extractors of the chain, and pandas where it is installed (pyarrow imports it on the first
+    array a process builds: otherwise every worker would pay that import during the crawl)."""
+    modules = [__name__]
+    for name in settings.extraction.names:
+        target = EXTRACTORS.get(name)
+        if target is not None:
+            modules.append(target.partition(":")[0])
+    if importlib.util.find_spec("pandas") is not None:
+        modules.append("pandas")
+    return modules
+
+
+def _after(result: Any, then: Callable[[], object]) -> Any:
+    """A Deferred callback: `then()`, and the result (or failure) passed on."""
+    then()
+    return result
+
+
+# -- in the worker process ---------------------------------------------------------------------
+
+_PASSER: SitePasser | None = None
+_LOGS: _KeptLogs | None = None
+
+
+class _KeptLogs(logging.Handler):
+    """The worker's log records, kept for the job's result (the crawl process logs them)."""
+
+    def __init__(self, level: int) -> None:
+        super().__init__(level)
+        self.kept: list[tuple[str, int, str]] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            self.kept.append((record.name, record.levelno, record.getMessage()))
+        except Exception:  # a record that cannot be formatted is not worth a site
+            self.handleError(record)
+
+    def take(self) -> list[tuple[str, int, str]]:
+        kept, self.kept = self.kept, []
+        return kept
+
+
+def _start(crawl_pid: int, settings: PassSettings) -> None:
+    """A worker's start: end with the crawl, keep log records, build the extractor chain."""
+    global _PASSER, _LOGS
+    end_with(crawl_pid)
+    _LOGS = _KeptLogs(settings.log_level)
+    root = logging.getLogger()
+    root.handlers[:] = [_LOGS]
+    root.setLevel(settings.log_level)
+    _PASSER = SitePasser.from_settings(settings)
+    _LOGS.take()  # what loading said was said by the crawl's own chain already
+    gc.collect()
+    gc.freeze()  # the modules and the models live as long as the worker: out of GC's sight
+
+
+def _ready() -> None:
+    """A job that only starts a worker (`SitePassPool.start`)."""
+
+
+def _run(job: Job) -> SitePassResult | ShardResult:
+    assert _PASSER is not None and _LOGS is not None, "the pool's initializer did not run"
+    _kill_for_test(job)
+    _LOGS.take()
+    result: SitePassResult | ShardResult
+    with paused_gc():
+        result = _job_result(job)
+    result.logs = _LOGS.take()
+    return result
+
+
+def _job_result(job: Job) -> SitePassResult | ShardResult:
+    assert _PASSER is not None
+    result: SitePassResult | ShardResult
+    if isinstance(job, PageJob):
+        result = _PASSER.run_page(job)
+    elif isinstance(job, LabelJob):
+        result = run_labels(job)
+    elif isinstance(job, HashShard):
+        result = _PASSER.hash_shard(job)
+    elif isinstance(job, PassShard):
+        result = _PASSER.pass_shard(job)
+        result.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    else:
+        result = _PASSER.run(job)
+        result.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return result
+
+
+def _kill_for_test(job: Job) -> None:
+    wanted = os.environ.get(KILL_FOR_TEST, "")
+    marked = wanted.endswith((":always", ":split-error"))
+    name, _, when = wanted.rpartition(":") if marked else (wanted, "", "")
+    target = job.page.final_url if isinstance(job, PageJob) else job.site
+    if name != target:
+        return
+    if when == "split-error":  # a part of the site's split pass fails (a bug, not a death)
+        if isinstance(job, PassShard):
+            raise RuntimeError("a part of the split pass failed (test hook)")
+    elif when == "always" or job.attempt == 1:
+        os.kill(os.getpid(), signal.SIGKILL)

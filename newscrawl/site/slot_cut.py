@@ -1,0 +1,447 @@
+"""The site pass: a site's own template cut out of its pages' extracted text.
+
+A page-level extractor sees one page; a site repeats its layout on every page. Once a site is
+complete (a crawl: page cap reached, frontier exhausted or crawl over; offline: all the site's
+pages read), the site pass compares what the page-level extractor chose on each page with the
+same places on the site's other pages, and removes what the site's template says is not the
+article:
+
+- every text block sits in a **slot**: the chain of its named ancestors (tag, class and id, as
+  `slot_name` reads them) below <body>, so the comments box, the related-links box, the
+  article body and the headline of an article page are each one slot, the same on every page
+  of the site whatever text they hold;
+- a slot with text on at least `min_slot_pages` of the site's pages, that the extractor chose
+  on fewer than `content_share` of them, is boilerplate (comments, related stories, teasers,
+  widgets): its text is dropped wherever the extractor chose it;
+- a slot whose text is the page's title on at least `title_share` of the pages that show it is
+  the site's title slot: the title is the `title` field, and it leaves the text;
+- a page left with no text keeps its page-level text.
+
+SiteLevel (Chakrabarti, Kumar and Punera) runs in the same pass
+(`newscrawl.template.sitelevel.run_sitelevel`): its node hashes and labels go to the `nodes`
+dataset. `SitePassConfig.cut_sitelevel` also cuts a chosen block owned by a node SiteLevel labels
+template, outside the site's content slots; no setting turns it on (it is the lab's comparison
+of site methods, `newscrawl.evaluation.site_method_scores`).
+
+Only what the slot decisions need is kept per page (`PageChoice`: the chosen text pieces and
+the page's slot ids), never the parsed tree, so a 200-page site costs little memory, and the
+text is re-joined from the kept pieces exactly as `Dom.pieces_text` joins them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import lru_cache
+from hashlib import blake2b
+from typing import Final, Literal
+
+import numpy as np
+
+from newscrawl.extractors.extractor_base import Extraction
+from newscrawl.extractors.markdown import MarkdownOptions, piece_marks
+from newscrawl.extractors.markdown_render import Mark, render_marks
+from newscrawl.extractors.selection import chosen_pieces
+from newscrawl.html.dom import Dom
+from newscrawl.html.text_pieces import join_pieces as render_pieces
+from newscrawl.template.node_records import PageNodes
+from newscrawl.template.sitelevel import (
+    PageParser,
+    RawPage,
+    SiteLevelConfig,
+    SiteLevelRun,
+    parsed_pages,
+    run_sitelevel,
+)
+
+__all__ = [
+    "PAGE_STAGE",
+    "SITE_STAGE",
+    "PageChoice",
+    "PageOutcome",
+    "SitePassConfig",
+    "SitePassRun",
+    "SiteSlots",
+    "SiteTemplate",
+    "SlotCounts",
+    "final_extraction",
+    "finish_site_pass",
+    "learn_template",
+    "page_choice",
+    "site_pass",
+    "slot_name",
+]
+
+Stage = Literal["site", "page"]
+SITE_STAGE: Final = "site"  # the text went through the site pass
+PAGE_STAGE: Final = "page"  # page-level text (the site had too few pages, or no site pass ran)
+_DIGIT = re.compile(r"\d")
+
+
+@dataclass(frozen=True, slots=True)
+class SitePassConfig:
+    """`min_pages`: sites with fewer pages keep their page-level text. `min_slot_pages`: a
+    slot is judged only when it has text on at least this many pages. `content_share`: a slot
+    the extractor chose on fewer than this share of the pages showing it is boilerplate.
+    `title_share`: a slot holding the page's title on at least this share of its pages is the
+    title slot. `cut_sitelevel`: also drop chosen text owned by SiteLevel template nodes
+    outside content slots (slots chosen on at least `content_share` of their pages)."""
+
+    min_pages: int = 5
+    min_slot_pages: int = 3
+    content_share: float = 1 / 3
+    title_share: float = 0.8
+    cut_sitelevel: bool = False
+
+
+def slot_name(element: object) -> tuple[str, str, str] | None:
+    """(tag, classes, id) of an element that has a class or an id; None for one that has not.
+
+    Class tokens and ids holding a digit are left out: they number posts, authors and
+    categories (post-1234, author-7) and would make every page's slots its own.
+    """
+    get = getattr(element, "get", None)
+    if get is None:
+        return None
+    tag = getattr(element, "tag", "")
+    return _slot_name(tag if isinstance(tag, str) else "", get("class") or "", get("id") or "")
+
+
+@lru_cache(maxsize=1 << 16)
+def _slot_name(tag: str, classes: str, ident: str) -> tuple[str, str, str] | None:
+    """`slot_name` of an element's tag, class and id values (cached: a site repeats them)."""
+    classes = " ".join(sorted(c for c in classes.split() if not _DIGIT.search(c)))
+    ident = ident.strip()
+    if _DIGIT.search(ident):
+        ident = ""
+    if not classes and not ident:
+        return None
+    return (tag, classes, ident)
+
+
+class SiteSlots:
+    """Slot ids of one site: equal named-ancestor chains get equal ids on every page.
+
+    An id is a 63-bit digest of the chain, not a counter: the pages of one site may be read by
+    several processes (the crawl's site pass splits a large site over its workers), and each
+    must give a chain the id the others give it."""
+
+    def __init__(self) -> None:
+        self._ids: dict[tuple[int, tuple[str, str, str]], int] = {}
+
+    def _new_id(self, key: tuple[int, tuple[str, str, str]]) -> int:
+        above, (tag, classes, ident) = key
+        data = f"{above}\x00{tag}\x00{classes}\x00{ident}".encode("utf-8", "surrogatepass")
+        digest = int.from_bytes(blake2b(data, digest_size=8).digest(), "little") >> 1
+        self._ids[key] = found = digest or 1  # 0 is "no named ancestor"
+        return found
+
+    def of_nodes(self, dom: Dom) -> np.ndarray:
+        """Slot id per node (0: <body> and everything outside it, or no named ancestor)."""
+        if not len(dom):
+            return np.zeros(0, dtype=np.int64)
+        body = dom.body
+        slots = [0] * len(dom)  # a list while filling: numpy's per-item access is slower
+        parent, elements, ids = dom.parent, dom.elements, self._ids
+        for node in range(body + 1, dom.end[body]):
+            above = slots[parent[node]]
+            element = elements[node]
+            classes, ident = element.get("class"), element.get("id")
+            name = None
+            if classes or ident:
+                name = _slot_name(element.tag, classes or "", ident or "")
+            if name is None:
+                slots[node] = above
+            else:
+                key = (above, name)
+                found = ids.get(key)
+                slots[node] = found if found is not None else self._new_id(key)
+        return np.array(slots, dtype=np.int64)
+
+
+@dataclass(slots=True)
+class PageChoice:
+    """What the site pass keeps of one page: the page-level extraction, the slots with text on
+    the page, the slots holding its title, and the chosen text pieces (text, line number,
+    glued to the piece before, slot, owner node, chosen node, ``<pre>``: its text is then as
+    written) in document order."""
+
+    extraction: Extraction
+    present: frozenset[int] = frozenset()
+    title_slots: frozenset[int] = frozenset()
+    texts: list[str] = field(default_factory=list)
+    lines: list[int] = field(default_factory=list)
+    glued: list[bool] = field(default_factory=list)
+    index: list[int] = field(default_factory=list)  # piece number (gaps start a new line)
+    slot: list[int] = field(default_factory=list)
+    owner: list[int] = field(default_factory=list)
+    root: list[int] = field(default_factory=list)  # the chosen node the piece lies in
+    pre: list[int] = field(default_factory=list)  # the <pre> holding the piece (-1: none)
+    exact: bool = False  # the pieces re-join to the extraction's text: it may be cut
+    # the pieces' Markdown marks and how to render them, when Markdown is asked for
+    marks: list[Mark] | None = None
+    markdown: MarkdownOptions | None = None
+
+    @property
+    def chosen(self) -> frozenset[int]:
+        return frozenset(self.slot)
+
+
+def _title_slots(dom: Dom, slots: np.ndarray, title: str) -> frozenset[int]:
+    """Slots whose whole text on this page is the page's title."""
+    wanted = _squeeze(title)
+    if not wanted:
+        return frozenset()
+    body = dom.body
+    parts: dict[int, list[str]] = {}
+    for k in range(dom.piece_start[body], dom.piece_end[body]):
+        parts.setdefault(int(slots[dom.piece_block[k]]), []).append(dom.piece_text[k])
+    return frozenset(
+        slot for slot, texts in parts.items() if slot and _squeeze(" ".join(texts)) == wanted
+    )
+
+
+def _squeeze(text: str) -> str:
+    return " ".join(text.split())
+
+
+def page_choice(
+    dom: Dom,
+    extraction: Extraction,
+    site_slots: SiteSlots,
+    markdown: MarkdownOptions | None = None,
+) -> PageChoice:
+    """The page's `PageChoice` (read while its `Dom` is at hand); `markdown`: also the marks
+    a cut text's Markdown is rendered from (`newscrawl.extractors.markdown`), rendered with these
+    options.
+
+    The chosen pieces are those of the chosen blocks, else those of the chosen subtrees,
+    whichever re-joins to exactly the extraction's text; when neither does, the page's slots
+    still count for the site but its text is never cut (`exact` is False)."""
+    if not len(dom):
+        return PageChoice(extraction)
+    slots = site_slots.of_nodes(dom)
+    body = dom.body
+    present = frozenset(
+        int(slots[dom.piece_block[k]])
+        for k in range(dom.piece_start[body], dom.piece_end[body])
+        if dom.piece_text[k].strip()
+    )
+    title_slots = _title_slots(dom, slots, extraction.title)
+    choice = PageChoice(extraction, present, title_slots)
+    if not extraction.node_ids:
+        choice.exact = not extraction.text
+        return choice
+    pairs, choice.exact = chosen_pieces(dom, extraction)
+    pre = dom.pre_pieces
+    for k, root in pairs:
+        box, text = pre.get(k, (-1, dom.piece_text[k]))
+        choice.texts.append(text)
+        choice.pre.append(box)
+        choice.lines.append(dom.piece_line[k])
+        choice.glued.append(dom.piece_glued[k])
+        choice.index.append(k)
+        choice.slot.append(int(slots[dom.piece_block[k]]))
+        choice.owner.append(dom.piece_owner[k])
+        choice.root.append(root)
+    if markdown is not None and choice.exact:
+        choice.marks = piece_marks(dom, choice.index, markdown.images)
+        choice.markdown = markdown
+    return choice
+
+
+@dataclass(frozen=True, slots=True)
+class SiteTemplate:
+    """A site's slot decisions: slots whose text leaves the articles, and content slots."""
+
+    boilerplate: frozenset[int]
+    title: frozenset[int]
+    content: frozenset[int]
+    pages: int
+
+    @property
+    def dropped(self) -> frozenset[int]:
+        return self.boilerplate | self.title
+
+
+class SlotCounts:
+    """What the slot decisions count over a site's pages, a page at a time: per slot, the
+    pages it has text on, the pages the extractor chose it on, and those it holds the title on."""
+
+    def __init__(self) -> None:
+        self.present: Counter[int] = Counter()
+        self.chosen: Counter[int] = Counter()
+        self.titled: Counter[int] = Counter()
+        self.pages = 0
+
+    def add(self, choice: PageChoice) -> None:
+        self.present.update(choice.present)
+        self.chosen.update(choice.chosen)
+        self.titled.update(choice.title_slots)
+        self.pages += 1
+
+    def template(self, config: SitePassConfig) -> SiteTemplate:
+        """The site's slot decisions from the pages counted (see the module docstring)."""
+        boilerplate, title, content = set(), set(), set()
+        for slot, pages in self.present.items():
+            if not slot or pages < config.min_slot_pages:
+                continue
+            if self.chosen[slot] < config.content_share * pages:
+                boilerplate.add(slot)
+            else:
+                content.add(slot)
+                if self.titled[slot] >= config.title_share * pages:
+                    title.add(slot)
+        return SiteTemplate(
+            frozenset(boilerplate), frozenset(title), frozenset(content), self.pages
+        )
+
+
+def learn_template(choices: Sequence[PageChoice], config: SitePassConfig) -> SiteTemplate:
+    """The site's slot decisions from all of its pages (see the module docstring)."""
+    counts = SlotCounts()
+    for choice in choices:
+        counts.add(choice)
+    return counts.template(config)
+
+
+def join_pieces(choice: PageChoice, keep: Sequence[int]) -> str:
+    """The kept pieces (positions in `choice`) joined as `Dom.pieces_text` joins them."""
+    return render_pieces(
+        (choice.index[i], choice.texts[i], choice.lines[i], choice.glued[i], choice.pre[i])
+        for i in keep
+    )
+
+
+def final_extraction(
+    choice: PageChoice,
+    template: SiteTemplate,
+    label: np.ndarray | None = None,
+    config: SitePassConfig | None = None,
+) -> Extraction:
+    """The page's text without its site's template (the page-level extraction when nothing
+    is cut, or when cutting would leave nothing). `label`: SiteLevel's template label per
+    node, used with `config.cut_sitelevel`."""
+    config = config or SitePassConfig()
+    if not choice.exact:
+        return choice.extraction
+    dropped = template.dropped
+    cut = label if config.cut_sitelevel and label is not None else None
+
+    def kept(i: int) -> bool:
+        slot = choice.slot[i]
+        if slot in dropped:
+            return False
+        return cut is None or slot in template.content or not cut[choice.owner[i]]
+
+    keep = [i for i in range(len(choice.slot)) if kept(i)]
+    if len(keep) == len(choice.slot):
+        return choice.extraction
+    text = join_pieces(choice, keep)
+    if not text.strip():
+        return choice.extraction
+    nodes = tuple(sorted({choice.root[i] for i in keep}))
+    pieces = tuple(choice.index[i] for i in keep)
+    markdown = None
+    if choice.marks is not None and choice.markdown is not None:
+        options, marks = choice.markdown, choice.marks
+        markdown = render_marks([marks[i] for i in keep], options.links, options.images)
+    return Extraction(
+        choice.extraction.title, text, nodes, choice.extraction.extractor, pieces, markdown
+    )
+
+
+@dataclass(slots=True)
+class PageOutcome:
+    """One page after the site pass: its final extraction and the stage that produced it."""
+
+    raw: RawPage
+    extraction: Extraction
+    stage: Stage
+
+
+@dataclass(slots=True)
+class SitePassRun:
+    """A site after the site pass: its SiteLevel run (for the `nodes` dataset), the outcome of
+    each page that parsed (URL order) and the slot decisions (None: too few pages)."""
+
+    sitelevel: SiteLevelRun
+    outcomes: list[PageOutcome]
+    template: SiteTemplate | None
+
+
+PageExtract = Callable[[RawPage, Dom], Extraction]
+
+
+def site_pass(
+    site: str,
+    raws: Iterable[RawPage],
+    extract: PageExtract,
+    *,
+    config: SitePassConfig | None = None,
+    sitelevel: SiteLevelConfig | None = None,
+    geometry: str = "flow",
+    max_pages: int | None = None,
+    method: str = "sitelevel",
+    parse: PageParser | None = None,
+    nodes: bool = True,
+    markdown: MarkdownOptions | None = None,
+) -> SitePassRun:
+    """The site pass of one site: SiteLevel (`run_sitelevel`: one parse per page; or another
+    site-level `method`: sst, pagelets, entropy), the page-level extraction of each page
+    (`extract(raw, dom)`, which may also read whatever else it wants from the parsed page), then
+    the site's template out of every page's text. `parse`: as `run_sitelevel` takes it.
+    `nodes` False: the caller writes no `nodes` rows (offline extraction), so unless SiteLevel's
+    labels cut text (`config.cut_sitelevel`) no node records are built: the run has none.
+    `markdown`: the final extractions' Markdown is rendered with these options (the
+    page-level extractions `extract` returns carry theirs)."""
+    config = config or SitePassConfig()
+    slots = SiteSlots()
+    choices: list[PageChoice] = []
+    seen: list[RawPage] = []
+
+    def visit(index: int, raw: RawPage, dom: Dom, records: PageNodes | None = None) -> None:
+        choices.append(page_choice(dom, extract(raw, dom), slots, markdown))
+        seen.append(raw)
+
+    if not nodes and not config.cut_sitelevel:
+        run = SiteLevelRun(site)
+        for raw, dom in parsed_pages(run, raws, max_pages, parse):
+            visit(len(seen), raw, dom)
+        return finish_site_pass(run, seen, choices, config)
+    run = run_sitelevel(
+        site,
+        raws,
+        config=sitelevel,
+        geometry=geometry,
+        max_pages=max_pages,
+        visit=visit,
+        method=method,
+        parse=parse,
+    )
+    return finish_site_pass(run, seen, choices, config)
+
+
+def finish_site_pass(
+    run: SiteLevelRun,
+    seen: Sequence[RawPage],
+    choices: Sequence[PageChoice],
+    config: SitePassConfig | None = None,
+) -> SitePassRun:
+    """The site pass once every page was visited (`seen`, each with its `PageChoice`, in
+    SiteLevel's order): the site's slot decisions, then each page's final text. The pages
+    may have been visited by several processes (`SiteSlots` ids agree across them)."""
+    config = config or SitePassConfig()
+    if len(choices) < config.min_pages:
+        pairs = zip(seen, choices, strict=True)
+        outcomes = [PageOutcome(raw, choice.extraction, PAGE_STAGE) for raw, choice in pairs]
+        return SitePassRun(run, outcomes, None)
+    template = learn_template(choices, config)
+    labels: Sequence[np.ndarray | None] = run.labels if run.labels else [None for _ in choices]
+    outcomes = [
+        PageOutcome(raw, final_extraction(choice, template, label, config), SITE_STAGE)
+        for raw, choice, label in zip(seen, choices, labels, strict=True)
+    ]
+    return SitePassRun(run, outcomes, template)
