@@ -15,7 +15,11 @@ tables are GitHub-flavoured, their first row the header when it is one (``<th>``
 ``<thead>``), else an empty header row; ``<pre>`` is a fenced block of its text as written;
 quotes are ``>`` lines; a definition list is each term on a line and its definitions as
 ``: `` lines; lines broken by ``<br>`` end in two spaces. Links and images are written only
-when asked for (images as ``![alt](src)``). Nesting deeper than `MAX_BOXES` containers is
+when asked for (images as ``![alt](src)``), their addresses made absolute against the page's
+URL. Page text never turns into markup: a backslash goes before its backslashes, backticks,
+``*``, ``_``, ``[``, ``]``, ``<``, ``~`` and entity-like ``&`` anywhere, before a heading,
+quote, list or rule marker that opens a line, and before ``|`` in a table cell; inline code
+is fenced with more backticks than it holds. Nesting deeper than `MAX_BOXES` containers is
 rendered at that depth, so no page makes the renderer recurse deeply.
 """
 
@@ -25,6 +29,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import NamedTuple
+from urllib.parse import urljoin
 
 from newscrawl.dom import Dom, pre_joined
 from newscrawl.extractors.base import Extraction
@@ -35,6 +40,7 @@ __all__ = [
     "MAX_BOXES",
     "Mark",
     "MarkdownOptions",
+    "absolute",
     "markdown_of",
     "page_markdown",
     "piece_marks",
@@ -181,6 +187,11 @@ class _Reader:
         cells = [dom.tag[c] for c in dom.children[row] if dom.tag[c] in ("td", "th")]
         return bool(cells) and all(tag == "th" for tag in cells)
 
+    def address(self, href: str) -> str:
+        """A link's or image's address, made absolute against the page's URL when it has one
+        (a fragment or a script link stays as written)."""
+        return absolute(self.dom.url, href)
+
     def inline(self, owner: int, block: int) -> tuple[Span, ...]:
         """The inline elements from `block` down to `owner`, outermost first."""
         key = (owner, block)
@@ -195,11 +206,23 @@ class _Reader:
                 break
             kind = _SPAN_KIND.get(dom.tag[at])
             if kind is not None:
-                detail = dom.href.get(at, "") if kind == "a" else ""
-                spans.append((at, kind, detail.strip()))
+                detail = self.address(dom.href.get(at, "")) if kind == "a" else ""
+                spans.append((at, kind, detail))
             at = dom.parent[at]
         found = self.spans[key] = tuple(reversed(spans))
         return found
+
+
+def absolute(base: str | None, href: str) -> str:
+    """`href` (stripped) resolved against `base`; as written when there is no base, when it
+    is a fragment or when it does not resolve."""
+    href = href.strip()
+    if not base or not href or href.startswith("#"):
+        return href
+    try:
+        return urljoin(base, href)
+    except ValueError:
+        return href
 
 
 def _deeper(chain: tuple[Box, ...], box: Box) -> tuple[Box, ...]:
@@ -258,7 +281,7 @@ def _images(dom: Dom, chosen: list[int]) -> dict[int, tuple[tuple[str, str], ...
         block = _block_of(dom, node)
         if after - 1 in picked or dom.piece_block[after] == block:
             element = dom.elements[node]
-            src = (element.get("src") or element.get("data-src") or "").strip()
+            src = absolute(dom.url, element.get("src") or element.get("data-src") or "")
             alt = " ".join((element.get("alt") or "").split())
             if src:
                 found.setdefault(after, []).append((src, alt))
@@ -666,12 +689,15 @@ def _inline(line: list[Mark], links: bool, images: bool) -> str:
     """One rendered line: the pieces joined as in the text, with emphasis, code and (when
     asked for) links and images."""
     if not any(mark.spans or mark.images or mark.pre >= 0 for mark in line):
-        return "".join(
-            mark.text if not index or mark.glued else " " + mark.text
-            for index, mark in enumerate(line)
+        return _literal(
+            "".join(
+                mark.text if not index or mark.glued else " " + mark.text
+                for index, mark in enumerate(line)
+            )
         )
     out: list[str] = []
     opened: tuple[Span, ...] = ()
+    fences = _code_fences(line, links)
     for index, mark in enumerate(line):
         if mark.pre >= 0:  # a code block's text, as written
             out.append(pre_joined(out[-1], mark.text, mark.glued) if out else mark.text)
@@ -682,24 +708,72 @@ def _inline(line: list[Mark], links: bool, images: bool) -> str:
             common < len(opened) and common < len(spans) and opened[common][0] == spans[common][0]
         ):
             common += 1
-        out.extend(_close(span) for span in reversed(opened[common:]))
+        out.extend(_close(span, fences) for span in reversed(opened[common:]))
         if index and not mark.glued:
             out.append(" ")
         if images:
-            out.extend(f"![{alt}]({src})" for src, alt in mark.images)
-        out.extend(_OPEN[span[1]] for span in spans[common:])
-        out.append(mark.text)
+            out.extend(f"![{_literal(alt)}]({_target(src)})" for src, alt in mark.images)
+        out.extend(_open(span, fences) for span in spans[common:])
+        in_code = bool(spans) and spans[-1][1] == "code"
+        out.append(mark.text if in_code else _literal(mark.text))
         opened = spans
-    out.extend(_close(span) for span in reversed(opened))
+    out.extend(_close(span, fences) for span in reversed(opened))
     return "".join(out)
 
 
 _OPEN = {"em": "*", "strong": "**", "code": "`", "a": "["}
+# Characters of page text that Markdown would read as markup anywhere in a line: they are
+# written after a backslash (an entity-like "&name;" too, else it would be read as its character).
+_INLINE_MARKUP = re.compile(r"[\\`*_\[\]<~]|&(?=#?\w+;)")
+_BACKTICKS = re.compile(r"`+")
 
 
-def _close(span: Span) -> str:
+def _literal(text: str) -> str:
+    """Page text as Markdown that reads back as the same characters (see `_INLINE_MARKUP`)."""
+    return _INLINE_MARKUP.sub(_backslashed, text)
+
+
+def _backslashed(found: re.Match[str]) -> str:
+    return "\\" + found.group()
+
+
+def _target(href: str) -> str:
+    """A link or image target as Markdown reads it: in angle brackets when it holds spaces or
+    parentheses."""
+    if not any(c in href for c in " ()<>"):
+        return href
+    return "<" + href.replace("<", "%3C").replace(">", "%3E") + ">"
+
+
+def _code_fences(line: list[Mark], links: bool) -> dict[int, tuple[str, str]]:
+    """Per inline code element of the line, what opens and closes it: one backtick more than
+    the longest run of backticks in its text (so a literal one never closes it), and a space
+    inside where its text starts or ends with a backtick."""
+    texts: dict[int, list[str]] = {}
+    for mark in line:
+        for span in _shown(mark.spans, links):
+            if span[1] == "code":
+                texts.setdefault(span[0], []).append(mark.text)
+    fences: dict[int, tuple[str, str]] = {}
+    for node, parts in texts.items():
+        code = "".join(parts)
+        fence = "`" * (max((len(run) for run in _BACKTICKS.findall(code)), default=0) + 1)
+        opening = fence + " " if code.startswith("`") else fence
+        fences[node] = (opening, " " + fence if code.endswith("`") else fence)
+    return fences
+
+
+def _open(span: Span, fences: dict[int, tuple[str, str]]) -> str:
+    if span[1] == "code":
+        return fences.get(span[0], ("`", "`"))[0]
+    return _OPEN[span[1]]
+
+
+def _close(span: Span, fences: dict[int, tuple[str, str]]) -> str:
     if span[1] == "a":
-        return f"]({span[2]})"
+        return f"]({_target(span[2])})"
+    if span[1] == "code":
+        return fences.get(span[0], ("`", "`"))[1]
     return _OPEN[span[1]]
 
 

@@ -57,6 +57,35 @@ def test_links_and_images_only_on_request() -> None:
     assert shown == "See [the *report*](/more)![A chart](c.png)."
 
 
+def test_page_text_never_turns_into_markup() -> None:
+    """Literal markup characters of the page are escaped; the words stay the text's."""
+    html = (
+        "<body><p>2 * 3 = 6, snake_case, *stars*, `tick`, [a](b) and ~~struck~~ &amp;amp;</p>"
+        "<p># not a heading</p><p>&gt; not a quote</p><p>Use <code>a`b</code>, a back\\slash</p>"
+        "<table><tr><th>a|b</th><th>c</th></tr><tr><td>1</td><td>x|y</td></tr></table></body>"
+    )
+    dom, extraction = body_extraction(html)
+    markdown = page_markdown(dom, extraction)  # type: ignore[arg-type]
+    assert markdown == (
+        "2 \\* 3 = 6, snake\\_case, \\*stars\\*, \\`tick\\`, \\[a\\](b) and \\~\\~struck"
+        "\\~\\~ \\&amp;\n\n\\# not a heading\n\n\\> not a quote\n\n"
+        "Use ``a`b``, a back\\\\slash\n\n| a\\|b | c |\n| --- | --- |\n| 1 | x\\|y |"
+    )
+    assert words(markdown) == words(extraction.text, markdown=False)
+
+
+def test_links_and_images_are_absolute_and_readable() -> None:
+    """With the page's URL, links and images point to absolute addresses; an address with
+    spaces or parentheses is written in angle brackets, an alt text is escaped."""
+    html = '<body><p>See <a href="r (1).html">it</a><img src="/i.png" alt="A *b*">.</p></body>'
+    dom = parse_html(html, url="http://example.com/news/a.html")
+    extraction = Extraction("", dom.text(dom.body), (dom.body,), "test")
+    shown = page_markdown(dom, extraction, links=True, images=True)
+    assert shown == (
+        "See [it](<http://example.com/news/r (1).html>)![A \\*b\\*](http://example.com/i.png)."
+    )
+
+
 def test_selection_only() -> None:
     """Only the selected pieces are rendered: a list item left out is not written."""
     dom = parse_html("<body><ul><li>kept</li><li>menu</li></ul><p>more</p></body>")
