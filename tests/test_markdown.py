@@ -287,8 +287,55 @@ def test_markdown_settings_are_known_and_checked() -> None:
     from newscrawl.crawl.checks import check_settings
 
     check_settings({"NEWSCRAWL_MARKDOWN": "false", "NEWSCRAWL_COMMENTS": "0"})
+    check_settings({"NEWSCRAWL_MARKDOWN_LINKS": "1", "NEWSCRAWL_MARKDOWN_IMAGES": "true"})
     with pytest.raises(ValueError, match="NEWSCRAWL_MARKDOWN"):
         check_settings({"NEWSCRAWL_MARKDOWN": "maybe"})
+    with pytest.raises(ValueError, match="NEWSCRAWL_MARKDOWN_LINKS"):
+        check_settings({"NEWSCRAWL_MARKDOWN_LINKS": "maybe"})
+
+
+PARAGRAPH = "<p>The new harbour opened on Monday after three years of building work in town.</p>"
+LINKED = (
+    "<html><body><article><h1>Harbour opens</h1>"
+    + PARAGRAPH * 4
+    + '<p>Read <a href="/plan.html">the plan</a> <img src="map.png" alt="The map">here, where '
+    "the council explains the three years of building work and what the town paid for it.</p>"
+    + PARAGRAPH * 4
+    + "</article></body></html>"
+)
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_crawl_markdown_links_and_images_on_request(on: bool) -> None:
+    """NEWSCRAWL_MARKDOWN_LINKS and NEWSCRAWL_MARKDOWN_IMAGES reach the crawl's pipeline and
+    the settings its worker processes are built from."""
+    from newscrawl.pipelines.extraction import ExtractionSettings, markdown_options
+    from scrapy.settings import Settings
+
+    values = {"NEWSCRAWL_MARKDOWN_LINKS": on, "NEWSCRAWL_MARKDOWN_IMAGES": on}
+    options = markdown_options(Settings(values))
+    assert options is not None and (options.links, options.images) == (on, on)
+    assert markdown_options(Settings({"NEWSCRAWL_MARKDOWN": False, **values})) is None
+    settings = ExtractionSettings(("mss",), {"mss": {}}, "mss", links=on, images=on)
+    pipeline = settings.build()
+    assert pipeline.settings() == settings  # what a worker process is built from
+    item = pipeline.fill(crawl_item(LINKED))  # type: ignore[arg-type]
+    linked = "Read [the plan](http://news.test/plan.html) "
+    pictured = "![The map](http://news.test/2024/05/map.png)here,"
+    assert (linked in item.markdown, pictured in item.markdown) == (on, on)
+    assert on or "Read the plan here, where" in item.markdown
+
+
+def test_api_markdown_links_and_images_on_request() -> None:
+    import newscrawl
+
+    url = "http://news.test/2024/05/harbour.html"
+    plain = newscrawl.extract(LINKED, url, extractor="mss")
+    shown = newscrawl.extract(LINKED, url, extractor="mss", links=True, images=True)
+    assert "Read the plan here, where" in plain.markdown
+    assert "[the plan](http://news.test/plan.html) ![The map](" in shown.markdown
+    site = newscrawl.extract_site([(url, LINKED)], extractor="mss", links=True)
+    assert "[the plan](http://news.test/plan.html)" in site[0].markdown
 
 
 def test_the_articles_schema_has_markdown_and_comments() -> None:
