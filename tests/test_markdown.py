@@ -358,3 +358,81 @@ def test_bench_extract_prints_the_markdown_cost(
     assert "parse + learned + markdown" in out
     share = re.search(r"markdown cost, share of parse \+ learned's CPU time: (-?[\d.]+)%", out)
     assert share is not None and float(share.group(1)) >= 0
+
+
+def thread_page(n: int) -> str:
+    """A page of one site: a story of its own, with a comment thread of its own."""
+    story = "".join(
+        f"<p>Story {n}, paragraph {k}: the harbour board met again to talk about the ferry "
+        f"timetable and the pier, and {n + k} residents came to listen.</p>"
+        for k in range(6)
+    )
+    thread = "".join(
+        f"<div class='comment'><b>Reader {n}{k}</b> 12/0{k + 1}/2024<p>I took the ferry "
+        f"on day {k} of story {n} and it was late again.</p></div>"
+        for k in range(4)
+    )
+    return (
+        f"<html><head><title>Story {n}</title></head><body><nav><a href='/'>Home</a></nav>"
+        f"<div class='story'><h1>Story {n}</h1><h2>What happened</h2>{story}"
+        f"<ul><li>First point of story {n}</li><li>Second point</li></ul></div>"
+        f"<section class='comments'>{thread}</section></body></html>"
+    )
+
+
+def test_comments_the_site_pass_cuts_go_to_the_comments_field() -> None:
+    """A page whose extraction took in the comment thread (the site's comment slot, chosen
+    on one page of six): the pass cuts the thread out of its text and its comments hold it."""
+    from newscrawl.template.sitelevel import RawPage
+    from newscrawl.template.sitepass import SITE_STAGE, site_pass
+
+    raws = [RawPage(f"http://news.test/story/{n}", thread_page(n).encode()) for n in range(6)]
+
+    def extract(raw: RawPage, dom: object) -> Extraction:
+        assert isinstance(dom, type(parse_html("<p>x</p>")))
+        whole = raw.url.endswith("/0")  # this page's extraction took the thread in
+        story = next(n for n in range(len(dom)) if dom.elements[n].get("class") == "story")
+        node = dom.body if whole else story
+        return Extraction("", dom.text(node), (node,), "test")
+
+    run = site_pass("news.test", raws, extract, nodes=False)
+    outcomes = {outcome.raw.url: outcome for outcome in run.outcomes}
+    first = outcomes["http://news.test/story/0"]
+    assert first.stage == SITE_STAGE
+    assert "Story 0, paragraph 5" in first.extraction.text
+    assert "Reader 02" not in first.extraction.text
+    comments = first.extraction.comments or ""
+    assert "Reader 02 12/03/2024" in comments and "on day 3 of story 0" in comments
+    # nothing of a thread was cut elsewhere: the page-level comments stand
+    assert outcomes["http://news.test/story/1"].extraction.comments is None
+
+
+def test_reextract_writes_markdown_and_comments_as_the_crawl(tmp_path: Path) -> None:
+    """`newscrawl reextract`'s rows carry the same markdown and comments as the crawl's site
+    pass writes for the same stored pages (`extract_site` runs that pass)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import newscrawl
+    from newscrawl.distributed.dask_stages import ReExtract, read_output, run_stage
+
+    urls = [f"http://news.test/story/{n}" for n in range(6)]
+    htmls = [thread_page(n) for n in range(6)]
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    rows = {"site": ["news.test"] * 6, "url": urls, "html": [h.encode() for h in htmls]}
+    pq.write_table(pa.table(rows), pages / "part.parquet")
+    report = run_stage(ReExtract(), pages, tmp_path / "out")
+    assert not report.failed
+    written = {row["url"]: row for row in read_output(tmp_path / "out").to_pylist()}
+    crawled = newscrawl.extract_site(list(zip(urls, htmls, strict=True)), extractor="learned")
+    for url, article in zip(urls, crawled, strict=True):
+        row = written[url]
+        assert (row["text"], row["markdown"], row["comments"]) == (
+            article.text, article.markdown, article.comments
+        )
+    story = written[urls[2]]
+    assert "## What happened" in story["markdown"] and "- First point of story 2" in story[
+        "markdown"
+    ]
+    assert "Reader 21" in story["comments"] and "Reader 21" not in story["text"]

@@ -15,7 +15,10 @@ article:
   widgets): its text is dropped wherever the extractor chose it;
 - a slot whose text is the page's title on at least `title_share` of the pages that show it is
   the site's title slot: the title is the `title` field, and it leaves the text;
-- a page left with no text keeps its page-level text.
+- a page left with no text keeps its page-level text;
+- text of the page's comment thread (`newscrawl.comments`) that the pass cuts - the site's
+  comment slot, which the extractor chose on a few pages - goes to the page's `comments`
+  (`Extraction.comments`), so it leaves `text` without being lost.
 
 SiteLevel (seed 004) runs in the same pass (`newscrawl.template.sitelevel.run_sitelevel`):
 its node hashes and labels go to the `nodes` dataset, and SiteLevel's own template nodes can
@@ -40,6 +43,7 @@ from typing import Final, Literal
 
 import numpy as np
 
+from newscrawl.comments import thread_text
 from newscrawl.dom import Dom
 from newscrawl.dom import join_pieces as render_pieces
 from newscrawl.extractors.base import Extraction
@@ -65,6 +69,8 @@ __all__ = [
     "SiteTemplate",
     "SlotCounts",
     "chosen_pieces",
+    "chosen_thread",
+    "cut_thread",
     "final_extraction",
     "finish_site_pass",
     "learn_template",
@@ -182,6 +188,9 @@ class PageChoice:
     # the pieces' Markdown marks and how to render them, when Markdown is asked for
     marks: list[Mark] | None = None
     markdown: MarkdownOptions | None = None
+    # the page's comment thread as pieces (piece, text, line, glued, <pre>), kept when the
+    # extractor chose some of it: what the `comments` field holds once the pass cut that text
+    thread: list[tuple[int, str, int, bool, int]] = field(default_factory=list)
 
     @property
     def chosen(self) -> frozenset[int]:
@@ -284,7 +293,26 @@ def page_choice(
     if markdown is not None and choice.exact:
         choice.marks = piece_marks(dom, choice.index, markdown.images)
         choice.markdown = markdown
+    if choice.exact:
+        choice.thread = chosen_thread(dom, choice.index)
     return choice
+
+
+def chosen_thread(dom: Dom, chosen: Sequence[int]) -> list[tuple[int, str, int, bool, int]]:
+    """The pieces of the page's comment thread (`newscrawl.comments.comment_pieces`) as
+    `PageChoice.thread` keeps them, when the extractor chose some of them; else none (the
+    page-level `comments` field stands whatever the pass cuts)."""
+    from newscrawl.comments import comment_pieces
+
+    region = comment_pieces(dom)
+    if not region or not set(region).intersection(chosen):
+        return []
+    pre, text = dom.pre_pieces, dom.piece_text
+    found = []
+    for k in region:
+        box, written = pre.get(k, (-1, text[k]))
+        found.append((k, written, dom.piece_line[k], dom.piece_glued[k], box))
+    return found
 
 
 def chosen_pieces(dom: Dom, extraction: Extraction) -> tuple[list[tuple[int, int]], bool]:
@@ -396,8 +424,26 @@ def final_extraction(
         options, marks = choice.markdown, choice.marks
         markdown = render_marks([marks[i] for i in keep], options.links, options.images)
     return Extraction(
-        choice.extraction.title, text, nodes, choice.extraction.extractor, pieces, markdown
+        choice.extraction.title,
+        text,
+        nodes,
+        choice.extraction.extractor,
+        pieces,
+        markdown,
+        comments=cut_thread(choice, pieces),
     )
+
+
+def cut_thread(choice: PageChoice, kept: Sequence[int]) -> str | None:
+    """The page's comments once the pass kept the pieces `kept`: its thread without them,
+    when the pass cut some of the thread out of the text (a comment slot of the site's
+    template); None when it cut none (the page-level comments stand)."""
+    if not choice.thread:
+        return None
+    chosen, left = set(choice.index), set(kept)
+    if not any(k in chosen and k not in left for k, *_ in choice.thread):
+        return None
+    return thread_text(render_pieces(piece for piece in choice.thread if piece[0] not in left))
 
 
 @dataclass(slots=True)
