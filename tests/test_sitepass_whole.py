@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from newscrawl.dom import Dom
 from newscrawl.extractors.base import Extraction
 from newscrawl.template.sitelevel import RawPage
@@ -77,3 +79,29 @@ def test_a_slot_not_taken_whole_keeps_its_cuts() -> None:
     texts = {outcome.raw.url: outcome.extraction.text for outcome in done.outcomes}
     assert "The numbers" not in texts["http://news.test/0"]
     assert all("Teaser" not in text for text in texts.values())
+
+
+@pytest.mark.slow
+def test_demo_articles_markdown_equals_the_gold_through_the_site_pass() -> None:
+    """Every article of the demo web, through the crawl's site pass (`extract_site`), has the
+    gold Markdown exactly; bold sub-headings and short last paragraphs included."""
+    import newscrawl
+    from newscrawl.demo.web import build_demo_web
+
+    base = "http://demo.test"
+    differ = []
+    for site in build_demo_web(4).sites:
+        pages = [
+            (base + path, page.body.replace(b"{{BASE}}", base.encode()))
+            for path, page in sorted(site.pages.items())
+            if page.content_type.startswith("text/html")
+        ]
+        articles = newscrawl.extract_site(pages, site=site.name)
+        urls = [url.removeprefix(base) for url, _ in pages]
+        by_path = dict(zip(urls, articles, strict=True))
+        differ += [
+            (site.name, path)
+            for path, gold in site.articles.items()
+            if by_path[path].markdown != gold.markdown
+        ]
+    assert not differ
