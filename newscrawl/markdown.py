@@ -130,8 +130,9 @@ class Mark(NamedTuple):
 class _Reader:
     """Containers and inline elements of a page's nodes, each worked out once."""
 
-    def __init__(self, dom: Dom) -> None:
+    def __init__(self, dom: Dom, links: bool = True) -> None:
         self.dom = dom
+        self.links = links  # links are written: their addresses are resolved
         self.chains: dict[int, tuple[Box, ...]] = {}
         self.spans: dict[tuple[int, int], tuple[Span, ...]] = {}
         self.ordinals: dict[int, dict[int, int]] = {}
@@ -206,7 +207,7 @@ class _Reader:
                 break
             kind = _SPAN_KIND.get(dom.tag[at])
             if kind is not None:
-                detail = self.address(dom.href.get(at, "")) if kind == "a" else ""
+                detail = self.address(dom.href.get(at, "")) if kind == "a" and self.links else ""
                 spans.append((at, kind, detail))
             at = dom.parent[at]
         found = self.spans[key] = tuple(reversed(spans))
@@ -244,11 +245,14 @@ def _start_number(value: str | None) -> int:
         return 1
 
 
-def piece_marks(dom: Dom, pieces: Iterable[int], images: bool = False) -> list[Mark]:
+def piece_marks(
+    dom: Dom, pieces: Iterable[int], images: bool = False, links: bool = True
+) -> list[Mark]:
     """The `Mark` of each piece of `pieces` (ids in document order); `images`: also the
     images that lie among the selected pieces (before a selected piece, in its block or right
-    after the selected piece before it)."""
-    reader = _Reader(dom)
+    after the selected piece before it); `links` False: the links' addresses are not read
+    (marks that are rendered without links)."""
+    reader = _Reader(dom, links)
     pre = dom.pre_pieces
     chosen = list(pieces)
     pictures = _images(dom, chosen) if images else {}
@@ -366,7 +370,7 @@ def markdown_of(
     """The Markdown of the text pieces `pieces` (ids in document order); `lead`: a heading
     line before them."""
     with paused_gc():  # a mark per piece, and no cycle among them (see `render_marks`)
-        marks = piece_marks(dom, pieces, images)
+        marks = piece_marks(dom, pieces, images, links)
     body = render_marks(marks, links, images)
     if lead:
         return f"# {lead}\n\n{body}" if body else f"# {lead}"
@@ -697,12 +701,15 @@ def _inline(line: list[Mark], links: bool, images: bool) -> str:
         )
     out: list[str] = []
     opened: tuple[Span, ...] = ()
-    fences = _code_fences(line, links)
+    fences: dict[int, tuple[str, str]] = {}  # inline code's, worked out at its first code
     for index, mark in enumerate(line):
         if mark.pre >= 0:  # a code block's text, as written
             out.append(pre_joined(out[-1], mark.text, mark.glued) if out else mark.text)
             continue
         spans = _shown(mark.spans, links)
+        in_code = bool(spans) and spans[-1][1] == "code"  # inline code is the innermost span
+        if in_code and not fences:
+            fences = _code_fences(line, links)
         common = 0
         while (
             common < len(opened) and common < len(spans) and opened[common][0] == spans[common][0]
@@ -714,7 +721,6 @@ def _inline(line: list[Mark], links: bool, images: bool) -> str:
         if images:
             out.extend(f"![{_literal(alt)}]({_target(src)})" for src, alt in mark.images)
         out.extend(_open(span, fences) for span in spans[common:])
-        in_code = bool(spans) and spans[-1][1] == "code"
         out.append(mark.text if in_code else _literal(mark.text))
         opened = spans
     out.extend(_close(span, fences) for span in reversed(opened))

@@ -328,7 +328,7 @@ def page_choice(
         choice.owner.append(dom.piece_owner[k])
         choice.root.append(root)
     if markdown is not None and choice.exact:
-        choice.marks = piece_marks(dom, choice.index, markdown.images)
+        choice.marks = piece_marks(dom, choice.index, markdown.images, markdown.links)
         choice.markdown = markdown
     return choice
 
