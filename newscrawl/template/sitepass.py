@@ -15,6 +15,11 @@ article:
   widgets): its text is dropped wherever the extractor chose it;
 - a slot whose text is the page's title on at least `title_share` of the pages that show it is
   the site's title slot: the title is the `title` field, and it leaves the text;
+- a content slot whose characters the extractor chose at `whole_share` over the site's pages
+  is the site's article slot: on a page where it chose most of it, the lines it left out
+  between its chosen lines, and a single last line that ends a sentence, come back
+  (`given_back`; never what opens the slot, a label, text in links or a line left out on
+  `common_share` of the site's pages);
 - a page left with no text keeps its page-level text;
 - text of the page's comment thread (`newscrawl.comments`) that the pass cuts - the site's
   comment slot, which the extractor chose on a few pages - goes to the page's `comments`
@@ -26,9 +31,10 @@ be cut too (`SitePassConfig.cut_sitelevel`: a chosen block owned by a node SiteL
 template, outside the site's content slots). Off by default: on the demo web it removed
 repeated sub-headings of article bodies, which are content.
 
-Only what the slot decisions need is kept per page (`PageChoice`: the chosen text pieces and
-the page's slot ids), never the parsed tree, so a 200-page site costs little memory, and the
-text is re-joined from the kept pieces exactly as `Dom.pieces_text` joins them.
+Only what the slot decisions need is kept per page (`PageChoice`: the chosen text pieces, the
+pieces left out of the slots chosen on the page, and the page's slot ids), never the parsed
+tree, so a 200-page site costs little memory, and the text is re-joined from the kept pieces
+exactly as `Dom.pieces_text` joins them.
 """
 
 from __future__ import annotations
