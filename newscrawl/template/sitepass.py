@@ -315,8 +315,8 @@ def page_choice(
     pairs, choice.exact = chosen_pieces(dom, extraction)
     if choice.exact:
         chosen = [k for k, _ in pairs]
-        choice.thread = chosen_thread(dom, chosen)
         spare = spare_pieces(dom, slots, chosen)
+        choice.thread = chosen_thread(dom, [*chosen, *spare])
         if spare:
             picked = dict.fromkeys(chosen, True) | dict.fromkeys(spare, False)
             roots = dict(pairs)
@@ -359,8 +359,9 @@ def spare_pieces(dom: Dom, slots: np.ndarray, chosen: Sequence[int]) -> list[int
 
 def chosen_thread(dom: Dom, chosen: Sequence[int]) -> list[tuple[int, str, int, bool, int]]:
     """The pieces of the page's comment thread (`newscrawl.comments.comment_pieces`) as
-    `PageChoice.thread` keeps them, when the extractor chose some of them; else none (the
-    page-level `comments` field stands whatever the pass cuts)."""
+    `PageChoice.thread` keeps them, when some of them are among `chosen` (the pieces the
+    pass may keep or cut); else none (the page-level `comments` field stands whatever the
+    pass does)."""
     from newscrawl.comments import comment_pieces
 
     region = comment_pieces(dom)
@@ -583,13 +584,14 @@ def _slot_given_back(choice: PageChoice, slot: int, common: frozenset[str]) -> l
 def cut_thread(choice: PageChoice, kept: Sequence[int]) -> str | None:
     """The page's comments once the pass kept the pieces `kept`: its thread without them,
     when the pass cut some of the thread out of the text (a comment slot of the site's
-    template); None when it cut none (the page-level comments stand)."""
+    template) or gave some back to it; None when the text holds the thread's pieces the
+    extractor chose (the page-level comments stand)."""
     if not choice.thread:
         return None
     flags = choice.picked or [True] * len(choice.index)
     chosen = {k for k, picked in zip(choice.index, flags, strict=True) if picked}
     left = set(kept)
-    if not any(k in chosen and k not in left for k, *_ in choice.thread):
+    if all((k in chosen) == (k in left) for k, *_ in choice.thread):
         return None
     return thread_text(render_pieces(piece for piece in choice.thread if piece[0] not in left))
 
