@@ -692,7 +692,11 @@ def _row(cells: list[str], width: int) -> str:
 def _inline(line: list[Mark], links: bool, images: bool) -> str:
     """One rendered line: the pieces joined as in the text, with emphasis, code and (when
     asked for) links and images."""
-    if not any(mark.spans or mark.images or mark.pre >= 0 for mark in line):
+    if len(line) == 1:  # most lines are one piece
+        only = line[0]
+        if not only.spans and not only.images and only.pre < 0:
+            return _literal(only.text)
+    elif not any(mark.spans or mark.images or mark.pre >= 0 for mark in line):
         return _literal(
             "".join(
                 mark.text if not index or mark.glued else " " + mark.text
@@ -702,6 +706,8 @@ def _inline(line: list[Mark], links: bool, images: bool) -> str:
     out: list[str] = []
     opened: tuple[Span, ...] = ()
     fences: dict[int, tuple[str, str]] = {}  # inline code's, worked out at its first code
+    # one search of the whole line spares most lines a search of each of its pieces
+    literal = _INLINE_MARKUP.search("".join([mark.text for mark in line])) is None
     for index, mark in enumerate(line):
         if mark.pre >= 0:  # a code block's text, as written
             out.append(pre_joined(out[-1], mark.text, mark.glued) if out else mark.text)
@@ -721,7 +727,7 @@ def _inline(line: list[Mark], links: bool, images: bool) -> str:
         if images:
             out.extend(f"![{_literal(alt)}]({_target(src)})" for src, alt in mark.images)
         out.extend(_open(span, fences) for span in spans[common:])
-        out.append(mark.text if in_code else _literal(mark.text))
+        out.append(mark.text if in_code or literal else _literal(mark.text))
         opened = spans
     out.extend(_close(span, fences) for span in reversed(opened))
     return "".join(out)
