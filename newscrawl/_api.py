@@ -102,6 +102,8 @@ def extract(
     *,
     content_type: str | None = None,
     extractor: str | None = None,
+    links: bool = False,
+    images: bool = False,
 ) -> Article:
     """Extract one page: its title, main text, metadata and article flag, as a crawl does.
 
@@ -109,12 +111,15 @@ def extract(
     decodes them (byte order mark, then the charset `content_type` - the Content-Type header -
     or the page declares, then detection). `url` is the page's address; it helps the date and
     the article flag. `extractor` picks one extractor by name (default: the crawl's chain, the
-    learned extractor with its fallback). A page that cannot be extracted (empty, binary, over
+    learned extractor with its fallback). `links` and `images`: the Markdown writes the
+    selection's links as ``[text](href)`` and its images as ``![alt](src)`` (by default the
+    links' text only, and no images). A page that cannot be extracted (empty, binary, over
     the size limit) gives an Article whose `error` says why."""
     from newscrawl.site.site_job import PageJob
 
     _, page = _pass_page((url, html), content_type)
-    result = _passer(extractor).run_page(PageJob(page, _site_of(url))).pages[0]
+    passer = _passer(extractor, bool(links), bool(images))
+    result = passer.run_page(PageJob(page, _site_of(url))).pages[0]
     return _article(url, result)
 
 
@@ -127,8 +132,9 @@ def _page_data(html: object) -> str | bytes:
 
 
 @functools.lru_cache(maxsize=8)
-def _passer(extractor: str | None) -> SitePasser:
-    """The crawl's extractor chain (or one extractor), built once per process."""
+def _passer(extractor: str | None, links: bool = False, images: bool = False) -> SitePasser:
+    """The crawl's extractor chain (or one extractor), built once per process; its Markdown
+    writes links and images as `links` and `images` say."""
     from newscrawl import settings as defaults
     from newscrawl.extractors import DEFAULT_EXTRACTOR, EXTRACTORS
     from newscrawl.pipelines.extraction import ExtractionSettings
@@ -143,7 +149,8 @@ def _passer(extractor: str | None) -> SitePasser:
         known = ", ".join(sorted(EXTRACTORS))
         raise ValueError(f"unknown extractor {extractor!r} (known: {known})")
     budgets = {k: v for k, v in defaults.NEWSCRAWL_EXTRACTOR_MAX_NODES.items() if k in names}
-    return SitePasser(ExtractionSettings(names, {}, primary, False, budgets).build())
+    chosen = ExtractionSettings(names, {}, primary, False, budgets, links=links, images=images)
+    return SitePasser(chosen.build())
 
 
 def _site_of(url: str | None) -> str:
@@ -182,6 +189,8 @@ def extract_site(
     *,
     site: str | None = None,
     extractor: str | None = None,
+    links: bool = False,
+    images: bool = False,
 ) -> list[Article]:
     """Extract one site's pages together, through the site pass, as a crawl writes them.
 
@@ -189,7 +198,8 @@ def extract_site(
     response has) attributes; html as in `extract`. The site pass learns the site's template
     (the navigation, footers and teasers its pages share) from all of them and cuts it out of
     each page's text; a site of fewer than five pages is extracted page by page. `site` names
-    the site (default: the host of the first URL). The Articles come back in input order."""
+    the site (default: the host of the first URL); `extractor`, `links` and `images` as in
+    `extract`. The Articles come back in input order."""
     from newscrawl.site.site_job import PageJob, SitePassJob
 
     given = [_pass_page(page) for page in pages]
@@ -197,7 +207,7 @@ def extract_site(
         return []
     name = site if site is not None else next((_site_of(u) for u, _ in given if u), "")
     name = name or "site"
-    passer = _passer(extractor)
+    passer = _passer(extractor, bool(links), bool(images))
     job = SitePassJob(name, "", tuple(page for _, page in given))
     result = passer.run(job).pages
     articles = []

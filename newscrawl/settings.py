@@ -110,6 +110,11 @@ NEWSCRAWL_EXTRACTOR_CONFIG: dict[str, dict[str, object]] = {}
 NEWSCRAWL_KEEP_ALL_TEXTS = False
 # write `markdown` beside `text`: the same selection with its headings, lists, tables and code
 NEWSCRAWL_MARKDOWN = True
+# the Markdown writes the selection's links as Markdown links, absolute (off: their text only)
+NEWSCRAWL_MARKDOWN_LINKS = False
+# the Markdown writes the images among the selection as Markdown images with their alt text
+# (off: none)
+NEWSCRAWL_MARKDOWN_IMAGES = False
 # write `comments`: the page's comment thread, apart from `text` ("" when it has none)
 NEWSCRAWL_COMMENTS = True
 # a page estimated at more elements than this is refused (its tree would cost ~1 KB a node);

@@ -6,8 +6,10 @@ Settings: NEWSCRAWL_EXTRACTORS (names, in order of preference), NEWSCRAWL_PRIMAR
 NEWSCRAWL_EXTRACTOR_MAX_NODES ({name: elements}: a page with more elements skips that
 extractor, recorded as `extract_budget`; the learned extractor's block features take about
 9 KB a block, so a huge page goes to the next extractor instead), NEWSCRAWL_MARKDOWN (also
-write the chosen text as Markdown, `markdown`; on by default), NEWSCRAWL_COMMENTS (also write
-the page's comment thread, `comments`, apart from the text; on by default).
+write the chosen text as Markdown, `markdown`; on by default), NEWSCRAWL_MARKDOWN_LINKS and
+NEWSCRAWL_MARKDOWN_IMAGES (its links as [text](href), its images as ![alt](src); off by
+default), NEWSCRAWL_COMMENTS (also write the page's comment thread, `comments`, apart from the
+text; on by default).
 Without NEWSCRAWL_KEEP_ALL_TEXTS the extractors after the primary are fallbacks, run only on
 pages where the ones before them found no text - or could not run (over their node budget, or
 raised). An extractor whose empty text is an answer (`empty_is_answer`: the learned extractor,
@@ -53,7 +55,13 @@ if TYPE_CHECKING:
     from newscrawl.site.site_job import SitePassResult
     from newscrawl.site.site_pool import SitePassPool
 
-__all__ = ["ExtractionPipeline", "ExtractionSettings", "content_hash", "load_extractors"]
+__all__ = [
+    "ExtractionPipeline",
+    "ExtractionSettings",
+    "content_hash",
+    "load_extractors",
+    "markdown_options",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -69,6 +77,17 @@ def _answered(extractor: Extractor, result: Extraction | None) -> bool:
 def content_hash(text: str) -> str:
     """blake2b-128 of the text, hex: equal texts (syndicated copies) share it."""
     return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+
+
+def markdown_options(settings: Any) -> MarkdownOptions | None:
+    """How the crawl renders Markdown (NEWSCRAWL_MARKDOWN_LINKS, NEWSCRAWL_MARKDOWN_IMAGES);
+    None when NEWSCRAWL_MARKDOWN is off."""
+    if not settings.getbool("NEWSCRAWL_MARKDOWN", True):
+        return None
+    return MarkdownOptions(
+        settings.getbool("NEWSCRAWL_MARKDOWN_LINKS", False),
+        settings.getbool("NEWSCRAWL_MARKDOWN_IMAGES", False),
+    )
 
 
 def load_extractors(names: list[str], config: dict[str, dict[str, Any]]) -> dict[str, Extractor]:
@@ -94,12 +113,14 @@ class ExtractionSettings:
     max_nodes: dict[str, int] = field(default_factory=dict)
     markdown: bool = True
     comments: bool = True
+    links: bool = False  # the Markdown writes links as [text](href)
+    images: bool = False  # the Markdown writes images as ![alt](src)
 
     def build(self) -> ExtractionPipeline:
         """A pipeline without a crawler: its error records are kept in `recorded`."""
         extractors = load_extractors(list(self.names), self.config)
         pipeline = ExtractionPipeline(None, extractors, self.primary, self.keep_all, self.max_nodes)
-        pipeline.markdown = MarkdownOptions() if self.markdown else None
+        pipeline.markdown = MarkdownOptions(self.links, self.images) if self.markdown else None
         pipeline.comments = self.comments
         return pipeline
 
@@ -154,9 +175,7 @@ class ExtractionPipeline:
         keep_all = settings.getbool("NEWSCRAWL_KEEP_ALL_TEXTS")
         config = settings.getdict("NEWSCRAWL_EXTRACTOR_CONFIG")
         pipeline = cls(crawler, extractors, primary, keep_all, max_nodes, config)
-        pipeline.markdown = (
-            MarkdownOptions() if settings.getbool("NEWSCRAWL_MARKDOWN", True) else None
-        )
+        pipeline.markdown = markdown_options(settings)
         pipeline.comments = settings.getbool("NEWSCRAWL_COMMENTS", True)
         if not settings.getbool("NEWSCRAWL_SITELEVEL", True):  # else the site pass extracts
             from newscrawl.site.site_pool import pool_size
@@ -193,6 +212,8 @@ class ExtractionPipeline:
             dict(self.max_nodes),
             self.markdown is not None,
             self.comments,
+            self.markdown is not None and self.markdown.links,
+            self.markdown is not None and self.markdown.images,
         )
 
     async def process_item(self, item: Any) -> Any:

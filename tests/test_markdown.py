@@ -58,6 +58,35 @@ def test_links_and_images_only_on_request() -> None:
     assert shown == "See [the *report*](/more)![A chart](c.png)."
 
 
+def test_page_text_never_turns_into_markup() -> None:
+    """Literal markup characters of the page are escaped; the words stay the text's."""
+    html = (
+        "<body><p>2 * 3 = 6, snake_case, *stars*, `tick`, [a](b) and ~~struck~~ &amp;amp;</p>"
+        "<p># not a heading</p><p>&gt; not a quote</p><p>Use <code>a`b</code>, a back\\slash</p>"
+        "<table><tr><th>a|b</th><th>c</th></tr><tr><td>1</td><td>x|y</td></tr></table></body>"
+    )
+    dom, extraction = body_extraction(html)
+    markdown = page_markdown(dom, extraction)  # type: ignore[arg-type]
+    assert markdown == (
+        "2 \\* 3 = 6, snake\\_case, \\*stars\\*, \\`tick\\`, \\[a\\](b) and \\~\\~struck"
+        "\\~\\~ \\&amp;\n\n\\# not a heading\n\n\\> not a quote\n\n"
+        "Use ``a`b``, a back\\\\slash\n\n| a\\|b | c |\n| --- | --- |\n| 1 | x\\|y |"
+    )
+    assert words(markdown) == words(extraction.text, markdown=False)
+
+
+def test_links_and_images_are_absolute_and_readable() -> None:
+    """With the page's URL, links and images point to absolute addresses; an address with
+    spaces or parentheses is written in angle brackets, an alt text is escaped."""
+    html = '<body><p>See <a href="r (1).html">it</a><img src="/i.png" alt="A *b*">.</p></body>'
+    dom = parse_html(html, url="http://example.com/news/a.html")
+    extraction = Extraction("", dom.text(dom.body), (dom.body,), "test")
+    shown = page_markdown(dom, extraction, links=True, images=True)
+    assert shown == (
+        "See [it](<http://example.com/news/r (1).html>)![A \\*b\\*](http://example.com/i.png)."
+    )
+
+
 def test_selection_only() -> None:
     """Only the selected pieces are rendered: a list item left out is not written."""
     dom = parse_html("<body><ul><li>kept</li><li>menu</li></ul><p>more</p></body>")
@@ -259,8 +288,55 @@ def test_markdown_settings_are_known_and_checked() -> None:
     from newscrawl.crawl.checks import check_settings
 
     check_settings({"NEWSCRAWL_MARKDOWN": "false", "NEWSCRAWL_COMMENTS": "0"})
+    check_settings({"NEWSCRAWL_MARKDOWN_LINKS": "1", "NEWSCRAWL_MARKDOWN_IMAGES": "true"})
     with pytest.raises(ValueError, match="NEWSCRAWL_MARKDOWN"):
         check_settings({"NEWSCRAWL_MARKDOWN": "maybe"})
+    with pytest.raises(ValueError, match="NEWSCRAWL_MARKDOWN_LINKS"):
+        check_settings({"NEWSCRAWL_MARKDOWN_LINKS": "maybe"})
+
+
+PARAGRAPH = "<p>The new harbour opened on Monday after three years of building work in town.</p>"
+LINKED = (
+    "<html><body><article><h1>Harbour opens</h1>"
+    + PARAGRAPH * 4
+    + '<p>Read <a href="/plan.html">the plan</a> <img src="map.png" alt="The map">here, where '
+    "the council explains the three years of building work and what the town paid for it.</p>"
+    + PARAGRAPH * 4
+    + "</article></body></html>"
+)
+
+
+@pytest.mark.parametrize("on", [True, False])
+def test_crawl_markdown_links_and_images_on_request(on: bool) -> None:
+    """NEWSCRAWL_MARKDOWN_LINKS and NEWSCRAWL_MARKDOWN_IMAGES reach the crawl's pipeline and
+    the settings its worker processes are built from."""
+    from newscrawl.pipelines.extraction import ExtractionSettings, markdown_options
+    from scrapy.settings import Settings
+
+    values = {"NEWSCRAWL_MARKDOWN_LINKS": on, "NEWSCRAWL_MARKDOWN_IMAGES": on}
+    options = markdown_options(Settings(values))
+    assert options is not None and (options.links, options.images) == (on, on)
+    assert markdown_options(Settings({"NEWSCRAWL_MARKDOWN": False, **values})) is None
+    settings = ExtractionSettings(("mss",), {"mss": {}}, "mss", links=on, images=on)
+    pipeline = settings.build()
+    assert pipeline.settings() == settings  # what a worker process is built from
+    item = pipeline.fill(crawl_item(LINKED))  # type: ignore[arg-type]
+    linked = "Read [the plan](http://news.test/plan.html) "
+    pictured = "![The map](http://news.test/2024/05/map.png)here,"
+    assert (linked in item.markdown, pictured in item.markdown) == (on, on)
+    assert on or "Read the plan here, where" in item.markdown
+
+
+def test_api_markdown_links_and_images_on_request() -> None:
+    import newscrawl
+
+    url = "http://news.test/2024/05/harbour.html"
+    plain = newscrawl.extract(LINKED, url, extractor="mss")
+    shown = newscrawl.extract(LINKED, url, extractor="mss", links=True, images=True)
+    assert "Read the plan here, where" in plain.markdown
+    assert "[the plan](http://news.test/plan.html) ![The map](" in shown.markdown
+    site = newscrawl.extract_site([(url, LINKED)], extractor="mss", links=True)
+    assert "[the plan](http://news.test/plan.html)" in site[0].markdown
 
 
 def test_the_articles_schema_has_markdown_and_comments() -> None:
@@ -283,3 +359,81 @@ def test_bench_extract_prints_the_markdown_cost(
     assert "parse + learned + markdown" in out
     share = re.search(r"markdown cost, share of parse \+ learned's CPU time: (-?[\d.]+)%", out)
     assert share is not None and float(share.group(1)) >= 0
+
+
+def thread_page(n: int) -> str:
+    """A page of one site: a story of its own, with a comment thread of its own."""
+    story = "".join(
+        f"<p>Story {n}, paragraph {k}: the harbour board met again to talk about the ferry "
+        f"timetable and the pier, and {n + k} residents came to listen.</p>"
+        for k in range(6)
+    )
+    thread = "".join(
+        f"<div class='comment'><b>Reader {n}{k}</b> 12/0{k + 1}/2024<p>I took the ferry "
+        f"on day {k} of story {n} and it was late again.</p></div>"
+        for k in range(4)
+    )
+    return (
+        f"<html><head><title>Story {n}</title></head><body><nav><a href='/'>Home</a></nav>"
+        f"<div class='story'><h1>Story {n}</h1><h2>What happened</h2>{story}"
+        f"<ul><li>First point of story {n}</li><li>Second point</li></ul></div>"
+        f"<section class='comments'>{thread}</section></body></html>"
+    )
+
+
+def test_comments_the_site_pass_cuts_go_to_the_comments_field() -> None:
+    """A page whose extraction took in the comment thread (the site's comment slot, chosen
+    on one page of six): the pass cuts the thread out of its text and its comments hold it."""
+    from newscrawl.site.slot_cut import SITE_STAGE, site_pass
+    from newscrawl.template.sitelevel import RawPage
+
+    raws = [RawPage(f"http://news.test/story/{n}", thread_page(n).encode()) for n in range(6)]
+
+    def extract(raw: RawPage, dom: object) -> Extraction:
+        assert isinstance(dom, type(parse_html("<p>x</p>")))
+        whole = raw.url.endswith("/0")  # this page's extraction took the thread in
+        story = next(n for n in range(len(dom)) if dom.elements[n].get("class") == "story")
+        node = dom.body if whole else story
+        return Extraction("", dom.text(node), (node,), "test")
+
+    run = site_pass("news.test", raws, extract, nodes=False)
+    outcomes = {outcome.raw.url: outcome for outcome in run.outcomes}
+    first = outcomes["http://news.test/story/0"]
+    assert first.stage == SITE_STAGE
+    assert "Story 0, paragraph 5" in first.extraction.text
+    assert "Reader 02" not in first.extraction.text
+    comments = first.extraction.comments or ""
+    assert "Reader 02 12/03/2024" in comments and "on day 3 of story 0" in comments
+    # nothing of a thread was cut elsewhere: the page-level comments stand
+    assert outcomes["http://news.test/story/1"].extraction.comments is None
+
+
+def test_reextract_writes_markdown_and_comments_as_the_crawl(tmp_path: Path) -> None:
+    """`newscrawl reextract`'s rows carry the same markdown and comments as the crawl's site
+    pass writes for the same stored pages (`extract_site` runs that pass)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import newscrawl
+    from newscrawl.scale.dask_stages import ReExtract, read_output, run_stage
+
+    urls = [f"http://news.test/story/{n}" for n in range(6)]
+    htmls = [thread_page(n) for n in range(6)]
+    pages = tmp_path / "pages"
+    pages.mkdir()
+    rows = {"site": ["news.test"] * 6, "url": urls, "html": [h.encode() for h in htmls]}
+    pq.write_table(pa.table(rows), pages / "part.parquet")
+    report = run_stage(ReExtract(), pages, tmp_path / "out")
+    assert not report.failed
+    written = {row["url"]: row for row in read_output(tmp_path / "out").to_pylist()}
+    crawled = newscrawl.extract_site(list(zip(urls, htmls, strict=True)), extractor="learned")
+    for url, article in zip(urls, crawled, strict=True):
+        row = written[url]
+        assert (row["text"], row["markdown"], row["comments"]) == (
+            article.text, article.markdown, article.comments
+        )
+    story = written[urls[2]]
+    assert "## What happened" in story["markdown"] and "- First point of story 2" in story[
+        "markdown"
+    ]
+    assert "Reader 21" in story["comments"] and "Reader 21" not in story["text"]

@@ -244,6 +244,7 @@ def _splittable(
     no page metadata asked for (the parts return only what the slot decisions read)."""
     if (
         fields.metadata
+        or fields.comments
         or jobs <= 1
         or len(tasks) != 1
         or len(tasks[0]) < SPLIT_PAGES

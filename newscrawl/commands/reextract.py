@@ -4,8 +4,9 @@ PAGES is a crawl's `pages` dataset (OUT/pages of `newscrawl crawl` or of the wor
 pages go through the crawl's site pass, as `newscrawl extract --site-from url` takes them
 (--no-site-pass: page by page). Each site is one task: in this process by default, or on Dask
 with --cluster (a LocalCluster of --dask-workers processes, or the scheduler at ADDRESS, whose
-workers must see PAGES and --out). Rows (site, crawl, url, title, text, extractor, error) go
-to OUT/crawl=ID/site=NAME/.
+workers must see PAGES and --out). Rows (site, crawl, url, title, text, markdown, comments,
+extractor, error) go to OUT/crawl=ID/site=NAME/: `markdown` and `comments` as the crawl writes
+them (--links, --images: the Markdown with its links and images).
 """
 
 from __future__ import annotations
@@ -43,6 +44,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="extract page by page (default: each site's pages go through the crawl's site "
         "pass, so the default extractor gives the articles the crawl wrote)",
     )
+    parser.add_argument(
+        "--links",
+        action="store_true",
+        help="the markdown column writes links as [text](href) (default: their text only)",
+    )
+    parser.add_argument(
+        "--images",
+        action="store_true",
+        help="the markdown column writes the images among the text as ![alt](src)",
+    )
     add_extractor_model_argument(parser)
     add_cluster_arguments(parser)
 
@@ -68,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     stage = ReExtract(
         args.extractor, options, model=args.model, site_pass=args.site_pass,
-        crawl=_crawl_of_folder(Path(args.pages)),
+        crawl=_crawl_of_folder(Path(args.pages)), links=args.links, images=args.images,
     )  # fmt: skip
     problem = _not_pages(Path(args.pages), stage.html_column)
     if problem is not None:

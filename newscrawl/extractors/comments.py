@@ -22,7 +22,7 @@ from itertools import compress
 
 from newscrawl.html.dom import Dom
 
-__all__ = ["comment_pieces", "page_comments"]
+__all__ = ["comment_pieces", "page_comments", "thread_text"]
 
 # A class or id token that names a comment thread, or one comment of it.
 _THREAD = re.compile(
@@ -113,5 +113,10 @@ def page_comments(dom: Dom, selected: Iterable[int] = ()) -> str:
     """The text of the page's comment thread (`comment_pieces`), one line per block; "" when
     the page has none."""
     pieces = comment_pieces(dom, selected)
-    text = dom.pieces_text(pieces) if pieces else ""
+    return thread_text(dom.pieces_text(pieces) if pieces else "")
+
+
+def thread_text(text: str) -> str:
+    """The joined text of a thread's pieces as the `comments` field holds it: "" when it is
+    too short to be a thread (a "3 comments" link, an empty box)."""
     return text if len(text.strip()) >= _MIN_CHARS else ""

@@ -21,6 +21,8 @@ class Extraction:
     Markdown of the selection is rendered from them (`newscrawl.extractors.markdown.page_markdown`).
     `markdown`: that Markdown, where the caller asked for it (None: not rendered). `page_type` is
     one of WCXB's seven kinds where the extractor tells (the learned one does), else "".
+    `comments`: the page's comment thread where a later stage settled it (the site pass, when
+    it cut text of a thread out of `text`); None: the page-level thread stands.
     """
 
     title: str
@@ -32,6 +34,7 @@ class Extraction:
     # what kind of page it is (`extractors.blockmodel.pagetype.PAGE_TYPES`), "" when the extractor
     # cannot tell
     page_type: str = ""
+    comments: str | None = None
 
     @classmethod
     def empty(cls, extractor: str, title: str = "") -> Extraction:

@@ -15,7 +15,11 @@ tables are GitHub-flavoured, their first row the header when it is one (``<th>``
 ``<thead>``), else an empty header row; ``<pre>`` is a fenced block of its text as written;
 quotes are ``>`` lines; a definition list is each term on a line and its definitions as
 ``: `` lines; lines broken by ``<br>`` end in two spaces. Links and images are written only
-when asked for (images as ``![alt](src)``). Nesting deeper than `MAX_BOXES` containers is
+when asked for (images as ``![alt](src)``), their addresses made absolute against the page's
+URL. Page text never turns into markup: a backslash goes before its backslashes, backticks,
+``*``, ``_``, ``[``, ``]``, ``<``, ``~`` and entity-like ``&`` anywhere, before a heading,
+quote, list or rule marker that opens a line, and before ``|`` in a table cell; inline code
+is fenced with more backticks than it holds. Nesting deeper than `MAX_BOXES` containers is
 rendered at that depth, so no page makes the renderer recurse deeply.
 """
 
@@ -23,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from urllib.parse import urljoin
 
 from newscrawl.extractors.extractor_base import Extraction
 from newscrawl.extractors.markdown_render import Box, Mark, Span, render_marks
@@ -34,6 +39,7 @@ from newscrawl.html.tags import BLOCK_TAGS
 __all__ = [
     "MAX_BOXES",
     "MarkdownOptions",
+    "absolute",
     "markdown_of",
     "page_markdown",
     "piece_marks",
@@ -91,8 +97,9 @@ class MarkdownOptions:
 class _Reader:
     """Containers and inline elements of a page's nodes, each worked out once."""
 
-    def __init__(self, dom: Dom) -> None:
+    def __init__(self, dom: Dom, links: bool = True) -> None:
         self.dom = dom
+        self.links = links  # links are written: their addresses are resolved
         self.chains: dict[int, tuple[Box, ...]] = {}
         self.spans: dict[tuple[int, int], tuple[Span, ...]] = {}
         self.ordinals: dict[int, dict[int, int]] = {}
@@ -148,6 +155,11 @@ class _Reader:
         cells = [dom.tag[c] for c in dom.children[row] if dom.tag[c] in ("td", "th")]
         return bool(cells) and all(tag == "th" for tag in cells)
 
+    def address(self, href: str) -> str:
+        """A link's or image's address, made absolute against the page's URL when it has one
+        (a fragment or a script link stays as written)."""
+        return absolute(self.dom.url, href)
+
     def inline(self, owner: int, block: int) -> tuple[Span, ...]:
         """The inline elements from `block` down to `owner`, outermost first."""
         key = (owner, block)
@@ -162,11 +174,23 @@ class _Reader:
                 break
             kind = _SPAN_KIND.get(dom.tag[at])
             if kind is not None:
-                detail = dom.href.get(at, "") if kind == "a" else ""
-                spans.append((at, kind, detail.strip()))
+                detail = self.address(dom.href.get(at, "")) if kind == "a" and self.links else ""
+                spans.append((at, kind, detail))
             at = dom.parent[at]
         found = self.spans[key] = tuple(reversed(spans))
         return found
+
+
+def absolute(base: str | None, href: str) -> str:
+    """`href` (stripped) resolved against `base`; as written when there is no base, when it
+    is a fragment or when it does not resolve."""
+    href = href.strip()
+    if not base or not href or href.startswith("#"):
+        return href
+    try:
+        return urljoin(base, href)
+    except ValueError:
+        return href
 
 
 def _deeper(chain: tuple[Box, ...], box: Box) -> tuple[Box, ...]:
@@ -188,11 +212,14 @@ def _start_number(value: str | None) -> int:
         return 1
 
 
-def piece_marks(dom: Dom, pieces: Iterable[int], images: bool = False) -> list[Mark]:
+def piece_marks(
+    dom: Dom, pieces: Iterable[int], images: bool = False, links: bool = True
+) -> list[Mark]:
     """The `Mark` of each piece of `pieces` (ids in document order); `images`: also the
     images that lie among the selected pieces (before a selected piece, in its block or right
-    after the selected piece before it)."""
-    reader = _Reader(dom)
+    after the selected piece before it); `links` False: the links' addresses are not read
+    (marks that are rendered without links)."""
+    reader = _Reader(dom, links)
     pre = dom.pre_pieces
     chosen = list(pieces)
     pictures = _images(dom, chosen) if images else {}
@@ -225,7 +252,7 @@ def _images(dom: Dom, chosen: list[int]) -> dict[int, tuple[tuple[str, str], ...
         block = _block_of(dom, node)
         if after - 1 in picked or dom.piece_block[after] == block:
             element = dom.elements[node]
-            src = (element.get("src") or element.get("data-src") or "").strip()
+            src = absolute(dom.url, element.get("src") or element.get("data-src") or "")
             alt = " ".join((element.get("alt") or "").split())
             if src:
                 found.setdefault(after, []).append((src, alt))
@@ -308,7 +335,7 @@ def markdown_of(
     """The Markdown of the text pieces `pieces` (ids in document order); `lead`: a heading
     line before them."""
     with paused_gc():  # a mark per piece, and no cycle among them (see `render_marks`)
-        marks = piece_marks(dom, pieces, images)
+        marks = piece_marks(dom, pieces, images, links)
     body = render_marks(marks, links, images)
     if lead:
         return f"# {lead}\n\n{body}" if body else f"# {lead}"

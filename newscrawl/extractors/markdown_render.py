@@ -5,7 +5,11 @@ Headings are ``#`` lines of their level; lists nest by indentation (``-`` or the
 tables are GitHub-flavoured, their first row the header when it is one, else an empty header
 row; ``<pre>`` is a fenced block of its text as written; quotes are ``>`` lines; a definition
 list is each term on a line and its definitions as ``: `` lines; lines broken by ``<br>`` end
-in two spaces. Links and images are written only when asked for.
+in two spaces. Links and images are written only when asked for (images as ``![alt](src)``).
+Page text never turns into markup: a backslash goes before its backslashes, backticks, ``*``,
+``_``, ``[``, ``]``, ``<``, ``~`` and entity-like ``&`` anywhere, before a heading, quote, list
+or rule marker that opens a line, and before ``|`` in a table cell; inline code is fenced with
+more backticks than it holds.
 """
 
 from __future__ import annotations
@@ -373,40 +377,111 @@ def _row(cells: list[str], width: int) -> str:
 def _inline(line: list[Mark], links: bool, images: bool) -> str:
     """One rendered line: the pieces joined as in the text, with emphasis, code and (when
     asked for) links and images."""
-    if not any(mark.spans or mark.images or mark.pre >= 0 for mark in line):
-        return "".join(
-            mark.text if not index or mark.glued else " " + mark.text
-            for index, mark in enumerate(line)
+    if len(line) == 1:  # most lines are one piece
+        only = line[0]
+        if not only.spans and not only.images and only.pre < 0:
+            return _literal(only.text)
+    elif not any(mark.spans or mark.images or mark.pre >= 0 for mark in line):
+        return _literal(
+            "".join(
+                mark.text if not index or mark.glued else " " + mark.text
+                for index, mark in enumerate(line)
+            )
         )
     out: list[str] = []
     opened: tuple[Span, ...] = ()
+    fences: dict[int, tuple[str, str]] = {}  # inline code's, worked out at its first code
     for index, mark in enumerate(line):
         if mark.pre >= 0:  # a code block's text, as written
             out.append(pre_joined(out[-1], mark.text, mark.glued) if out else mark.text)
             continue
         spans = _shown(mark.spans, links)
+        in_code = bool(spans) and spans[-1][1] == "code"  # inline code is the innermost span
+        if in_code and not fences:
+            fences = _code_fences(line, links)
         common = 0
         while (
             common < len(opened) and common < len(spans) and opened[common][0] == spans[common][0]
         ):
             common += 1
-        out.extend(_close(span) for span in reversed(opened[common:]))
+        out.extend(_close(span, fences) for span in reversed(opened[common:]))
         if index and not mark.glued:
             out.append(" ")
         if images:
-            out.extend(f"![{alt}]({src})" for src, alt in mark.images)
-        out.extend(_OPEN[span[1]] for span in spans[common:])
-        out.append(mark.text)
+            out.extend(f"![{_literal(alt)}]({_target(src)})" for src, alt in mark.images)
+        out.extend(_open(span, fences) for span in spans[common:])
+        out.append(mark.text if in_code else _literal(mark.text))
         opened = spans
-    out.extend(_close(span) for span in reversed(opened))
+    out.extend(_close(span, fences) for span in reversed(opened))
     return "".join(out)
 
+
 _OPEN = {"em": "*", "strong": "**", "code": "`", "a": "["}
+# Characters of page text that Markdown would read as markup anywhere in a line: they are
+# written after a backslash (an entity-like "&name;" too, else it would be read as its character).
+_INLINE_MARKUP = re.compile(r"[\\`*_\[\]<~]|&(?=#?\w+;)")
+_BACKTICKS = re.compile(r"`+")
 
 
-def _close(span: Span) -> str:
+def _literal(text: str) -> str:
+    """Page text as Markdown that reads back as the same characters (see `_INLINE_MARKUP`)."""
+    # most texts hold none of the characters: these scans (in C) are cheaper than the pattern's
+    if (
+        "\\" in text
+        or "`" in text
+        or "*" in text
+        or "_" in text
+        or "[" in text
+        or "]" in text
+        or "<" in text
+        or "~" in text
+        or "&" in text
+    ):
+        return _INLINE_MARKUP.sub(_backslashed, text)
+    return text
+
+
+def _backslashed(found: re.Match[str]) -> str:
+    return "\\" + found.group()
+
+
+def _target(href: str) -> str:
+    """A link or image target as Markdown reads it: in angle brackets when it holds spaces or
+    parentheses."""
+    if not any(c in href for c in " ()<>"):
+        return href
+    return "<" + href.replace("<", "%3C").replace(">", "%3E") + ">"
+
+
+def _code_fences(line: list[Mark], links: bool) -> dict[int, tuple[str, str]]:
+    """Per inline code element of the line, what opens and closes it: one backtick more than
+    the longest run of backticks in its text (so a literal one never closes it), and a space
+    inside where its text starts or ends with a backtick."""
+    texts: dict[int, list[str]] = {}
+    for mark in line:
+        for span in _shown(mark.spans, links):
+            if span[1] == "code":
+                texts.setdefault(span[0], []).append(mark.text)
+    fences: dict[int, tuple[str, str]] = {}
+    for node, parts in texts.items():
+        code = "".join(parts)
+        fence = "`" * (max((len(run) for run in _BACKTICKS.findall(code)), default=0) + 1)
+        opening = fence + " " if code.startswith("`") else fence
+        fences[node] = (opening, " " + fence if code.endswith("`") else fence)
+    return fences
+
+
+def _open(span: Span, fences: dict[int, tuple[str, str]]) -> str:
+    if span[1] == "code":
+        return fences.get(span[0], ("`", "`"))[0]
+    return _OPEN[span[1]]
+
+
+def _close(span: Span, fences: dict[int, tuple[str, str]]) -> str:
     if span[1] == "a":
-        return f"]({span[2]})"
+        return f"]({_target(span[2])})"
+    if span[1] == "code":
+        return fences.get(span[0], ("`", "`"))[1]
     return _OPEN[span[1]]
 
 

@@ -335,7 +335,8 @@ class ReExtract:
     `options` are the extractor's config overrides; with `model`, the template model's filter
     runs first (`extractor` "template": the filter alone) and pages go one by one with their
     site's template, as `newscrawl extract --model` does. The extractor is built once per
-    worker process, not shipped with every task.
+    worker process, not shipped with every task. Each row has the text's `markdown` (links
+    and images as `links` and `images` say) and the page's `comments`, as the crawl writes them.
     """
 
     extractor: str = DEFAULT_EXTRACTOR
@@ -344,6 +345,8 @@ class ReExtract:
     model: str | None = None  # a template model (`newscrawl train`): filter, then `extractor`
     site_pass: bool = True
     crawl: str | None = None  # the crawl of rows without one (PAGES is one crawl=ID folder)
+    links: bool = False  # the Markdown writes links as [text](href)
+    images: bool = False  # the Markdown writes images as ![alt](src)
 
     @property
     def columns(self) -> list[str]:
@@ -356,7 +359,8 @@ class ReExtract:
         import pyarrow as pa
 
         from newscrawl.extractors import TEMPLATE
-        from newscrawl.site.saved_pages import Item, site_records
+        from newscrawl.extractors.markdown import MarkdownOptions
+        from newscrawl.site.saved_pages import Item, RecordFields, site_records
 
         extractor = _cached_extractor(self.extractor, self.options, self.model)
         crawls = [self.crawl if c is None else c for c in _column(table, "crawl")]
@@ -374,16 +378,19 @@ class ReExtract:
         for index, item in items:
             by_crawl.setdefault(crawls[index], []).append((index, item))
         records: dict[int, dict[str, Any]] = {}
+        fields = RecordFields(MarkdownOptions(self.links, self.images), comments=True)
         for group in by_crawl.values():
-            records.update(site_records(extractor, group, with_pass))
+            records.update(site_records(extractor, group, with_pass, fields=fields))
         rows = [
             {"site": site, "crawl": crawls[i], "url": urls[i], "title": records[i]["title"],
-             "text": records[i]["text"], "extractor": records[i]["extractor"],
+             "text": records[i]["text"], "markdown": records[i].get("markdown"),
+             "comments": records[i].get("comments"), "extractor": records[i]["extractor"],
              "error": records[i].get("error")}
             for i in range(len(items))
         ]  # fmt: skip
+        columns = ("site", "crawl", "url", "title", "text", "markdown", "comments")
         schema = pa.schema(
-            [(name, pa.string()) for name in ("site", "crawl", "url", "title", "text")]
+            [(name, pa.string()) for name in columns]
             + [("extractor", pa.string()), ("error", pa.string())]
         )
         return pa.Table.from_pylist(rows, schema=schema).sort_by([("url", "ascending")])

@@ -34,6 +34,7 @@ __all__ = [
     "Item",
     "RecordFields",
     "extract_page",
+    "page_fields",
     "page_metadata",
     "pass_records",
     "raw_pages",
@@ -59,11 +60,13 @@ class Item(NamedTuple):
 @dataclass(frozen=True, slots=True)
 class RecordFields:
     """What a record holds beside path, title, text and extractor: `markdown` (rendered with
-    these options; None: no Markdown) and `metadata` (url, date, author, language, page_type:
-    `page_metadata`)."""
+    these options; None: no Markdown), `metadata` (url, date, author, language, page_type and
+    comments: `page_metadata`) and `comments` (the comment thread alone, without the rest of
+    the metadata)."""
 
     markdown: MarkdownOptions | None = None
     metadata: bool = False
+    comments: bool = False
 
 
 PLAIN = RecordFields()
@@ -102,17 +105,39 @@ def page_metadata(dom: Dom, extraction: Extraction, url: str | None) -> dict[str
     return found
 
 
+def page_fields(
+    dom: Dom, extraction: Extraction, url: str | None, fields: RecordFields
+) -> dict[str, Any] | None:
+    """What `fields` asks of the page beside its text: its `page_metadata`, or its comment
+    thread alone; None when it asks for neither."""
+    if fields.metadata:
+        return page_metadata(dom, extraction, url)
+    if not fields.comments:
+        return None
+    from newscrawl.extractors.comments import page_comments
+
+    try:
+        return {"comments": page_comments(dom, selection_pieces(dom, extraction)[0])}
+    except Exception:  # a detection bug costs the page its comments, never its text
+        return {"comments": ""}
+
+
 def _fill(
     record: dict[str, Any],
     extraction: Extraction,
     fields: RecordFields,
     metadata: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """`record` with the extraction's markdown and the page's metadata, as `fields` asks."""
+    """`record` with the extraction's markdown and the page's metadata or comments, as
+    `fields` asks; the comments the site pass settled (`Extraction.comments`) come first."""
     if fields.markdown is not None:
         record["markdown"] = extraction.markdown or ""
     if fields.metadata:
         record.update(metadata or {})
+    elif fields.comments:
+        record["comments"] = (metadata or {}).get("comments", "")
+    if "comments" in record and extraction.comments is not None:
+        record["comments"] = extraction.comments
     return record
 
 
@@ -142,7 +167,7 @@ def extract_page(
             raise size_error(MAX_PAGE_BYTES)  # standard input, cut at the limit when read
         dom = parse_html(data, url=url, content_type=content_type, site=site)
         extraction = with_markdown(dom, extract_in_site(extractor, dom, context), fields.markdown)
-        metadata = page_metadata(dom, extraction, url) if fields.metadata else None
+        metadata = page_fields(dom, extraction, url, fields)
     except PageError as err:
         record["error"] = str(err)
     except OSError as err:
@@ -239,8 +264,9 @@ def site_pass_records(
 
     def extract(raw: RawPage, dom: Dom) -> Extraction:
         extraction = with_markdown(dom, extract_in_site(extractor, dom, context), fields.markdown)
-        if fields.metadata:
-            metadata[id(raw)] = page_metadata(dom, extraction, raw.url or None)
+        found = page_fields(dom, extraction, raw.url or None, fields)
+        if found is not None:
+            metadata[id(raw)] = found
         return extraction
 
     run = site_pass(

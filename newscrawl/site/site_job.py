@@ -501,7 +501,7 @@ class SitePasser:
                 assert spill is not None
                 index = index_of[id(outcome.raw)]
                 page = spill[0].get(index)
-                page.fields.update(_outcome_fields(outcome))
+                page.fields.update(_outcome_fields(outcome, page.fields.get("comments")))
                 spill[1].add(index, page)
 
             with NodeRows(job.crawl, job.site, hashes.kind, job.staging) as rows:
@@ -719,20 +719,24 @@ def _apply_outcomes(run: SitePassRun, by_raw: dict[int, PageItem]) -> None:
     """The pass's final text of each page onto its item."""
     for outcome in run.outcomes:
         item = by_raw[id(outcome.raw)]
-        for name, value in _outcome_fields(outcome).items():
+        for name, value in _outcome_fields(outcome, item.comments).items():
             setattr(item, name, value)
 
 
-def _outcome_fields(outcome: PageOutcome) -> dict[str, Any]:
-    """The fields of a page's row the pass's final text sets."""
+def _outcome_fields(outcome: PageOutcome, comments: str | None = None) -> dict[str, Any]:
+    """The fields of a page's row the pass's final text sets; `comments`: the page-level
+    comments (None: not asked for), which the thread the pass cut out of the text replaces."""
     text = outcome.extraction.text
-    return {
+    fields = {
         "text": text,
         "node_ids": outcome.extraction.node_ids,
         "markdown": outcome.extraction.markdown,
         "stage": outcome.stage,
         "content_hash": content_hash(text),
     }
+    if comments is not None and outcome.extraction.comments is not None:
+        fields["comments"] = outcome.extraction.comments
+    return fields
 
 
 _BLANK = PageItem(url="", final_url="", site="", crawl="", fetched_at=_EPOCH, status=0)

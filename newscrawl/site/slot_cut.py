@@ -15,7 +15,16 @@ article:
   widgets): its text is dropped wherever the extractor chose it;
 - a slot whose text is the page's title on at least `title_share` of the pages that show it is
   the site's title slot: the title is the `title` field, and it leaves the text;
-- a page left with no text keeps its page-level text.
+- a content slot whose characters the extractor chose at `whole_share` over the site's pages
+  is the site's article slot: on a page where it chose most of it, the lines it left out
+  between its chosen lines, and a single last line that ends a sentence, come back
+  (`given_back`; never what opens the slot, a label, text in links or a line left out on
+  `common_share` of the site's pages);
+- a page left with no text keeps its page-level text;
+- text of the page's comment thread (`newscrawl.extractors.comments`) that the pass cuts - the
+site's
+  comment slot, which the extractor chose on a few pages - goes to the page's `comments`
+  (`Extraction.comments`), so it leaves `text` without being lost.
 
 SiteLevel (Chakrabarti, Kumar and Punera) runs in the same pass
 (`newscrawl.template.sitelevel.run_sitelevel`): its node hashes and labels go to the `nodes`
@@ -23,9 +32,10 @@ dataset. `SitePassConfig.cut_sitelevel` also cuts a chosen block owned by a node
 template, outside the site's content slots; no setting turns it on (it is the lab's comparison
 of site methods, `newscrawl.evaluation.site_method_scores`).
 
-Only what the slot decisions need is kept per page (`PageChoice`: the chosen text pieces and
-the page's slot ids), never the parsed tree, so a 200-page site costs little memory, and the
-text is re-joined from the kept pieces exactly as `Dom.pieces_text` joins them.
+Only what the slot decisions need is kept per page (`PageChoice`: the chosen text pieces, the
+pieces left out of the slots chosen on the page, and the page's slot ids), never the parsed
+tree, so a 200-page site costs little memory, and the text is re-joined from the kept pieces
+exactly as `Dom.pieces_text` joins them.
 """
 
 from __future__ import annotations
@@ -40,6 +50,7 @@ from typing import Final, Literal
 
 import numpy as np
 
+from newscrawl.extractors.comments import thread_text
 from newscrawl.extractors.extractor_base import Extraction
 from newscrawl.extractors.markdown import MarkdownOptions, piece_marks
 from newscrawl.extractors.markdown_render import Mark, render_marks
@@ -66,12 +77,16 @@ __all__ = [
     "SiteSlots",
     "SiteTemplate",
     "SlotCounts",
+    "chosen_thread",
+    "cut_thread",
     "final_extraction",
     "finish_site_pass",
     "learn_template",
     "page_choice",
     "site_pass",
     "slot_name",
+    "spare_lines",
+    "spare_pieces",
 ]
 
 Stage = Literal["site", "page"]
@@ -87,13 +102,21 @@ class SitePassConfig:
     the extractor chose on fewer than this share of the pages showing it is boilerplate.
     `title_share`: a slot holding the page's title on at least this share of its pages is the
     title slot. `cut_sitelevel`: also drop chosen text owned by SiteLevel template nodes
-    outside content slots (slots chosen on at least `content_share` of their pages)."""
+    outside content slots (slots chosen on at least `content_share` of their pages).
+    `whole_share`: a content slot whose text the extractor chose at this share of its
+    characters, over the pages it chose the slot on, is taken whole: on a page where it chose
+    at least `page_whole_share` of the slot's characters, lines it left out of the slot
+    (outside links) are given back (`given_back`), but not a line left out on at least
+    `common_share` of the site's pages."""
 
     min_pages: int = 5
     min_slot_pages: int = 3
     content_share: float = 1 / 3
     title_share: float = 0.8
     cut_sitelevel: bool = False
+    whole_share: float = 0.9
+    page_whole_share: float = 0.5
+    common_share: float = 0.25
 
 
 def slot_name(element: object) -> tuple[str, str, str] | None:
@@ -179,14 +202,35 @@ class PageChoice:
     owner: list[int] = field(default_factory=list)
     root: list[int] = field(default_factory=list)  # the chosen node the piece lies in
     pre: list[int] = field(default_factory=list)  # the <pre> holding the piece (-1: none)
+    # False for a piece the extractor left out, in a slot it chose on the page (`spare_pieces`)
+    picked: list[bool] = field(default_factory=list)
     exact: bool = False  # the pieces re-join to the extraction's text: it may be cut
     # the pieces' Markdown marks and how to render them, when Markdown is asked for
     marks: list[Mark] | None = None
     markdown: MarkdownOptions | None = None
+    # the page's comment thread as pieces (piece, text, line, glued, <pre>), kept when the
+    # extractor chose some of it: what the `comments` field holds once the pass cut that text
+    thread: list[tuple[int, str, int, bool, int]] = field(default_factory=list)
 
     @property
     def chosen(self) -> frozenset[int]:
-        return frozenset(self.slot)
+        return frozenset(self.chosen_slots())
+
+    def chosen_slots(self) -> list[int]:
+        """The slot of each piece the extractor chose."""
+        if not self.picked:
+            return list(self.slot)
+        return [slot for slot, picked in zip(self.slot, self.picked, strict=True) if picked]
+
+    def slot_chars(self, picked: bool) -> Counter[int]:
+        """Characters per slot of the pieces the extractor chose (`picked`), or of those it
+        left out."""
+        found: Counter[int] = Counter()
+        flags = self.picked or [True] * len(self.slot)
+        for slot, text, flag in zip(self.slot, self.texts, flags, strict=True):
+            if flag is picked:
+                found[slot] += len(text)
+        return found
 
 
 def _title_slots(dom: Dom, slots: np.ndarray, title: str) -> frozenset[int]:
@@ -235,6 +279,15 @@ def page_choice(
         choice.exact = not extraction.text
         return choice
     pairs, choice.exact = chosen_pieces(dom, extraction)
+    if choice.exact:
+        chosen = [k for k, _ in pairs]
+        spare = spare_pieces(dom, slots, chosen)
+        choice.thread = chosen_thread(dom, [*chosen, *spare])
+        if spare:
+            picked = dict.fromkeys(chosen, True) | dict.fromkeys(spare, False)
+            roots = dict(pairs)
+            pairs = [(k, roots.get(k, dom.piece_block[k])) for k in sorted(picked)]
+            choice.picked = [picked[k] for k, _ in pairs]
     pre = dom.pre_pieces
     for k, root in pairs:
         box, text = pre.get(k, (-1, dom.piece_text[k]))
@@ -247,9 +300,45 @@ def page_choice(
         choice.owner.append(dom.piece_owner[k])
         choice.root.append(root)
     if markdown is not None and choice.exact:
-        choice.marks = piece_marks(dom, choice.index, markdown.images)
+        choice.marks = piece_marks(dom, choice.index, markdown.images, markdown.links)
         choice.markdown = markdown
     return choice
+
+
+def spare_pieces(dom: Dom, slots: np.ndarray, chosen: Sequence[int]) -> list[int]:
+    """The pieces the extraction left out in the named slots it chose pieces of, outside
+    links: what a slot the extractor takes whole on the site's pages gets back
+    (`SiteTemplate.whole`)."""
+    if not chosen:
+        return []
+    wanted = {int(slots[dom.piece_block[k]]) for k in chosen} - {0}
+    if not wanted:
+        return []
+    taken = set(chosen)
+    block, in_link, text = dom.piece_block, dom.piece_in_link, dom.piece_text
+    return [
+        k
+        for k in range(dom.piece_start[dom.body], dom.piece_end[dom.body])
+        if k not in taken and not in_link[k] and int(slots[block[k]]) in wanted and text[k].strip()
+    ]
+
+
+def chosen_thread(dom: Dom, chosen: Sequence[int]) -> list[tuple[int, str, int, bool, int]]:
+    """The pieces of the page's comment thread (`newscrawl.extractors.comments.comment_pieces`) as
+    `PageChoice.thread` keeps them, when some of them are among `chosen` (the pieces the
+    pass may keep or cut); else none (the page-level `comments` field stands whatever the
+    pass does)."""
+    from newscrawl.extractors.comments import comment_pieces
+
+    region = comment_pieces(dom)
+    if not region or not set(region).intersection(chosen):
+        return []
+    pre, text = dom.pre_pieces, dom.piece_text
+    found = []
+    for k in region:
+        box, written = pre.get(k, (-1, text[k]))
+        found.append((k, written, dom.piece_line[k], dom.piece_glued[k], box))
+    return found
 
 
 @dataclass(frozen=True, slots=True)
@@ -260,6 +349,12 @@ class SiteTemplate:
     title: frozenset[int]
     content: frozenset[int]
     pages: int
+    # content slots the extractor takes whole on the site's pages: what it left out of them
+    # on a page whose slot text it mostly chose is given back
+    whole: frozenset[int] = frozenset()
+    # lines left out on many of the site's pages ("Advertisement", "By", "Comments"): they
+    # never come back
+    common: frozenset[str] = frozenset()
 
     @property
     def dropped(self) -> frozenset[int]:
@@ -274,12 +369,18 @@ class SlotCounts:
         self.present: Counter[int] = Counter()
         self.chosen: Counter[int] = Counter()
         self.titled: Counter[int] = Counter()
+        self.picked_chars: Counter[int] = Counter()
+        self.spare_chars: Counter[int] = Counter()
+        self.spare_lines: Counter[str] = Counter()
         self.pages = 0
 
     def add(self, choice: PageChoice) -> None:
         self.present.update(choice.present)
         self.chosen.update(choice.chosen)
         self.titled.update(choice.title_slots)
+        self.picked_chars.update(choice.slot_chars(True))
+        self.spare_chars.update(choice.slot_chars(False))
+        self.spare_lines.update(set(spare_lines(choice).values()))
         self.pages += 1
 
     def template(self, config: SitePassConfig) -> SiteTemplate:
@@ -294,8 +395,21 @@ class SlotCounts:
                 content.add(slot)
                 if self.titled[slot] >= config.title_share * pages:
                     title.add(slot)
+        whole = {
+            slot
+            for slot in content - title
+            if self.picked_chars[slot]
+            >= config.whole_share * (self.picked_chars[slot] + self.spare_chars[slot])
+        }
+        least = max(config.min_slot_pages, config.common_share * self.pages)
+        common = frozenset(line for line, pages in self.spare_lines.items() if pages >= least)
         return SiteTemplate(
-            frozenset(boilerplate), frozenset(title), frozenset(content), self.pages
+            frozenset(boilerplate),
+            frozenset(title),
+            frozenset(content),
+            self.pages,
+            frozenset(whole),
+            common,
         )
 
 
@@ -330,14 +444,16 @@ def final_extraction(
     dropped = template.dropped
     cut = label if config.cut_sitelevel and label is not None else None
 
+    given = given_back(choice, template, config)
+
     def kept(i: int) -> bool:
         slot = choice.slot[i]
-        if slot in dropped:
+        if slot in dropped or (choice.picked and not choice.picked[i] and i not in given):
             return False
         return cut is None or slot in template.content or not cut[choice.owner[i]]
 
     keep = [i for i in range(len(choice.slot)) if kept(i)]
-    if len(keep) == len(choice.slot):
+    if keep == [i for i in range(len(choice.slot)) if not choice.picked or choice.picked[i]]:
         return choice.extraction
     text = join_pieces(choice, keep)
     if not text.strip():
@@ -349,8 +465,89 @@ def final_extraction(
         options, marks = choice.markdown, choice.marks
         markdown = render_marks([marks[i] for i in keep], options.links, options.images)
     return Extraction(
-        choice.extraction.title, text, nodes, choice.extraction.extractor, pieces, markdown
+        choice.extraction.title,
+        text,
+        nodes,
+        choice.extraction.extractor,
+        pieces,
+        markdown,
+        comments=cut_thread(choice, pieces),
     )
+
+
+def given_back(choice: PageChoice, template: SiteTemplate, config: SitePassConfig) -> set[int]:
+    """The left-out pieces (positions in `choice`) that come back. In a slot the site's pages
+    take whole (`SiteTemplate.whole`) and of which the extractor chose at least
+    `page_whole_share` of the characters on this page: the lines between its chosen pieces
+    (a sub-heading, a short paragraph), but not a label (a line ending in ":"), and the one
+    line after them when it is the slot's last and ends a sentence (a short last paragraph).
+    What opens the slot before its first chosen piece (a date, a byline) never comes back."""
+    if not choice.picked or not template.whole:
+        return set()
+    picked, spare = choice.slot_chars(True), choice.slot_chars(False)
+    slots = {
+        slot
+        for slot in spare
+        if slot in template.whole
+        and picked[slot] >= config.page_whole_share * (picked[slot] + spare[slot])
+    }
+    found: set[int] = set()
+    for slot in slots:
+        found.update(_slot_given_back(choice, slot, template.common))
+    return found
+
+
+_SENTENCE_END = re.compile(r"[.!?][\"'”’»)]*$")
+
+
+def spare_lines(choice: PageChoice, slot: int | None = None) -> dict[tuple[int, int], str]:
+    """The lines of the pieces the extractor left out (of one slot, or of every slot), keyed
+    by (slot, line number), as text."""
+    found: dict[tuple[int, int], list[str]] = {}
+    for i, picked in enumerate(choice.picked):
+        if not picked and (slot is None or choice.slot[i] == slot):
+            found.setdefault((choice.slot[i], choice.lines[i]), []).append(choice.texts[i])
+    return {key: " ".join(" ".join(parts).split()) for key, parts in found.items()}
+
+
+def _slot_given_back(choice: PageChoice, slot: int, common: frozenset[str]) -> list[int]:
+    """`given_back` of one slot (`common`: lines that never come back)."""
+    places = [i for i, at in enumerate(choice.slot) if at == slot]
+    chosen = [i for i in places if choice.picked[i]]
+    texts = spare_lines(choice, slot)
+    lines: dict[int, list[int]] = {}
+    for i in places:
+        if not choice.picked[i] and i > chosen[0]:
+            lines.setdefault(choice.lines[i], []).append(i)
+    found = [
+        i
+        for number, line in lines.items()
+        if line[0] < chosen[-1]
+        and not texts[slot, number].endswith(":")
+        and texts[slot, number] not in common
+        for i in line
+    ]
+    after = [number for number, line in lines.items() if line[0] > chosen[-1]]
+    if len(after) == 1:
+        text = texts[slot, after[0]]
+        if _SENTENCE_END.search(text) and text not in common:
+            found.extend(lines[after[0]])
+    return found
+
+
+def cut_thread(choice: PageChoice, kept: Sequence[int]) -> str | None:
+    """The page's comments once the pass kept the pieces `kept`: its thread without them,
+    when the pass cut some of the thread out of the text (a comment slot of the site's
+    template) or gave some back to it; None when the text holds the thread's pieces the
+    extractor chose (the page-level comments stand)."""
+    if not choice.thread:
+        return None
+    flags = choice.picked or [True] * len(choice.index)
+    chosen = {k for k, picked in zip(choice.index, flags, strict=True) if picked}
+    left = set(kept)
+    if all((k in chosen) == (k in left) for k, *_ in choice.thread):
+        return None
+    return thread_text(render_pieces(piece for piece in choice.thread if piece[0] not in left))
 
 
 @dataclass(slots=True)
