@@ -53,22 +53,23 @@ __all__ = [
 ]
 
 Partition = tuple[tuple[str, str], ...]
+TMP_SUFFIX = ".tmp"
+_SCALARS = (int, float, datetime)  # a row's values that count 8 bytes each in `_value_size`
+logger = logging.getLogger(__name__)
+
 _WARMING: list[threading.Thread] = []
 
 
 def warm_conversions() -> None:
     """Start, once per process, a thread that makes pyarrow's first conversion of Python
-    values now: pyarrow imports pandas for it (when installed), about 0.7 s of CPU, which would
-    otherwise stall a crawl's reactor at its first row group. Started when a crawl opens, the
+    values now: pyarrow imports pandas for it (when installed), which would otherwise stall a
+    crawl's reactor at its first row group. Started when a crawl opens, the
     import runs while the first requests are on the wire."""
     if _WARMING:
         return
     thread = threading.Thread(target=pa.array, args=([0],), name="pyarrow-warm-up", daemon=True)
     _WARMING.append(thread)
     thread.start()
-TMP_SUFFIX = ".tmp"
-_SCALARS = (int, float, datetime)  # a row's values that count 8 bytes each in `_value_size`
-logger = logging.getLogger(__name__)
 
 
 def new_run_id() -> str:
