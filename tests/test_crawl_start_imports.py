@@ -48,3 +48,17 @@ print(importers)
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
     assert done.stdout.strip() == "['pyarrow-warm-up']"
+
+
+def test_a_command_imports_only_its_own_module() -> None:
+    code = (
+        "import sys\nfrom newscrawl.cli import main\n"
+        "try:\n    main(['crawl', '--help'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('newscrawl.commands.')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert (
+        done.stdout.strip().splitlines()[-1] == "['newscrawl.commands', 'newscrawl.commands.crawl']"
+    )
