@@ -81,3 +81,19 @@ def test_a_real_static_site_is_crawled_beside_a_plain_scrapy_spider(tmp_path: Pa
 def test_a_site_folder_without_the_start_page_is_refused(tmp_path: Path) -> None:
     done = bench("--site", tmp_path, "--start", "nothing.html")
     assert done.returncode == 2 and "no such page" in done.stderr
+
+
+def test_import_seconds_reads_the_top_level_imports_of_importtime() -> None:
+    from newscrawl.bench._realsite import import_seconds
+
+    stderr = (
+        "import time: self [us] | cumulative | imported package\n"
+        "import time:       100 |        100 |   _io\n"
+        "import time:       200 |        300 | os\n"
+        "import time:      1000 |       5000 |     numpy.core\n"
+        "import time:       500 |     700000 | numpy\n"
+        "a line of the program's own\n"
+    )
+    total, top = import_seconds(stderr)
+    assert top == [("numpy", 0.7), ("os", 0.0003)]
+    assert round(total, 6) == 0.7003

@@ -33,7 +33,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["REAL_VARIANTS", "crawl_real_site", "print_real_site", "serve_folder"]
+__all__ = [
+    "REAL_VARIANTS",
+    "crawl_real_site",
+    "import_seconds",
+    "measure_startup",
+    "print_real_site",
+    "print_startup",
+    "serve_folder",
+]
 
 PEER = "plain-scrapy"
 PEER_DFS = "plain-scrapy-dfs"
@@ -192,3 +200,91 @@ def print_real_site(
             if name not in (PEER, PEER_DFS):
                 ratio = row["pages_per_s"] / peer["pages_per_s"]
                 print(f"{name} / {what} (pages/s): {ratio:.2f}")
+
+
+# -- start-up ----------------------------------------------------------------------------------
+
+_STARTUP_PAGE = b"<html><head><title>One page</title></head><body><p>A page.</p></body></html>"
+# what each kind of process imports before its first page, run alone in a fresh interpreter
+_WORKER_CODE = {
+    "parse worker": (
+        "from newscrawl.crawl.parsepool import page_links\n"
+        "page_links(b'<p>warm</p>', 'http://x/', 'text/html', 100)"
+    ),
+    "site pass worker (extractor chain built)": (
+        "from newscrawl.extractors import build_extractor\n"
+        "from newscrawl.dom import parse_html\n"
+        "for name in ('learned', 'cetd-tpc'):\n"
+        "    build_extractor(name).extract(parse_html(b'<p>warm</p>'))"
+    ),
+}
+
+
+def import_seconds(stderr: str) -> tuple[float, list[tuple[str, float]]]:
+    """From ``python -X importtime`` output: the seconds of all imports (the sum of the
+    top-level ones' cumulative times) and the top-level imports, largest first."""
+    top: list[tuple[str, float]] = []
+    for line in stderr.splitlines():
+        if not line.startswith("import time:") or "cumulative" in line:
+            continue
+        _, cumulative, name = line.split("|", 2)
+        if name.startswith(" ") and not name.startswith("  "):  # top level: no indentation
+            top.append((name.strip(), int(cumulative) / 1e6))
+    top.sort(key=lambda item: -item[1])
+    return sum(seconds for _, seconds in top), top
+
+
+def _startup_row(label: str, command: list[str], imports: bool = True) -> dict[str, Any]:
+    """One process's wall and CPU seconds and, with `imports`, what its imports take (its
+    children would print theirs too: a crawl with workers is timed without)."""
+    flags = ["-X", "importtime"] if imports else []
+    result, wall, cpu = _timed([sys.executable, *flags, *command])
+    if result.returncode != 0:
+        raise RuntimeError(f"{label} failed ({result.returncode}): {result.stderr[-2000:]}")
+    total, top = import_seconds(result.stderr) if imports else (None, [])
+    return {"label": label, "wall_s": wall, "cpu_s": cpu, "import_s": total, "top": top[:4]}
+
+
+def measure_startup() -> list[dict[str, Any]]:
+    """A crawl's first seconds, per kind of process: a one-page site crawled with every stage
+    (its wall, CPU and spider open-to-close seconds), the same crawl with every stage in the
+    one process (workers off: what a crawl imports, all processes together), and each kind
+    of worker's imports and start, alone."""
+    from newscrawl.crawl.runner import crawl_command
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        site = Path(tmp) / "site"
+        site.mkdir()
+        (site / "index.html").write_bytes(_STARTUP_PAGE)
+        with serve_folder(site) as base:
+            for label, extra in (
+                ("crawl process (one page, every stage)", []),
+                ("one process (workers off)", ["NEWSCRAWL_PARSE_WORKERS=0",
+                                               "NEWSCRAWL_SITEPASS_WORKERS=0"]),
+            ):  # fmt: skip
+                out = Path(tmp) / f"out-{len(rows)}"
+                sites = Path(tmp) / f"sites-{len(rows)}.csv"
+                sites.write_text(f"url,name,max_pages\n{base}index.html,site,1\n")
+                command = crawl_command(sites, out, extra, ("--fast-local", "--log-level", "ERROR"))
+                row = _startup_row(label, command[1:], imports=bool(rows))
+                summary = json.loads(next(out.glob(".newscrawl/*/summary.json")).read_text())
+                rows.append({**row, "crawl_s": summary["elapsed_s"]})
+    for label, code in _WORKER_CODE.items():
+        rows.append({**_startup_row(label, ["-c", code]), "crawl_s": None})
+    return rows
+
+
+def print_startup(rows: list[dict[str, Any]]) -> None:
+    """The start-up table: per process, wall and CPU seconds, import seconds, the largest
+    imports, and for the crawls the seconds from spider open to close."""
+    print(f"start-up: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
+    print(f"{'process':<42} {'wall s':>7} {'CPU s':>6} {'imports s':>9} {'crawl s':>8}  largest")
+    for row in rows:
+        crawl = f"{row['crawl_s']:>8.2f}" if row["crawl_s"] is not None else f"{'':>8}"
+        imported = f"{row['import_s']:>9.2f}" if row["import_s"] is not None else f"{'-':>9}"
+        largest = ", ".join(f"{name} {seconds:.2f}" for name, seconds in row["top"])
+        print(
+            f"{row['label']:<42} {row['wall_s']:>7.2f} {row['cpu_s']:>6.2f}"
+            f" {imported} {crawl}  {largest}"
+        )
