@@ -10,7 +10,8 @@ Scrapy's default order, which on a documentation site reaches other, often small
 its MB), `no-extraction` (newscrawl fetching, parsing for links and writing raw pages) and
 `every-stage` (newscrawl with its default pipelines: the site pass and extraction).
 
-pages/s is HTML pages over the seconds from spider open to close, MB their HTML; `wall s` is the
+pages/s is HTML pages over the seconds from spider open to close, MB their HTML (MB/s over
+the same seconds: the order decides which pages a cap takes, and their size); `wall s` is the
 child process's whole life (imports and start-up included) and `CPU s` the CPU time of the child
 and the processes it waited for (its parse workers; not the site pass workers, which its forkserver
 starts). A crawl that waits shows `wall s` well above `CPU s`; set it beside the plain spider's in
@@ -166,6 +167,7 @@ def crawl_real_site(
                 else:
                     run = _newscrawl(url, cap, Path(tmp) / f"{name}-{i}", REAL_VARIANTS[name])
                 run["pages_per_s"] = run["pages"] / run["seconds"] if run["seconds"] else 0.0
+                run["mb_per_s"] = run["mb"] / run["seconds"] if run["seconds"] else 0.0
                 runs[name].append(run)
                 print(f"{name} #{i + 1}: {run}", file=sys.stderr)
     return {
@@ -184,22 +186,24 @@ def print_real_site(
         f"{os.cpu_count()} cores, load {load:.1f}"
     )
     print(
-        f"{'variant':<16} {'pages':>6} {'MB':>6} {'seconds':>8} {'pages/s':>8} {'wall s':>7}"
-        f" {'CPU s':>6}"
+        f"{'variant':<16} {'pages':>6} {'MB':>6} {'seconds':>8} {'pages/s':>8} {'MB/s':>6}"
+        f" {'wall s':>7} {'CPU s':>6}"
     )
     for name, row in results.items():
         print(
             f"{name:<16} {row['pages']:>6.0f} {row['mb']:>6.1f} {row['seconds']:>8.1f}"
-            f" {row['pages_per_s']:>8.1f} {row['wall_s']:>7.1f} {row['cpu_s']:>6.1f}"
+            f" {row['pages_per_s']:>8.1f} {row['mb_per_s']:>6.2f} {row['wall_s']:>7.1f}"
+            f" {row['cpu_s']:>6.1f}"
         )
     for peer_name, what in ((PEER, "plain Scrapy"), (PEER_DFS, "plain Scrapy, its default order")):
         peer = results.get(peer_name)
-        if not peer or not peer["pages_per_s"]:
+        if not peer or not peer["pages_per_s"] or not peer["mb_per_s"]:
             continue
         for name, row in results.items():
             if name not in (PEER, PEER_DFS):
-                ratio = row["pages_per_s"] / peer["pages_per_s"]
-                print(f"{name} / {what} (pages/s): {ratio:.2f}")
+                pages = row["pages_per_s"] / peer["pages_per_s"]
+                mb = row["mb_per_s"] / peer["mb_per_s"]
+                print(f"{name} / {what}: {pages:.2f} (pages/s), {mb:.2f} (MB/s)")
 
 
 # -- start-up ----------------------------------------------------------------------------------
