@@ -256,7 +256,7 @@ def measure_startup() -> list[dict[str, Any]]:
     of worker's imports and start, alone."""
     from newscrawl.crawl.runner import crawl_command
 
-    rows = []
+    rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory() as tmp:
         site = Path(tmp) / "site"
         site.mkdir()

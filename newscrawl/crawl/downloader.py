@@ -79,5 +79,5 @@ class SlotDownloader(Downloader):
             return
         deque.clear(queue)
         deque.extend(queue, kept)
-        for waiting, refusal in refused:
-            waiting.errback(refusal)
+        for waiting, failure in refused:
+            waiting.errback(failure)
