@@ -20,10 +20,13 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import pytest
 from crawl_helpers import FAST_CRAWL
 
 from newscrawl import settings as project
 from newscrawl.crawl.runner import crawl_command
+
+pytestmark = pytest.mark.slow  # real crawls in child processes
 
 ROOT = Path(__file__).resolve().parents[1]
 LINKS = 60
