@@ -6,7 +6,7 @@ checks that count: one pass of the loop starts every request queued in the slot 
 A crawl that hands the downloader many requests at once (a page's links, a sitemap) then opens
 up to CONCURRENT_REQUESTS connections to one site, not CONCURRENT_REQUESTS_PER_DOMAIN; with no
 download delay (a delay starts one request a pass) a small server drops the connections it
-cannot queue, and each dropped one costs a second before the client tries again.
+cannot queue, and each dropped one waits for the client's connection retry.
 `SlotDownloader` (the DOWNLOADER setting) counts a request as transferring from the moment it
 leaves the slot's queue, so a slot never has more requests on the wire than its concurrency.
 
