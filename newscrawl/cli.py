@@ -52,24 +52,40 @@ def all_commands() -> dict[str, tuple[str, str | None]]:
     return commands
 
 
-def build_parser() -> tuple[argparse.ArgumentParser, dict[str, str]]:
+def build_parser(argv: list[str] | None = None) -> tuple[argparse.ArgumentParser, dict[str, str]]:
+    """The command line's parser. Given the arguments to parse, only the command they name
+    (if any) gets its options, so only its module is imported: a crawl's process does not
+    import what `extract` or `models` need. Without `argv` every command gets its options."""
     parser = argparse.ArgumentParser(
         prog="newscrawl", description="Turn news and blog sites into clean article corpora."
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    commands = all_commands()
+    named = _named_command(argv, commands) if argv is not None else None
     modules: dict[str, str] = {}
-    for name, (module_name, help_text) in all_commands().items():
-        module = import_module(module_name)
-        command = sub.add_parser(
-            name, help=help_text or module.HELP, description=module.__doc__
-        )
-        module.add_arguments(command)
+    for name, (module_name, help_text) in commands.items():
         modules[name] = module_name
+        if named is not None and name != named:
+            sub.add_parser(name, help=help_text)  # never parsed: its options are not needed
+            continue
+        module = import_module(module_name)
+        command = sub.add_parser(name, help=help_text or module.HELP, description=module.__doc__)
+        module.add_arguments(command)
     return parser, modules
 
 
+def _named_command(argv: list[str], commands: dict[str, tuple[str, str | None]]) -> str:
+    """The command `argv` names: its first argument that is not an option ("" when none is
+    a command, as for `--help`)."""
+    for arg in argv:
+        if not arg.startswith("-"):
+            return arg if arg in commands else ""
+    return ""
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser, modules = build_parser()
+    argv = sys.argv[1:] if argv is None else argv
+    parser, modules = build_parser(argv)
     args = parser.parse_args(argv)
     module = import_module(modules[args.command])
     try:

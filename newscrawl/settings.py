@@ -49,6 +49,10 @@ DEPTH_PRIORITY = 1
 # first in, first out: the queue kept in JOBDIR, so an interrupted crawl resumes
 SCHEDULER_DISK_QUEUE = "scrapy.squeues.PickleFifoDiskQueue"
 SCHEDULER_MEMORY_QUEUE = "scrapy.squeues.FifoMemoryQueue"
+# Scrapy's scheduler that drops a site's queued page requests once the site has its page cap
+SCHEDULER = "newscrawl.crawl.middlewares.sitecap.SiteCapScheduler"
+# Scrapy's downloader that keeps CONCURRENT_REQUESTS_PER_DOMAIN with no download delay too
+DOWNLOADER = "newscrawl.crawl.downloader.SlotDownloader"
 
 # -- components -------------------------------------------------------------------------------
 # the address guard, page cap, robots.txt, Retry-After, safe redirects, resume and WARC writer

@@ -30,7 +30,7 @@ from newscrawl.crawl.extensions.state import crawl_state
 from newscrawl.crawl.items import PageItem
 from newscrawl.crawl.middlewares.sitecap import page_count
 from newscrawl.storage.schemas import ARTICLES_SCHEMA, PARTITION_BY
-from newscrawl.storage.writer import ParquetDatasetWriter
+from newscrawl.storage.writer import ParquetDatasetWriter, warm_conversions
 
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
@@ -113,6 +113,7 @@ class DatasetPipeline:
         }
 
     def open_spider(self) -> None:
+        warm_conversions()
         self.written = set(self.stored_keys())
         self.writer = ParquetDatasetWriter(
             self.state.dataset_root(self.dataset), self.schema, PARTITION_BY, **self.options

@@ -3,6 +3,7 @@ in the same run, as a before/after of a change (real crawls of the demo web on l
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -75,9 +76,28 @@ def test_a_real_static_site_is_crawled_beside_a_plain_scrapy_spider(tmp_path: Pa
     assert set(rows) == {"plain-scrapy", "plain-scrapy-dfs", "no-extraction", "every-stage"}
     assert {row[1] for row in rows.values()} == {"10"}  # the same cap, met by each
     ratios = [line for line in done.stdout.splitlines() if "/ plain Scrapy" in line]
-    assert len(ratios) == 4 and all(float(line.rsplit(":", 1)[1]) > 0 for line in ratios)
+    values = [
+        float(v) for line in ratios for v in re.findall(r"(\d+\.\d+) \((?:pages|MB)/s\)", line)
+    ]
+    assert len(ratios) == 4 and len(values) == 8 and all(value > 0 for value in values)
 
 
 def test_a_site_folder_without_the_start_page_is_refused(tmp_path: Path) -> None:
     done = bench("--site", tmp_path, "--start", "nothing.html")
     assert done.returncode == 2 and "no such page" in done.stderr
+
+
+def test_import_seconds_reads_the_top_level_imports_of_importtime() -> None:
+    from newscrawl.lab._real_site import import_seconds
+
+    stderr = (
+        "import time: self [us] | cumulative | imported package\n"
+        "import time:       100 |        100 |   _io\n"
+        "import time:       200 |        300 | os\n"
+        "import time:      1000 |       5000 |     numpy.core\n"
+        "import time:       500 |     700000 | numpy\n"
+        "a line of the program's own\n"
+    )
+    total, top = import_seconds(stderr)
+    assert top == [("numpy", 0.7), ("os", 0.0003)]
+    assert round(total, 6) == 0.7003

@@ -23,3 +23,40 @@ def test_the_crawl_modules_import_neither_pandas_nor_pyarrow_dataset() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
     )
     assert done.stdout.strip() == "[]"
+
+
+def test_pyarrow_imports_pandas_in_the_writers_warm_up_thread_not_in_the_reactors() -> None:
+    code = """
+import sys, threading
+importers = []
+
+class Watch:
+    def find_spec(self, name, path=None, target=None):
+        if name == "pandas":
+            importers.append(threading.current_thread().name)
+        return None
+
+sys.meta_path.insert(0, Watch())
+from newscrawl.storage import writer
+writer.warm_conversions()
+writer._WARMING[0].join()
+import pyarrow as pa
+pa.array([1])  # the crawl's first row group
+print(importers)
+"""
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.strip() == "['pyarrow-warm-up']"
+
+
+def test_a_command_imports_only_its_own_module() -> None:
+    code = (
+        "import sys\nfrom newscrawl.cli import main\n"
+        "try:\n    main(['crawl', '--help'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith('newscrawl.commands.')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.strip().splitlines()[-1] == "['newscrawl.commands.crawl']"

@@ -64,15 +64,34 @@ def test_resolved_links_match_a_fresh_resolution_on_every_base_and_repeat() -> N
         for base in BASES:
             expected = [u for u in (reference(base, h) for h in HREFS) if u is not None]
             assert list(resolver.resolve(base, HREFS)) == expected
-    # only page-independent hrefs are remembered, per scheme and host
-    remembered_hrefs = {href for _, href in resolver.remembered}
-    assert "page-3.html" not in remembered_hrefs and "?q=1" not in remembered_hrefs
-    assert "/docs/page-1.html" in remembered_hrefs
+    # page-independent hrefs are remembered per scheme and host, relative paths per folder;
+    # a query or fragment alone, never (urljoin keeps the page's own path for those)
+    remembered = set(resolver.remembered)
+    assert ("http://example.org", "/docs/page-1.html") in remembered
+    assert ("http://example.org/docs/", "page-3.html") in remembered
+    assert ("http://example.org/other/", "../up.html") in remembered
+    assert not any(href in ("?q=1", "http:relative.html") for _, href in remembered)
     assert {origin for origin, _ in resolver.remembered} == {
         "http://example.org",
         "https://example.org",
         "http://other.net",
+        "http://example.org/docs/",
+        "https://example.org/a/b/",
+        "http://other.net/",
+        "http://example.org/other/",
     }
+
+
+def test_a_relative_link_is_resolved_once_per_folder() -> None:
+    resolver = LinkResolver()
+    hrefs = ["../api/a.html", "b.html", "./c/", "?page=2"]
+    first = list(resolver.resolve("http://example.org/docs/one.html", hrefs))
+    resolver.remembered[("http://example.org/docs/", "b.html")] = "http://example.org/x"
+    later = list(resolver.resolve("http://example.org/docs/two.html?v=1", hrefs))
+    assert first[1] == "http://example.org/docs/b.html"
+    assert later[1] == "http://example.org/x"  # what the folder's first page resolved it to
+    assert later[0] == "http://example.org/api/a.html" and later[2] == "http://example.org/docs/c/"
+    assert later[3] == "http://example.org/docs/two.html?page=2"  # the page's own path
 
 
 def test_memory_is_bounded() -> None:
@@ -114,7 +133,15 @@ PIECES = [
 def test_random_hrefs_match_a_fresh_resolution() -> None:
     rng = random.Random(9)
     resolver = LinkResolver()
-    bases = [*BASES, "https://example.org/a/b/c.html?z=1", "http://example.org:8080/d/"]
+    bases = [
+        *BASES,
+        "https://example.org/a/b/c.html?z=1",
+        "https://example.org/a/b/d;p=1.html#f",  # the same folder, a page of its own
+        "http://example.org/docs/other.html?x=2",
+        "http://example.org:8080/d/",
+        "http://example.org",
+        "http://example.org?q=3",
+    ]
     hrefs = ["".join(rng.choices(PIECES, k=rng.randint(1, 6))) for _ in range(3000)]
     for _ in range(2):
         for base in bases:

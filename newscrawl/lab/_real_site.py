@@ -10,7 +10,8 @@ Scrapy's default order, which on a documentation site reaches other, often small
 its MB), `no-extraction` (newscrawl fetching, parsing for links and writing raw pages) and
 `every-stage` (newscrawl with its default pipelines: the site pass and extraction).
 
-pages/s is HTML pages over the seconds from spider open to close, MB their HTML; `wall s` is the
+pages/s is HTML pages over the seconds from spider open to close, MB their HTML (MB/s over
+the same seconds: the order decides which pages a cap takes, and their size); `wall s` is the
 child process's whole life (imports and start-up included) and `CPU s` the CPU time of the child
 and the processes it waited for (its parse workers; not the site pass workers, which its forkserver
 starts). A crawl that waits shows `wall s` well above `CPU s`; set it beside the plain spider's in
@@ -33,7 +34,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-__all__ = ["REAL_VARIANTS", "crawl_real_site", "print_real_site", "serve_folder"]
+__all__ = [
+    "REAL_VARIANTS",
+    "crawl_real_site",
+    "import_seconds",
+    "measure_startup",
+    "print_real_site",
+    "print_startup",
+    "serve_folder",
+]
 
 PEER = "plain-scrapy"
 PEER_DFS = "plain-scrapy-dfs"
@@ -158,6 +167,7 @@ def crawl_real_site(
                 else:
                     run = _newscrawl(url, cap, Path(tmp) / f"{name}-{i}", REAL_VARIANTS[name])
                 run["pages_per_s"] = run["pages"] / run["seconds"] if run["seconds"] else 0.0
+                run["mb_per_s"] = run["mb"] / run["seconds"] if run["seconds"] else 0.0
                 runs[name].append(run)
                 print(f"{name} #{i + 1}: {run}", file=sys.stderr)
     return {
@@ -176,19 +186,109 @@ def print_real_site(
         f"{os.cpu_count()} cores, load {load:.1f}"
     )
     print(
-        f"{'variant':<16} {'pages':>6} {'MB':>6} {'seconds':>8} {'pages/s':>8} {'wall s':>7}"
-        f" {'CPU s':>6}"
+        f"{'variant':<16} {'pages':>6} {'MB':>6} {'seconds':>8} {'pages/s':>8} {'MB/s':>6}"
+        f" {'wall s':>7} {'CPU s':>6}"
     )
     for name, row in results.items():
         print(
             f"{name:<16} {row['pages']:>6.0f} {row['mb']:>6.1f} {row['seconds']:>8.1f}"
-            f" {row['pages_per_s']:>8.1f} {row['wall_s']:>7.1f} {row['cpu_s']:>6.1f}"
+            f" {row['pages_per_s']:>8.1f} {row['mb_per_s']:>6.2f} {row['wall_s']:>7.1f}"
+            f" {row['cpu_s']:>6.1f}"
         )
     for peer_name, what in ((PEER, "plain Scrapy"), (PEER_DFS, "plain Scrapy, its default order")):
         peer = results.get(peer_name)
-        if not peer or not peer["pages_per_s"]:
+        if not peer or not peer["pages_per_s"] or not peer["mb_per_s"]:
             continue
         for name, row in results.items():
             if name not in (PEER, PEER_DFS):
-                ratio = row["pages_per_s"] / peer["pages_per_s"]
-                print(f"{name} / {what} (pages/s): {ratio:.2f}")
+                pages = row["pages_per_s"] / peer["pages_per_s"]
+                mb = row["mb_per_s"] / peer["mb_per_s"]
+                print(f"{name} / {what}: {pages:.2f} (pages/s), {mb:.2f} (MB/s)")
+
+
+# -- start-up ----------------------------------------------------------------------------------
+
+_STARTUP_PAGE = b"<html><head><title>One page</title></head><body><p>A page.</p></body></html>"
+# what each kind of process imports before its first page, run alone in a fresh interpreter
+_WORKER_CODE = {
+    "parse worker": (
+        "from newscrawl.crawl.parsepool import page_links\n"
+        "page_links(b'<p>warm</p>', 'http://x/', 'text/html', 100)"
+    ),
+    "site pass worker (extractor chain built)": (
+        "from newscrawl.extractors import build_extractor\n"
+        "from newscrawl.html.dom import parse_html\n"
+        "for name in ('learned', 'cetd-tpc'):\n"
+        "    build_extractor(name).extract(parse_html(b'<p>warm</p>'))"
+    ),
+}
+
+
+def import_seconds(stderr: str) -> tuple[float, list[tuple[str, float]]]:
+    """From ``python -X importtime`` output: the seconds of all imports (the sum of the
+    top-level ones' cumulative times) and the top-level imports, largest first."""
+    top: list[tuple[str, float]] = []
+    for line in stderr.splitlines():
+        if not line.startswith("import time:") or "cumulative" in line:
+            continue
+        _, cumulative, name = line.split("|", 2)
+        if name.startswith(" ") and not name.startswith("  "):  # top level: no indentation
+            top.append((name.strip(), int(cumulative) / 1e6))
+    top.sort(key=lambda item: -item[1])
+    return sum(seconds for _, seconds in top), top
+
+
+def _startup_row(label: str, command: list[str], imports: bool = True) -> dict[str, Any]:
+    """One process's wall and CPU seconds and, with `imports`, what its imports take (its
+    children would print theirs too: a crawl with workers is timed without)."""
+    flags = ["-X", "importtime"] if imports else []
+    result, wall, cpu = _timed([sys.executable, *flags, *command])
+    if result.returncode != 0:
+        raise RuntimeError(f"{label} failed ({result.returncode}): {result.stderr[-2000:]}")
+    total, top = import_seconds(result.stderr) if imports else (None, [])
+    return {"label": label, "wall_s": wall, "cpu_s": cpu, "import_s": total, "top": top[:4]}
+
+
+def measure_startup() -> list[dict[str, Any]]:
+    """A crawl's first seconds, per kind of process: a one-page site crawled with every stage
+    (its wall, CPU and spider open-to-close seconds), the same crawl with every stage in the
+    one process (workers off: what a crawl imports, all processes together), and each kind
+    of worker's imports and start, alone."""
+    from newscrawl.crawl.crawl_process import crawl_command
+
+    rows: list[dict[str, Any]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        site = Path(tmp) / "site"
+        site.mkdir()
+        (site / "index.html").write_bytes(_STARTUP_PAGE)
+        with serve_folder(site) as base:
+            for label, extra in (
+                ("crawl process (one page, every stage)", []),
+                ("one process (workers off)", ["NEWSCRAWL_PARSE_WORKERS=0",
+                                               "NEWSCRAWL_SITEPASS_WORKERS=0"]),
+            ):  # fmt: skip
+                out = Path(tmp) / f"out-{len(rows)}"
+                sites = Path(tmp) / f"sites-{len(rows)}.csv"
+                sites.write_text(f"url,name,max_pages\n{base}index.html,site,1\n")
+                command = crawl_command(sites, out, extra, ("--fast-local", "--log-level", "ERROR"))
+                row = _startup_row(label, command[1:], imports=bool(rows))
+                summary = json.loads(next(out.glob(".newscrawl/*/summary.json")).read_text())
+                rows.append({**row, "crawl_s": summary["elapsed_s"]})
+    for label, code in _WORKER_CODE.items():
+        rows.append({**_startup_row(label, ["-c", code]), "crawl_s": None})
+    return rows
+
+
+def print_startup(rows: list[dict[str, Any]]) -> None:
+    """The start-up table: per process, wall and CPU seconds, import seconds, the largest
+    imports, and for the crawls the seconds from spider open to close."""
+    print(f"start-up: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
+    print(f"{'process':<42} {'wall s':>7} {'CPU s':>6} {'imports s':>9} {'crawl s':>8}  largest")
+    for row in rows:
+        crawl = f"{row['crawl_s']:>8.2f}" if row["crawl_s"] is not None else f"{'':>8}"
+        imported = f"{row['import_s']:>9.2f}" if row["import_s"] is not None else f"{'-':>9}"
+        largest = ", ".join(f"{name} {seconds:.2f}" for name, seconds in row["top"])
+        print(
+            f"{row['label']:<42} {row['wall_s']:>7.2f} {row['cpu_s']:>6.2f}"
+            f" {imported} {crawl}  {largest}"
+        )

@@ -176,6 +176,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="pages of the heavy-site variant's site (default: 200)",
     )
+    parser.add_argument(
+        "--startup",
+        action="store_true",
+        help="measure a crawl's first seconds instead: per kind of process (crawl, parse "
+        "worker, site pass worker), wall and CPU seconds and what its imports take "
+        "(python -X importtime), on a one-page site",
+    )
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
 
 
@@ -331,6 +338,8 @@ def _row(runs: list[dict[str, Any]]) -> dict[str, float]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.startup:
+        return _run_startup(args)
     if args.site is not None:
         return _run_real_site(args)
     from newscrawl.demo.server import DemoServer, serve_pages
@@ -441,4 +450,19 @@ def _run_real_site(args: argparse.Namespace) -> int:
         print(json.dumps(results, indent=1))
     else:
         print_real_site(args.site, args.cap, args.repeat, results)
+    return 0
+
+
+def _run_startup(args: argparse.Namespace) -> int:
+    from newscrawl.lab._real_site import measure_startup, print_startup
+
+    try:
+        rows = measure_startup()
+    except RuntimeError as err:
+        print(f"bench crawl: {err}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(rows, indent=1))
+    else:
+        print_startup(rows)
     return 0

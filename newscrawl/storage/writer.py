@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import os
 import secrets
+import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -48,12 +49,27 @@ __all__ = [
     "read_column",
     "read_columns",
     "remove_torn_files",
+    "warm_conversions",
 ]
 
 Partition = tuple[tuple[str, str], ...]
 TMP_SUFFIX = ".tmp"
 _SCALARS = (int, float, datetime)  # a row's values that count 8 bytes each in `_value_size`
 logger = logging.getLogger(__name__)
+
+_WARMING: list[threading.Thread] = []
+
+
+def warm_conversions() -> None:
+    """Start, once per process, a thread that makes pyarrow's first conversion of Python
+    values now: pyarrow imports pandas for it (when installed), which would otherwise stall a
+    crawl's reactor at its first row group. Started when a crawl opens, the
+    import runs while the first requests are on the wire."""
+    if _WARMING:
+        return
+    thread = threading.Thread(target=pa.array, args=([0],), name="pyarrow-warm-up", daemon=True)
+    _WARMING.append(thread)
+    thread.start()
 
 
 def new_run_id() -> str:

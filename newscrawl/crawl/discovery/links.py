@@ -5,9 +5,12 @@ every page: a 200-page crawl of a documentation site meets some 60,000 links for
 distinct URLs, and joining and canonicalising each cost more than parsing the page. A link whose
 target does not depend on the page it is on (an absolute `http(s)://` href, or a root-relative
 `/path` or `//host/path` one, which depend only on the base's scheme and host) is resolved once
-per site; a repeat costs a dict lookup. An href that names no host and no path (`//`,
-`http://?q`: urljoin takes the page's own path for it) or holds a tab or line break (which
-urljoin drops, so `/\t/` reads as `//`) is resolved afresh on every page, as are relative ones.
+per site; a repeat costs a dict lookup. A relative one with a path of its own (`page.html`,
+`../api/`, as documentation generators write every menu and sidebar link) depends only on the
+base's folder, and is resolved once per folder. An href that names no host and no path (`//`,
+`http://?q`, `?q`, `http:` with a path: urljoin takes the page's own path for it) or holds a
+tab or line break (which urljoin drops, so `/\t/` reads as `//`) is resolved afresh on every
+page.
 What a resolver remembers is bounded: 10,000 hrefs (about 3 MB) per site, enough for the few
 thousand distinct links of a 200-page documentation site; beyond that, new hrefs are resolved
 afresh.
@@ -41,13 +44,20 @@ class LinkResolver:
         are left out."""
         parts = urlsplit(base)
         origin = f"{parts.scheme}://{parts.netloc}"
+        folder = origin + parts.path[: parts.path.rfind("/") + 1]
         for href in hrefs:
             href = href.strip()
             if not href or href.lower().startswith(SKIPPED_SCHEMES):
                 continue
-            if not _page_independent(href):
+            if _page_independent(href):
+                key = (origin, href)
+            elif _folder_relative(href):
+                key = (folder, href)
+            else:
+                key = None
+            if key is None:
                 url = absolute_url(base, href)
-            elif (key := (origin, href)) in self.remembered:
+            elif key in self.remembered:
                 url = self.remembered[key]
             else:
                 url = absolute_url(base, href)
@@ -78,3 +88,13 @@ def _page_independent(href: str) -> bool:
             return False
     # a host, or a path from the root; with neither, urljoin takes the page's path and query
     return rest[:1] not in ("", "?", "#")
+
+
+def _folder_relative(href: str) -> bool:
+    """Whether urljoin(base, href) depends on nothing of `base` but its scheme, host and
+    folder (its path up to the last "/"): a relative path, with no scheme of its own. One that
+    starts with a control character is not: urljoin strips those, and what is left may be a
+    query alone."""
+    if "\t" in href or "\n" in href or "\r" in href or href[0] in "/?#" or href[0] <= " ":
+        return False
+    return ":" not in href.split("/", 1)[0]

@@ -237,9 +237,11 @@ def _hiding(tag: str, values: _Values) -> int:
     return mask
 
 
+@lru_cache(maxsize=1 << 16)
 def _marked(tag: str, values: _Values | None) -> tuple[int, str]:
     """An element's mask (its tag's bit, its hiding bits, its keyword groups) and its words;
-    `values`: its `_READ` attributes, None when it has none."""
+    `values`: its `_READ` attributes, None when it has none. Cached: a page's elements repeat
+    a few tags and class strings."""
     mask = _TAG_BIT.get(tag, 0)
     if values is None and tag != "dialog":  # no words, no hiding
         return mask, ""
