@@ -6,12 +6,16 @@ again (and a resumed crawl replays them from here instead of fetching them twice
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from newscrawl.pipelines.parquet import DatasetPipeline
 
 from newscrawl.crawl.items import PageItem
 from newscrawl.storage.schemas import PAGES_SCHEMA
+from newscrawl.template.node_summary import hash_summary, summaries_wanted
+
+if TYPE_CHECKING:
+    from scrapy.crawler import Crawler
 
 __all__ = ["RawPagePipeline"]
 
@@ -19,6 +23,10 @@ __all__ = ["RawPagePipeline"]
 class RawPagePipeline(DatasetPipeline):
     dataset = "pages"
     schema = PAGES_SCHEMA
+
+    def __init__(self, crawler: Crawler) -> None:
+        super().__init__(crawler)
+        self.summaries = summaries_wanted(crawler.settings)  # hashes stored for the site pass
 
     def stored_keys(self) -> set[str]:
         return set(self.state.stored_pages)  # url and final_url of every stored page
@@ -29,4 +37,14 @@ class RawPagePipeline(DatasetPipeline):
             "content_type": item.content_type,
             "headers": item.headers or None,
             "html": item.html,
+            "node_hashes": self._summary(item) or None,
         }
+
+    def _summary(self, item: PageItem) -> bytes:
+        """The page's node hashes for the site pass (`node_summary`): from the crawl's parse
+        workers, or from its parsed tree when it was parsed here (inline, an ingest)."""
+        if not self.summaries:
+            return b""
+        if item.node_hashes or item.dom is None:
+            return item.node_hashes
+        return hash_summary(item.dom)

@@ -40,6 +40,7 @@ from newscrawl.extractors.context import SiteContext, learn_site, site_methods
 from newscrawl.learned.sitetemplate import MAX_TEMPLATE_PAGES, hashes_template, page_hashes
 from newscrawl.storage.nodes import nodes_schema, nodes_table
 from newscrawl.template.carry import is_redesign
+from newscrawl.template.node_summary import SUMMARY_COLUMN, PageHashes, read_summary
 from newscrawl.template.records import PageNodes
 from newscrawl.template.sitelevel import (
     KeptDoms,
@@ -130,30 +131,54 @@ def pass_page(item: PageItem, stored: StoredRef | None = None) -> PassPage:
 
 # Where a stored page's bytes are: (pages file, row, bytes).
 StoredRef = tuple[str, int, int]
-# The bytes of stored pages a pass keeps read at once (row groups of `pages` files).
-READ_BYTES = 64 << 20
+# The bytes of stored pages a pass keeps read at once (row groups of `pages` files); the row
+# group read last is kept whatever its size.
+READ_BYTES = 16 << 20
 
 
 class StoredBytes:
-    """The bytes of stored pages (`PassPage.stored`), read a row group at a time; the row
-    groups read last are kept while they hold at most `budget` bytes."""
+    """The bytes of stored pages (`PassPage.stored`), and the node hashes stored beside them,
+    read a row group at a time; the row groups read last are kept while they hold at most
+    `budget` bytes (the one read last whatever its size)."""
 
     def __init__(self, budget: int = READ_BYTES) -> None:
         self.budget = budget
         self._starts: dict[str, list[int]] = {}
-        self._groups: dict[tuple[str, int], list[Any]] = {}
-        self._sizes: dict[tuple[str, int], int] = {}
+        self._columns: dict[str, set[str]] = {}
+        self._groups: dict[tuple[str, int, str], list[Any]] = {}
+        self._sizes: dict[tuple[str, int, str], int] = {}
 
     def html(self, page: PassPage) -> bytes:
         """The page's bytes (held, or read from its file)."""
         if not page.stored:
             return page.html
-        group, offset = self._locate(page.stored, page.row)
-        rows = self._groups.get((page.stored, group))
-        if rows is None:
-            rows = self._read(page.stored, group)
-        found = rows[offset]
+        found = self._value(page, "html")
         return found if isinstance(found, bytes) else b""
+
+    def summary(self, page: PassPage) -> PageHashes | None:
+        """The node hashes stored beside the page's bytes; None when there are none (a page
+        held, not stored; a file written before they were stored; a page over their bound)."""
+        if not page.stored:
+            return None
+        if SUMMARY_COLUMN not in self._names(page.stored):
+            return None
+        return read_summary(self._value(page, SUMMARY_COLUMN))
+
+    def _value(self, page: PassPage, column: str) -> Any:
+        group, offset = self._locate(page.stored, page.row)
+        rows = self._groups.get((page.stored, group, column))
+        if rows is None:
+            rows = self._read(page.stored, group, column)
+        return rows[offset]
+
+    def _names(self, path: str) -> set[str]:
+        names = self._columns.get(path)
+        if names is None:
+            import pyarrow.parquet as pq
+
+            names = set(pq.read_schema(path).names)
+            self._columns[path] = names
+        return names
 
     def _locate(self, path: str, row: int) -> tuple[int, int]:
         starts = self._starts.get(path)
@@ -174,17 +199,17 @@ class StoredBytes:
         group = bisect.bisect_right(starts, row) - 1
         return group, row - starts[group]
 
-    def _read(self, path: str, group: int) -> list[Any]:
+    def _read(self, path: str, group: int, column: str) -> list[Any]:
         import pyarrow.parquet as pq
 
         with pq.ParquetFile(path) as source:
-            rows = source.read_row_group(group, columns=["html"]).column(0).to_pylist()
+            rows = source.read_row_group(group, columns=[column]).column(0).to_pylist()
         size = sum(len(found) for found in rows if found)
         while self._groups and sum(self._sizes.values()) + size > self.budget:
             oldest = next(iter(self._groups))
             del self._groups[oldest], self._sizes[oldest]
-        self._groups[(path, group)] = rows
-        self._sizes[(path, group)] = size
+        self._groups[(path, group, column)] = rows
+        self._sizes[(path, group, column)] = size
         return rows
 
     def resolved(self, pages: tuple[PassPage, ...]) -> tuple[PassPage, ...]:
@@ -483,7 +508,13 @@ class SitePasser:
 
         try:
             learned = "sitelevel" in methods
-            hashes = count_site_hashes(raws, doms.parse, learned, spill=job.staging)
+            hashes = count_site_hashes(
+                raws,
+                doms.parse,
+                learned,
+                spill=job.staging,
+                stored=lambda raw: stored.summary(page_of[id(raw)]),
+            )
             context = None
             if hashes.learned is not None:
                 context = SiteContext({"sitelevel": hashes.learned})

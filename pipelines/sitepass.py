@@ -265,12 +265,13 @@ class SitePassPipeline:
         bytes is full (the page is then extracted page by page, and not stored: never in the
         pass as well)."""
         if self.raw_pages is not None and item.final_url in self.raw_pages.written:
-            self.buffers[item.site].append(dataclasses.replace(item, dom=None, html=b""))
+            held = dataclasses.replace(item, dom=None, html=b"", node_hashes=b"")
+            self.buffers[item.site].append(held)
             return True
         if self.sizes[item.site] + len(item.html) > self.max_bytes:
             self.crawler.stats.inc_value("newscrawl/sitepass/over_budget")
             return False
-        self.buffers[item.site].append(dataclasses.replace(item, dom=None))
+        self.buffers[item.site].append(dataclasses.replace(item, dom=None, node_hashes=b""))
         self.sizes[item.site] += len(item.html)
         return True
 

@@ -34,7 +34,15 @@ from newscrawl.tags import SKIPPED_TAGS
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-__all__ = ["PageLinks", "ParsePool", "end_with", "future_deferred", "links_of", "page_links"]
+__all__ = [
+    "PageLinks",
+    "ParsePool",
+    "end_with",
+    "future_deferred",
+    "hashed_page_links",
+    "links_of",
+    "page_links",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +54,8 @@ class PageLinks:
     base: str | None  # the last non-empty <base href>, None when none
     link_elements: tuple[tuple[str, str, str], ...]  # (rel, type, href) of each <link>
     hrefs: tuple[str, ...]  # every <a href>, in document order
+    # the page's node hashes for the site pass (`newscrawl.template.node_summary`), b"": none
+    node_hashes: bytes = b""
 
 
 def links_of(dom: Dom) -> PageLinks:
@@ -85,6 +95,16 @@ def page_links(body: bytes, url: str, content_type: str, max_nodes: int) -> Page
     return PageLinks(base, tuple(link_elements), tuple(hrefs))
 
 
+def hashed_page_links(body: bytes, url: str, content_type: str, max_nodes: int) -> PageLinks:
+    """A page's links and its node hashes for the site pass, from its DOM (what a pool worker
+    runs when the crawl stores them); raises `PageError` as `parse_html` does."""
+    from newscrawl.template.node_summary import hash_summary
+
+    dom = parse_html(body, url, content_type, max_nodes=max_nodes)
+    links = links_of(dom)
+    return PageLinks(links.base, links.link_elements, links.hrefs, hash_summary(dom))
+
+
 def _hidden(root: Any) -> set[Any]:
     """The elements whose subtree the DOM model leaves out (scripts, styles, noscripts that do
     not hold the page's content...), outermost or not."""
@@ -96,18 +116,24 @@ class ParsePool:
     """The crawl's parse workers (none: inline). `links` returns a Deferred of (links, DOM);
     the DOM is there only when parsed inline."""
 
-    def __init__(self, workers: int, max_nodes: int = MAX_PAGE_NODES) -> None:
+    def __init__(self, workers: int, max_nodes: int = MAX_PAGE_NODES, hashes: bool = False) -> None:
+        """`hashes`: the workers also give each page's node hashes for the site pass (they
+        build its DOM then, as the site pass parses it: with the default node budget only)."""
         self.workers = workers if workers >= 0 else (os.cpu_count() or 1)
         self.max_nodes = max_nodes
+        self.hashes = hashes and max_nodes <= MAX_PAGE_NODES
         self._pool: ProcessPoolExecutor | None = None
         self._started = threading.Event()  # a worker of the pool has answered
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ParsePool:
+        from newscrawl.template.node_summary import summaries_wanted
+
         settings = crawler.settings
         return cls(
             settings.getint("NEWSCRAWL_PARSE_WORKERS", -1),
             settings.getint("NEWSCRAWL_MAX_PAGE_NODES", MAX_PAGE_NODES),
+            summaries_wanted(settings),
         )
 
     def links(
@@ -117,12 +143,13 @@ class ParsePool:
             # inline too while the pool's workers are still starting (the crawl's first
             # pages): the same links, without waiting for a worker's imports
             return defer.maybeDeferred(self._inline, body, url, content_type)
+        work = hashed_page_links if self.hashes else page_links
         try:
-            future = self._executor().submit(page_links, body, url, content_type, self.max_nodes)
+            future = self._executor().submit(work, body, url, content_type, self.max_nodes)
         except BrokenProcessPool:
             self._pool = None  # a worker died (killed for memory?): start a new pool
             self._started.set()  # and wait for it: a page is not parsed inline for ever
-            future = self._executor().submit(page_links, body, url, content_type, self.max_nodes)
+            future = self._executor().submit(work, body, url, content_type, self.max_nodes)
         return future_deferred(future).addCallback(lambda links: (links, None))
 
     def start(self) -> None:
