@@ -2,9 +2,9 @@
 split over the workers or whole, and no page lost when a worker dies.
 
 Real crawls of the demo web over real HTTP on 127.0.0.x, in child processes, checked through
-the Parquet files they leave. A worker is killed by the test hook of `newscrawl.pipelines.
-sitepool` (KILL_FOR_TEST: the worker SIGKILLs itself when given the named site, as the OOM
-killer would). No timing is asserted."""
+the Parquet files they leave. A worker is killed by a test-only extension of the crawl
+(`sitepass_killer`: the worker given the named site gets a SIGKILL instead, as from the OOM
+killer). No timing is asserted."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ from newscrawl.pipelines.sitejob import (
     pass_shards,
     shard_context,
 )
-from newscrawl.pipelines.sitepool import KILL_FOR_TEST
+from sitepass_killer import SETTING, SitePassKiller
 
 from newscrawl import settings as defaults
 from newscrawl.crawl.runner import crawl_command
@@ -125,9 +125,14 @@ def run_crawl(
     sites: Path, out: Path, workers: int, kill: str = "", *settings: str
 ) -> tuple[dict, str]:
     """A crawl with NEWSCRAWL_SITEPASS_WORKERS=`workers` (and `settings`), the worker of `kill`
-    killed by the test hook; its summary and its log."""
+    killed by `SitePassKiller`; its summary and its log."""
     settings = (*SETTINGS, *settings, f"NEWSCRAWL_SITEPASS_WORKERS={workers}")
-    env = {**os.environ, KILL_FOR_TEST: kill}
+    if kill:
+        killer = f"{SitePassKiller.__module__}.{SitePassKiller.__name__}"
+        extensions = json.dumps({**defaults.EXTENSIONS, killer: 0})
+        settings = (*settings, f"EXTENSIONS={extensions}", f"{SETTING}={kill}")
+    path = os.pathsep.join([str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "PYTHONPATH": path}
     result = subprocess.run(
         crawl_command(sites, out, settings),
         capture_output=True,
