@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from newscrawl.pipelines.sitejob import PageResult, PassPage, SitePasser
+    from newscrawl.pipelines.site_store import PageResult, PassPage
+    from newscrawl.pipelines.sitejob import SitePasser
 
 __all__ = [
     "Article",
@@ -211,7 +212,7 @@ def extract_site(
 
 def _pass_page(page: Page, content_type: str | None = None) -> tuple[str | None, PassPage]:
     """A page as the site pass reads it: text goes in as UTF-8 bytes that say so."""
-    from newscrawl.pipelines.sitejob import PassPage
+    from newscrawl.pipelines.site_store import PassPage
 
     url: object
     html: object

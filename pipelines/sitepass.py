@@ -58,11 +58,9 @@ no other site being crawled, is split over the workers, same rows; 0: never).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import logging
 from collections import defaultdict
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -74,18 +72,21 @@ from newscrawl.pipelines.parquet import (
     site_complete,
     writer_options,
 )
+from newscrawl.pipelines.site_store import (
+    StoredBytes,
+    StoredRef,
+    context_item,
+    pass_page,
+    site_rows,
+    stored_items,
+)
 from newscrawl.pipelines.sitejob import (
     LabelJob,
     PassSettings,
-    ResultRecords,
     SitePasser,
     SitePassJob,
     SitePassResult,
-    StoredBytes,
-    StoredRef,
-    let_go,
     log_level,
-    pass_page,
     run_labels,
 )
 from newscrawl.pipelines.sitepool import SitePassPool, pool_size
@@ -95,13 +96,13 @@ from twisted.internet import defer, threads
 
 from newscrawl.crawl.errors import record
 from newscrawl.crawl.history import crawl_history
-from newscrawl.crawl.items import PageItem, WarcOrigin
+from newscrawl.crawl.items import PageItem
 from newscrawl.crawl.sitecap import page_count
 from newscrawl.crawl.state import crawl_state
 from newscrawl.extractors.context import site_methods
 from newscrawl.spiders.site import site_drained
 from newscrawl.storage.nodes import nodes_writer
-from newscrawl.storage.writer import closed_files, closed_partitions
+from newscrawl.storage.writer import closed_partitions
 from newscrawl.template.sitemethods import check_site_method
 from newscrawl.template.sitepass import PAGE_STAGE
 
@@ -109,14 +110,12 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from scrapy.crawler import Crawler
 
-__all__ = ["SitePassPipeline", "site_rows", "stored_items"]
+__all__ = ["SitePassPipeline"]
 
 logger = logging.getLogger(__name__)
 # A site of more raw bytes than this is never split: the split pass holds every page's node
 # records in the crawl process, the whole pass in a worker streams them.
 SPLIT_MAX_BYTES = 64 << 20
-_PAGE_COLUMNS = ("url", "final_url", "fetched_at", "status", "content_type", "headers", "html")
-_WARC_COLUMNS = ("warc_file", "warc_offset", "warc_record_id", "warc_date")
 
 
 class SitePassPipeline:
@@ -355,7 +354,7 @@ class SitePassPipeline:
         cap = max((item.max_pages for item in items), default=0) or self.default_cap
         seen = {url for item in items for url in (item.url, item.final_url)}
         rows = self.history.context_pages(site, seen, cap - len(items))
-        return items + [_context_item(row, site) for row in rows]
+        return items + [context_item(row, site) for row in rows]
 
     async def _site_pass(
         self, site: str, items: list[PageItem], results: str
@@ -589,86 +588,3 @@ class SitePassPipeline:
         self.nodes.close()
         if self.pool is not None:
             self.pool.close()
-
-
-def site_rows(items: list[PageItem], result: SitePassResult | None) -> Iterator[PageItem]:
-    """The site's own items (not `context`) in URL order, each with its result from the
-    pass's results file (when it has one) set as it is handed out, and its text and the
-    other filled fields let go of once the caller is done with it: one page's result is
-    held at a time."""
-    own = sorted(
-        (pair for pair in enumerate(items) if not pair[1].context),
-        key=lambda pair: pair[1].final_url,
-    )
-    path = result.results_file if result is not None else ""
-    with contextlib.ExitStack() as stack:
-        records = None
-        if path:
-            records = stack.enter_context(ResultRecords(open(path, "rb")))  # noqa: SIM115
-            records.at = result.result_at if result is not None else {}
-        for index, item in own:
-            if records is not None and index in records.at:
-                records.get(index).apply(item)
-            yield item
-            let_go(item)
-
-
-def _context_item(row: dict[str, Any], site: str) -> PageItem:
-    """A page an earlier crawl stored, for the site's template only (`context`)."""
-    item = _stored_item(row, site, str(row.get("crawl") or ""))
-    item.context = True
-    return item
-
-
-def stored_items(state: Any, site: str, refs: dict[str, StoredRef] | None = None) -> list[PageItem]:
-    """PageItems of the site's pages in this crawl's complete `pages` files (with the WARC
-    record each came from, when the files say). With `refs`, the items hold no bytes: where
-    each page's are (file, row, size) goes into `refs` by its final URL, read a row group at
-    a time."""
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
-    items: list[PageItem] = []
-    for path in closed_files(state.dataset_root("pages"), state.partition(site)):
-        with pq.ParquetFile(path) as source:
-            names = set(source.schema_arrow.names)
-            columns = [c for c in (*_PAGE_COLUMNS, *_WARC_COLUMNS) if c in names]
-            first = 0
-            for group in range(source.num_row_groups):
-                table = source.read_row_group(group, columns=columns)
-                sizes = pc.binary_length(table.column("html")).to_pylist()
-                if refs is not None:
-                    table = table.drop_columns(["html"])
-                for offset, row in enumerate(table.to_pylist()):
-                    if sizes[offset] is None:
-                        continue
-                    if refs is not None:
-                        row["html"] = b""
-                        refs.setdefault(
-                            row["final_url"], (str(path), first + offset, sizes[offset])
-                        )
-                    items.append(_stored_item(row, site, state.crawl_id))
-                first += table.num_rows
-                del table
-    return items
-
-
-def _stored_item(row: dict[str, Any], site: str, crawl: str) -> PageItem:
-    warc = None
-    if row.get("warc_file"):
-        warc = WarcOrigin(
-            row["warc_file"], row["warc_offset"], row["warc_record_id"], row["warc_date"]
-        )
-    return PageItem(
-        url=row["url"],
-        final_url=row["final_url"],
-        site=site,
-        crawl=crawl,
-        fetched_at=row["fetched_at"],
-        status=row["status"],
-        content_type=row["content_type"] or "",
-        headers=dict(row["headers"] or ()),
-        html=row["html"],
-        replayed=True,
-        warc=warc,
-    )

@@ -44,21 +44,25 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any
 
-from newscrawl.pipelines.sitejob import (
+from newscrawl.pipelines.site_split import (
     HashShard,
+    PassShard,
+    ShardResult,
+    finish_shards,
+    hash_shard,
+    hash_shards,
+    pass_shard,
+    pass_shards,
+    shard_context,
+)
+from newscrawl.pipelines.sitejob import (
     LabelJob,
     PageJob,
     PassSettings,
-    PassShard,
-    ShardResult,
     SitePasser,
     SitePassJob,
     SitePassResult,
-    finish_shards,
-    hash_shards,
-    pass_shards,
     run_labels,
-    shard_context,
 )
 
 from newscrawl.crawl.parsepool import end_with, future_deferred
@@ -325,9 +329,9 @@ def _job_result(job: Job) -> SitePassResult | ShardResult:
     elif isinstance(job, LabelJob):
         result = run_labels(job)
     elif isinstance(job, HashShard):
-        result = _PASSER.hash_shard(job)
+        result = hash_shard(job)
     elif isinstance(job, PassShard):
-        result = _PASSER.pass_shard(job)
+        result = pass_shard(_PASSER, job)
         result.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     else:
         result = _PASSER.run(job)

@@ -13,7 +13,8 @@ import signal
 from concurrent.futures import Future, ProcessPoolExecutor
 from typing import Any
 
-from newscrawl.pipelines.sitejob import PageJob, PassShard
+from newscrawl.pipelines.site_split import PassShard
+from newscrawl.pipelines.sitejob import PageJob
 from newscrawl.pipelines.sitepool import Job, SitePassPool
 from scrapy.crawler import Crawler
 from scrapy.exceptions import NotConfigured

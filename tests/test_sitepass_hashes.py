@@ -18,7 +18,8 @@ import pytest
 from crawl_helpers import FAST_CRAWL
 from newscrawl.pipelines import sitejob
 from newscrawl.pipelines.extraction import ExtractionSettings
-from newscrawl.pipelines.sitejob import PassPage, PassSettings, SitePasser, SitePassJob
+from newscrawl.pipelines.site_store import PassPage
+from newscrawl.pipelines.sitejob import PassSettings, SitePasser, SitePassJob
 
 from newscrawl.crawl.runner import crawl_command
 from newscrawl.demo.server import serve_pages

@@ -22,16 +22,8 @@ import pytest
 from crawl_helpers import FAST_CRAWL
 from newscrawl.pipelines import sitejob
 from newscrawl.pipelines.extraction import ExtractionSettings
-from newscrawl.pipelines.sitejob import (
-    PageResult,
-    PassPage,
-    PassSettings,
-    ResultRecords,
-    SitePasser,
-    SitePassJob,
-    SitePassResult,
-)
-from newscrawl.pipelines.sitepass import site_rows
+from newscrawl.pipelines.site_store import PageResult, PassPage, ResultRecords, site_rows
+from newscrawl.pipelines.sitejob import PassSettings, SitePasser, SitePassJob, SitePassResult
 
 from newscrawl.crawl.items import PageItem
 from newscrawl.crawl.runner import crawl_command
@@ -193,7 +185,7 @@ def test_the_site_pass_holds_one_page_result_at_a_time(
     def note() -> None:
         most[0] = max(most[0], results_held())
 
-    extract, hashed = SitePasser._extract, sitejob.content_hash
+    extract, hashed = SitePasser.extract, sitejob.content_hash
 
     def counted_extract(self: SitePasser, *args: object) -> object:
         found = extract(self, *args)  # type: ignore[arg-type]
@@ -204,7 +196,7 @@ def test_the_site_pass_holds_one_page_result_at_a_time(
         note()
         return hashed(text)
 
-    monkeypatch.setattr(SitePasser, "_extract", counted_extract)
+    monkeypatch.setattr(SitePasser, "extract", counted_extract)
     monkeypatch.setattr(sitejob, "content_hash", counted_hash)
     held, results = {}, {}
     for pages in (6, 24):

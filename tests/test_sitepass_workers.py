@@ -18,17 +18,16 @@ import pandas as pd
 import pytest
 from crawl_helpers import FAST_CRAWL
 from newscrawl.pipelines.extraction import ExtractionSettings
-from newscrawl.pipelines.sitejob import (
-    PassPage,
-    PassSettings,
-    SitePasser,
-    SitePassJob,
-    SitePassResult,
+from newscrawl.pipelines.site_split import (
     finish_shards,
+    hash_shard,
     hash_shards,
+    pass_shard,
     pass_shards,
     shard_context,
 )
+from newscrawl.pipelines.site_store import PassPage
+from newscrawl.pipelines.sitejob import PassSettings, SitePasser, SitePassJob, SitePassResult
 from sitepass_killer import SETTING, SitePassKiller
 
 from newscrawl import settings as defaults
@@ -63,8 +62,8 @@ def passer() -> SitePasser:
 
 def split_pass(passer: SitePasser, job: SitePassJob, parts: int) -> SitePassResult:
     """What `SitePassPool.run_split` computes, its parts run one after the other here."""
-    context = shard_context([passer.hash_shard(shard) for shard in hash_shards(job, parts)])
-    passed = [passer.pass_shard(shard) for shard in pass_shards(job, parts, context)]
+    context = shard_context([hash_shard(shard) for shard in hash_shards(job, parts)])
+    passed = [pass_shard(passer, shard) for shard in pass_shards(job, parts, context)]
     return finish_shards(job, passed)
 
 
