@@ -112,6 +112,9 @@ if TYPE_CHECKING:
 
 __all__ = ["SitePassPipeline"]
 
+# The most bytes of a site's articles rows held before they are written as a row group.
+ARTICLE_GROUP_BYTES = 8 << 20
+
 logger = logging.getLogger(__name__)
 # A site of more raw bytes than this is never split: the split pass holds every page's node
 # records in the crawl process, the whole pass in a worker streams them.
@@ -131,8 +134,12 @@ class SitePassPipeline:
         self.extraction = ExtractionPipeline.from_crawler(crawler)
         self.classifier = ArticleClassifierPipeline(crawler)
         self.articles = ParquetWriterPipeline(crawler)
-        self.articles.options = writer_options(crawler.settings)  # a site's rows close together
-        self.articles.close_at_cap = False  # ... in one file, even for a site at its cap
+        # a site's rows close together in one file, even for a site at its cap; a row group of
+        # them held at a time is at most ARTICLE_GROUP_BYTES of text, however large the site
+        options = writer_options(crawler.settings)
+        limit = min(options["row_group_bytes"], ARTICLE_GROUP_BYTES)
+        self.articles.options = {**options, "row_group_bytes": limit}
+        self.articles.close_at_cap = False
         options = {**writer_options(crawler.settings), "row_group_rows": 65_536}
         self.nodes = nodes_writer(self.state.dataset_root("nodes"), **options)
         self.buffers: defaultdict[str, list[PageItem]] = defaultdict(list)
