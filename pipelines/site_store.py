@@ -320,9 +320,6 @@ class NodeRows:
         if not self._held:
             return
         if self._writer is None:
-            import os
-            import tempfile
-
             os.makedirs(self.staging, exist_ok=True)
             handle, self.path = tempfile.mkstemp(".parquet", "nodes-", self.staging)
             os.close(handle)
@@ -337,8 +334,6 @@ class NodeRows:
             if self._writer is not None:
                 self._writer.close()
             if self.path:
-                import os
-
                 os.unlink(self.path)
             self.path = ""
             return
@@ -371,8 +366,6 @@ def work_item(page: PassPage, site: str) -> PageItem:
         html=page.html,
         context=page.context,
     )
-
-
 
 
 def site_rows(items: list[PageItem], result: SitePassResult | None) -> Iterator[PageItem]:

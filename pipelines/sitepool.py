@@ -337,4 +337,3 @@ def _job_result(job: Job) -> SitePassResult | ShardResult:
         result = _PASSER.run(job)
         result.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return result
-

@@ -155,3 +155,22 @@ def test_a_crawl_stores_each_pages_hashes_beside_it(tmp_path: Path) -> None:
     for row in rows:
         raw = RawPage(row["final_url"], row["html"], row["content_type"])
         assert row["node_hashes"] == hash_summary(parse_raw(raw)), row["final_url"]
+
+
+def test_hashes_are_stored_only_for_a_site_pass_that_counts_them() -> None:
+    from scrapy.settings import Settings
+
+    from newscrawl import settings as defaults
+    from newscrawl.template.node_summary import summaries_wanted
+
+    def wanted(**values: object) -> bool:
+        settings = Settings()
+        settings.setmodule(defaults)
+        settings.update(values, priority="cmdline")
+        return summaries_wanted(settings)
+
+    raw_only = {"newscrawl.pipelines.rawpages.RawPagePipeline": 400}
+    assert wanted()
+    assert not wanted(ITEM_PIPELINES=raw_only)  # no site pass: nothing reads them
+    assert not wanted(NEWSCRAWL_SITELEVEL=False)
+    assert not wanted(NEWSCRAWL_SITE_METHOD="sst")

@@ -77,6 +77,9 @@ def summaries_wanted(settings: Any) -> bool:
         return False
     if (settings.get("NEWSCRAWL_SITE_METHOD") or "sitelevel") != "sitelevel":
         return False
-    pipelines = settings.getwithbase("ITEM_PIPELINES")
-    return any(str(name).endswith("RawPagePipeline") and order is not None
-               for name, order in pipelines.items())  # fmt: skip
+    enabled = {
+        str(name).rpartition(".")[2]
+        for name, order in settings.getwithbase("ITEM_PIPELINES").items()
+        if order is not None
+    }
+    return {"RawPagePipeline", "SitePassPipeline"} <= enabled
