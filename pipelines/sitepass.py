@@ -37,7 +37,9 @@ What a site holds here does not grow with its pages' bytes: a page the `pages` d
 (its pipeline runs before this one) is kept without its bytes, and the site pass reads them
 from the site's stored files (closed first, `site_complete`) a row group at a time, in the
 worker. The site pass of SiteLevel without context pages streams (`newscrawl.template.
-streampass`): one page's tree and node records at a time, its `nodes` rows written to a
+streampass`), its first pass reading the node hashes the crawl's parse stored beside each
+page (`newscrawl.template.node_summary`) instead of parsing it: one page's tree and node
+records at a time, its `nodes` rows written to a
 staging file as they are made and copied into the dataset here a row group at a time. Each
 page's result (its final text and the other fields of its row) goes the same way: the pass
 writes it to a file this process names (`SitePassJob.results`) as it is made, and the rows are
