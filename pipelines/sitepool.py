@@ -65,7 +65,7 @@ from newscrawl.pipelines.sitejob import (
     run_labels,
 )
 
-from newscrawl.crawl.parsepool import end_with, future_deferred
+from newscrawl.crawl.parsepool import end_with, future_deferred, return_freed_memory
 from newscrawl.extractors import EXTRACTORS
 from newscrawl.gcpause import paused_gc
 
@@ -318,6 +318,8 @@ def _run(job: Job) -> SitePassResult | ShardResult:
     with paused_gc():
         result = _job_result(job)
     result.logs = _LOGS.take()
+    if not isinstance(job, PageJob):  # a site's trees and records are let go of by now
+        return_freed_memory()
     return result
 
 

@@ -14,6 +14,8 @@ reactor thread, as before), NEWSCRAWL_MAX_PAGE_NODES (the node budget).
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import logging
 import multiprocessing
 import os
@@ -42,6 +44,7 @@ __all__ = [
     "hashed_page_links",
     "links_of",
     "page_links",
+    "return_freed_memory",
 ]
 
 logger = logging.getLogger(__name__)
@@ -101,8 +104,32 @@ def hashed_page_links(body: bytes, url: str, content_type: str, max_nodes: int) 
     from newscrawl.template.node_summary import hash_summary
 
     dom = parse_html(body, url, content_type, max_nodes=max_nodes)
-    links = links_of(dom)
-    return PageLinks(links.base, links.link_elements, links.hrefs, hash_summary(dom))
+    links, large = links_of(dom), len(dom) >= TRIM_NODES
+    summary = hash_summary(dom)
+    del dom
+    if large:
+        return_freed_memory()
+    return PageLinks(links.base, links.link_elements, links.hrefs, summary)
+
+
+# A worker hands the memory a page's tree took back to the system after a tree of at least
+# this many elements (`return_freed_memory`).
+TRIM_NODES = 20_000
+_TRIM: Any = None
+
+
+def return_freed_memory() -> None:
+    """Hand the heap memory this process has freed back to the system (the C library's
+    malloc_trim), so a worker idle after a large page or site does not keep its high-water
+    mark resident; nothing where the C library has no malloc_trim."""
+    global _TRIM
+    if _TRIM is None:
+        try:
+            _TRIM = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+        except (OSError, AttributeError):
+            _TRIM = False
+    if _TRIM:
+        _TRIM(0)
 
 
 def _hidden(root: Any) -> set[Any]:
