@@ -19,6 +19,10 @@ if TYPE_CHECKING:
 
 __all__ = ["RawPagePipeline"]
 
+# The most bytes of pages held before they are written as a row group: what the crawl holds of
+# them at once, and what the site pass reads back to get one stored page's bytes.
+PAGE_GROUP_BYTES = 8 << 20
+
 
 class RawPagePipeline(DatasetPipeline):
     dataset = "pages"
@@ -26,6 +30,8 @@ class RawPagePipeline(DatasetPipeline):
 
     def __init__(self, crawler: Crawler) -> None:
         super().__init__(crawler)
+        limit = min(self.options["row_group_bytes"], PAGE_GROUP_BYTES)
+        self.options = {**self.options, "row_group_bytes": limit}
         self.summaries = summaries_wanted(crawler.settings)  # hashes stored for the site pass
 
     def stored_keys(self) -> set[str]:
