@@ -5,8 +5,10 @@ A worker decodes the page and builds its lxml tree as `newscrawl.dom.parse_html`
 the crawl's node budget: a page over it is refused before any tree is built), and sends back
 only what the spider needs: the `<base>` href, the `<link>` elements and the `<a>` hrefs, in
 document order, leaving out what the DOM model leaves out (scripts, styles, hidden noscripts) -
-the same links as the DOM model gives, without its walk over every node. The site pass parses
-the page again for its own stages, so no tree crosses a process boundary.
+the same links as the DOM model gives, without its walk over every node. When the crawl's site
+pass counts SiteLevel's node hashes, a worker builds the page's DOM instead and sends its
+hashes back too (`hashed_page_links`): they are stored beside the raw page, and the site pass
+reads them rather than parsing the page once more for them. No tree crosses a process boundary.
 
 Settings: NEWSCRAWL_PARSE_WORKERS (worker processes; -1: one per core, 0: parse inline on the
 reactor thread, as before), NEWSCRAWL_MAX_PAGE_NODES (the node budget).
