@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     import pyarrow as pa
 
-    from newscrawl.site.site_job import PageResult, PassPage, SitePasser
+    from newscrawl.site.site_job import SitePasser
+    from newscrawl.site.site_store import PageResult, PassPage
 
 __all__ = [
     "Article",
@@ -221,7 +222,7 @@ def extract_site(
 
 def _pass_page(page: Page, content_type: str | None = None) -> tuple[str | None, PassPage]:
     """A page as the site pass reads it: text goes in as UTF-8 bytes that say so."""
-    from newscrawl.site.site_job import PassPage
+    from newscrawl.site.site_store import PassPage
 
     url: object
     html: object

@@ -228,7 +228,8 @@ class ExtractionPipeline:
     async def _in_worker(self, item: PageItem) -> PageItem:
         """`fill` and the article flag of `item` in a worker process; when the pool broke (a
         worker died), once more in a worker of its own; no text when that one died too."""
-        from newscrawl.site.site_job import PageJob, pass_page
+        from newscrawl.site.site_job import PageJob
+        from newscrawl.site.site_store import pass_page
 
         assert self.pool is not None
 

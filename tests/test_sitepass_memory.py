@@ -28,16 +28,8 @@ from newscrawl.demo.server import serve_pages
 from newscrawl.html.dom import Dom
 from newscrawl.site import site_job as sitejob
 from newscrawl.site import stream_pass as streampass
-from newscrawl.site.site_job import (
-    PageResult,
-    PassPage,
-    PassSettings,
-    ResultRecords,
-    SitePasser,
-    SitePassJob,
-    SitePassResult,
-)
-from newscrawl.site.site_pipeline import site_rows
+from newscrawl.site.site_job import PassSettings, SitePasser, SitePassJob, SitePassResult
+from newscrawl.site.site_store import PageResult, PassPage, ResultRecords, site_rows
 from newscrawl.site.slot_cut import SITE_STAGE
 from newscrawl.template import sitelevel
 from newscrawl.template.node_records import PageNodes
@@ -194,7 +186,7 @@ def test_the_site_pass_holds_one_page_result_at_a_time(
     def note() -> None:
         most[0] = max(most[0], results_held())
 
-    extract, hashed = SitePasser._extract, sitejob.content_hash
+    extract, hashed = SitePasser.extract, sitejob.content_hash
 
     def counted_extract(self: SitePasser, *args: object) -> object:
         found = extract(self, *args)  # type: ignore[arg-type]
@@ -205,7 +197,7 @@ def test_the_site_pass_holds_one_page_result_at_a_time(
         note()
         return hashed(text)
 
-    monkeypatch.setattr(SitePasser, "_extract", counted_extract)
+    monkeypatch.setattr(SitePasser, "extract", counted_extract)
     monkeypatch.setattr(sitejob, "content_hash", counted_hash)
     held, results = {}, {}
     for pages in (6, 24):

@@ -2,9 +2,9 @@
 split over the workers or whole, and no page lost when a worker dies.
 
 Real crawls of the demo web over real HTTP on 127.0.0.x, in child processes, checked through
-the Parquet files they leave. A worker is killed by the test hook of `newscrawl.pipelines.
-sitepool` (KILL_FOR_TEST: the worker SIGKILLs itself when given the named site, as the OOM
-killer would). No timing is asserted."""
+the Parquet files they leave. A worker is killed by a test-only extension of the crawl
+(`sitepass_killer`: the worker given the named site gets a SIGKILL instead, as from the OOM
+killer). No timing is asserted."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 from crawl_helpers import FAST_CRAWL
 from newscrawl.pipelines.extraction import ExtractionSettings
+from sitepass_killer import SETTING, SitePassKiller
 
 from newscrawl import settings as defaults
 from newscrawl.crawl.crawl_process import crawl_command
@@ -25,18 +26,16 @@ from newscrawl.demo.server import DemoServer
 from newscrawl.demo.web import build_demo_web
 from newscrawl.extractors import DEFAULT_EXTRACTOR
 from newscrawl.lab.synthetic_docsite import docs_page
-from newscrawl.site.site_job import (
-    PassPage,
-    PassSettings,
-    SitePasser,
-    SitePassJob,
-    SitePassResult,
+from newscrawl.site.site_job import PassSettings, SitePasser, SitePassJob, SitePassResult
+from newscrawl.site.site_split import (
     finish_shards,
+    hash_shard,
     hash_shards,
+    pass_shard,
     pass_shards,
     shard_context,
 )
-from newscrawl.site.site_pool import KILL_FOR_TEST
+from newscrawl.site.site_store import PassPage
 from newscrawl.site.slot_cut import PAGE_STAGE, SITE_STAGE
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -63,8 +62,8 @@ def passer() -> SitePasser:
 
 def split_pass(passer: SitePasser, job: SitePassJob, parts: int) -> SitePassResult:
     """What `SitePassPool.run_split` computes, its parts run one after the other here."""
-    context = shard_context([passer.hash_shard(shard) for shard in hash_shards(job, parts)])
-    passed = [passer.pass_shard(shard) for shard in pass_shards(job, parts, context)]
+    context = shard_context([hash_shard(shard) for shard in hash_shards(job, parts)])
+    passed = [pass_shard(passer, shard) for shard in pass_shards(job, parts, context)]
     return finish_shards(job, passed)
 
 
@@ -125,9 +124,14 @@ def run_crawl(
     sites: Path, out: Path, workers: int, kill: str = "", *settings: str
 ) -> tuple[dict, str]:
     """A crawl with NEWSCRAWL_SITEPASS_WORKERS=`workers` (and `settings`), the worker of `kill`
-    killed by the test hook; its summary and its log."""
+    killed by `SitePassKiller`; its summary and its log."""
     settings = (*SETTINGS, *settings, f"NEWSCRAWL_SITEPASS_WORKERS={workers}")
-    env = {**os.environ, KILL_FOR_TEST: kill}
+    if kill:
+        killer = f"{SitePassKiller.__module__}.{SitePassKiller.__name__}"
+        extensions = json.dumps({**defaults.EXTENSIONS, killer: 0})
+        settings = (*settings, f"EXTENSIONS={extensions}", f"{SETTING}={kill}")
+    path = os.pathsep.join([str(ROOT / "tests"), os.environ.get("PYTHONPATH", "")])
+    env = {**os.environ, "PYTHONPATH": path}
     result = subprocess.run(
         crawl_command(sites, out, settings),
         capture_output=True,

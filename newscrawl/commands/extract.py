@@ -63,7 +63,7 @@ from newscrawl.extractors import (
 from newscrawl.extractors.markdown import MarkdownOptions, with_markdown
 from newscrawl.gold.dataset import read_meta
 from newscrawl.gold.pagefiles import STDIN, find_pages, not_found_reason
-from newscrawl.html.tree import PageError
+from newscrawl.html.dom import Dom
 from newscrawl.site.saved_pages import (
     PLAIN,
     Item,
@@ -76,7 +76,14 @@ from newscrawl.site.saved_pages import (
     site_records,
 )
 from newscrawl.site.site_context import SiteContext, extract_in_site, site_methods
-from newscrawl.site.site_template import MAX_TEMPLATE_PAGES, hashes_template, page_hashes
+from newscrawl.site.site_split import (
+    joined,
+    page_runs,
+    part_hashes,
+    part_pages,
+    parts_context,
+    template_pages,
+)
 from newscrawl.site.slot_cut import (
     PageChoice,
     SitePassConfig,
@@ -84,13 +91,7 @@ from newscrawl.site.slot_cut import (
     finish_site_pass,
     page_choice,
 )
-from newscrawl.template.sitelevel import (
-    RawPage,
-    SiteLevelRun,
-    parse_raw,
-    site_order,
-    split_runs,
-)
+from newscrawl.template.sitelevel import RawPage, SiteLevelRun, site_order
 from newscrawl.template.sitemethods import SITE_METHODS
 
 __all__ = [
@@ -262,9 +263,8 @@ def split_site_records(
     fields: RecordFields = PLAIN,
 ) -> list[tuple[int, dict[str, Any]]]:
     """`site_pass_records` of one site with its work split over `jobs` processes, the same
-    records: the node hashes of parts of the pages (the site's template), then parts of the
-    pages parsed, extracted and read for the slot decisions, which are taken here once every
-    page is back (`newscrawl.site.slot_cut.finish_site_pass`)."""
+    records: the split of the crawl's site pass (`newscrawl.site.site_split`), its parts
+    run by a pool of this command's workers."""
     readable = list(raw_pages(items))
     if len(readable) < SitePassConfig().min_pages:
         return site_pass_records(extractor, items, fields=fields)
@@ -274,53 +274,42 @@ def split_site_records(
     with multiprocessing.Pool(jobs, initializer=_init_worker, initargs=initargs) as pool:
         context = None
         if site_methods([extractor]):
-            learnt = raws[:MAX_TEMPLATE_PAGES]  # what `learn_site` reads
-            parts = pool.map(_hash_part, [(site, part) for part in _runs(learnt, jobs)])
-            template = hashes_template([found for part in parts for found in part])
-            context = SiteContext({"sitelevel": template}) if template is not None else None
-        tasks = [(site, part, context) for part in _runs(ordered, jobs)]
+            learnt = page_runs(template_pages(raws), jobs, _bytes)
+            context = parts_context(pool.map(_hash_part, [(site, part) for part in learnt]))
+        tasks = [(site, part, context) for part in page_runs(ordered, jobs, _bytes)]
         parts = pool.map(_pass_part, tasks)
-    run = SiteLevelRun(site)
-    seen, choices = [], []
-    for raw, choice in zip(ordered, (c for part in parts for c in part), strict=True):
-        if choice is None:
-            run.errors += 1
-            continue
-        seen.append(raw)
-        choices.append(choice)
+    seen, choices, errors = joined(ordered, (choice for part in parts for choice in part))
     by_raw = {id(raw): index for index, raw in readable}
-    run_pass = finish_site_pass(run, seen, choices)
+    run_pass = finish_site_pass(SiteLevelRun(site, errors=errors), seen, choices)
     return pass_records(extractor, items, run_pass, by_raw, fields)
 
 
-def _runs(raws: list[RawPage], parts: int) -> list[list[RawPage]]:
-    """`raws` in `parts` runs of consecutive pages (about equal bytes each)."""
-    return split_runs(raws, parts, lambda raw: len(raw.html))
+def _bytes(raw: RawPage) -> int:
+    return len(raw.html)
 
 
-def _hash_part(task: tuple[str, list[RawPage]]) -> list[Any]:
+def _hash_part(task: tuple[str, tuple[RawPage, ...]]) -> list[Any]:
     """The node hashes of a part of a site's pages (None for a page that does not parse)."""
     site, raws = task
-    return [page_hashes(raw, functools.partial(parse_raw, site=site)) for raw in raws]
+    return part_hashes(raws, site)
 
 
-def _pass_part(task: tuple[str, list[RawPage], SiteContext | None]) -> list[PageChoice | None]:
+def _pass_part(
+    task: tuple[str, tuple[RawPage, ...], SiteContext | None],
+) -> list[PageChoice | None]:
     """What the slot decisions read of each page of a part, its extraction included (None for
     a page that does not parse)."""
-    assert _worker_extractor is not None, "worker used before _init_worker"
+    extractor = _worker_extractor
+    assert extractor is not None, "worker used before _init_worker"
     site, raws, context = task
     slots = SiteSlots()  # its ids are digests: every part gives a slot the same one
-    found: list[PageChoice | None] = []
-    for raw in raws:
-        try:
-            dom = parse_raw(raw, site)
-        except PageError:
-            found.append(None)
-            continue
-        markdown = _worker_fields.markdown
-        extraction = with_markdown(dom, extract_in_site(_worker_extractor, dom, context), markdown)
-        found.append(page_choice(dom, extraction, slots, markdown))
-    return found
+    markdown = _worker_fields.markdown
+
+    def choice(index: int, raw: RawPage, dom: Dom) -> PageChoice:
+        extraction = with_markdown(dom, extract_in_site(extractor, dom, context), markdown)
+        return page_choice(dom, extraction, slots, markdown)
+
+    return part_pages(raws, site, choice)
 
 
 def default_jobs(pages: int) -> int:

@@ -47,6 +47,9 @@ class PageItem:
     headers: dict[str, str] = field(default_factory=dict)
     html: bytes = field(default=b"", repr=False)
     dom: Dom | None = field(default=None, repr=False)
+    # the page's node hashes as the site pass counts them, from the crawl's parse
+    # (`newscrawl.template.node_summary`); stored beside `html`, b"" when none
+    node_hashes: bytes = field(default=b"", repr=False)
     replayed: bool = False  # served from a resumed crawl's own `pages` files, not fetched
     stored: bool = False  # and its `articles` row is stored too: nothing to extract or write
     max_pages: int = 0  # the site's page cap (0: none)
@@ -78,4 +81,5 @@ class PageItem:
         """Drop the page bytes and the parsed tree once every pipeline has used them."""
         self.dom = None
         self.html = b""
+        self.node_hashes = b""
         self.node_ids = ()

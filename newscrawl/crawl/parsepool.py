@@ -5,8 +5,10 @@ A worker decodes the page and builds its lxml tree as `newscrawl.html.parse.pars
 the crawl's node budget: a page over it is refused before any tree is built), and sends back
 only what the spider needs: the `<base>` href, the `<link>` elements and the `<a>` hrefs, in
 document order, leaving out what the DOM model leaves out (scripts, styles, hidden noscripts) -
-the same links as the DOM model gives, without its walk over every node. The site pass parses
-the page again for its own stages, so no tree crosses a process boundary.
+the same links as the DOM model gives, without its walk over every node. When the crawl's site
+pass counts SiteLevel's node hashes, a worker builds the page's DOM instead and sends its
+hashes back too (`hashed_page_links`): they are stored beside the raw page, and the site pass
+reads them rather than parsing the page once more for them. No tree crosses a process boundary.
 
 Settings: NEWSCRAWL_PARSE_WORKERS (worker processes; -1: one per core, 0: parse inline on the
 reactor thread, as before), NEWSCRAWL_MAX_PAGE_NODES (the node budget).
@@ -14,6 +16,8 @@ reactor thread, as before), NEWSCRAWL_MAX_PAGE_NODES (the node budget).
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import logging
 import multiprocessing
 import os
@@ -36,7 +40,16 @@ from newscrawl.html.tree import page_tree, shown_noscripts
 if TYPE_CHECKING:
     from scrapy.crawler import Crawler
 
-__all__ = ["PageLinks", "ParsePool", "end_with", "future_deferred", "links_of", "page_links"]
+__all__ = [
+    "PageLinks",
+    "ParsePool",
+    "end_with",
+    "future_deferred",
+    "hashed_page_links",
+    "links_of",
+    "page_links",
+    "return_freed_memory",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +61,8 @@ class PageLinks:
     base: str | None  # the last non-empty <base href>, None when none
     link_elements: tuple[tuple[str, str, str], ...]  # (rel, type, href) of each <link>
     hrefs: tuple[str, ...]  # every <a href>, in document order
+    # the page's node hashes for the site pass (`newscrawl.template.node_summary`), b"": none
+    node_hashes: bytes = b""
 
 
 def links_of(dom: Dom) -> PageLinks:
@@ -87,6 +102,40 @@ def page_links(body: bytes, url: str, content_type: str, max_nodes: int) -> Page
     return PageLinks(base, tuple(link_elements), tuple(hrefs))
 
 
+def hashed_page_links(body: bytes, url: str, content_type: str, max_nodes: int) -> PageLinks:
+    """A page's links and its node hashes for the site pass, from its DOM (what a pool worker
+    runs when the crawl stores them); raises `PageError` as `parse_html` does."""
+    from newscrawl.template.node_summary import hash_summary
+
+    dom = parse_html(body, url, content_type, max_nodes=max_nodes)
+    links, large = links_of(dom), len(dom) >= TRIM_NODES
+    summary = hash_summary(dom)
+    del dom
+    if large:
+        return_freed_memory()
+    return PageLinks(links.base, links.link_elements, links.hrefs, summary)
+
+
+# A worker hands the memory a page's tree took back to the system after a tree of at least
+# this many elements (`return_freed_memory`).
+TRIM_NODES = 20_000
+_TRIM: Any = None
+
+
+def return_freed_memory() -> None:
+    """Hand the heap memory this process has freed back to the system (the C library's
+    malloc_trim), so a worker idle after a large page or site does not keep its high-water
+    mark resident; nothing where the C library has no malloc_trim."""
+    global _TRIM
+    if _TRIM is None:
+        try:
+            _TRIM = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+        except (OSError, AttributeError):
+            _TRIM = False
+    if _TRIM:
+        _TRIM(0)
+
+
 def _hidden(root: Any) -> set[Any]:
     """The elements whose subtree the DOM model leaves out (scripts, styles, noscripts that do
     not hold the page's content...), outermost or not."""
@@ -98,18 +147,24 @@ class ParsePool:
     """The crawl's parse workers (none: inline). `links` returns a Deferred of (links, DOM);
     the DOM is there only when parsed inline."""
 
-    def __init__(self, workers: int, max_nodes: int = MAX_PAGE_NODES) -> None:
+    def __init__(self, workers: int, max_nodes: int = MAX_PAGE_NODES, hashes: bool = False) -> None:
+        """`hashes`: the workers also give each page's node hashes for the site pass (they
+        build its DOM then, as the site pass parses it: with the default node budget only)."""
         self.workers = workers if workers >= 0 else (os.cpu_count() or 1)
         self.max_nodes = max_nodes
+        self.hashes = hashes and max_nodes <= MAX_PAGE_NODES
         self._pool: ProcessPoolExecutor | None = None
         self._started = threading.Event()  # a worker of the pool has answered
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ParsePool:
+        from newscrawl.template.node_summary import summaries_wanted
+
         settings = crawler.settings
         return cls(
             settings.getint("NEWSCRAWL_PARSE_WORKERS", -1),
             settings.getint("NEWSCRAWL_MAX_PAGE_NODES", MAX_PAGE_NODES),
+            summaries_wanted(settings),
         )
 
     def links(
@@ -119,12 +174,13 @@ class ParsePool:
             # inline too while the pool's workers are still starting (the crawl's first
             # pages): the same links, without waiting for a worker's imports
             return defer.maybeDeferred(self._inline, body, url, content_type)
+        work = hashed_page_links if self.hashes else page_links
         try:
-            future = self._executor().submit(page_links, body, url, content_type, self.max_nodes)
+            future = self._executor().submit(work, body, url, content_type, self.max_nodes)
         except BrokenProcessPool:
             self._pool = None  # a worker died (killed for memory?): start a new pool
             self._started.set()  # and wait for it: a page is not parsed inline for ever
-            future = self._executor().submit(page_links, body, url, content_type, self.max_nodes)
+            future = self._executor().submit(work, body, url, content_type, self.max_nodes)
         return future_deferred(future).addCallback(lambda links: (links, None))
 
     def start(self) -> None:

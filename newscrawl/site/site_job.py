@@ -19,183 +19,54 @@ met (`extract_budget`, `extract_error`, recorded in the crawl summary), the rede
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import logging
-import os
-import pickle
-import tempfile
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import IO, TYPE_CHECKING, Any
-
-import numpy as np
+from typing import TYPE_CHECKING, Any
 
 from newscrawl.crawl.items import PageItem
 from newscrawl.extractors.extractor_base import Extraction
 from newscrawl.html.dom import Dom
-from newscrawl.html.tree import PageError
 from newscrawl.pipelines.classify import ArticleClassifierPipeline
 from newscrawl.pipelines.extraction import ExtractionPipeline, ExtractionSettings, content_hash
 from newscrawl.site.carry import is_redesign
 from newscrawl.site.site_context import SiteContext, learn_site, site_methods
-from newscrawl.site.site_template import MAX_TEMPLATE_PAGES, hashes_template, page_hashes
-from newscrawl.site.slot_cut import (
-    PageChoice,
-    PageOutcome,
-    SitePassRun,
-    SiteSlots,
-    finish_site_pass,
-    page_choice,
-    site_pass,
+from newscrawl.site.site_store import (
+    NodeRows,
+    PageResult,
+    PassPage,
+    ResultRecords,
+    StoredBytes,
+    let_go,
+    work_item,
 )
+from newscrawl.site.slot_cut import PageOutcome, SitePassRun, site_pass
 from newscrawl.site.stream_pass import count_site_hashes, streamed_site_pass
-from newscrawl.template.node_records import PageNodes
-from newscrawl.template.node_table import nodes_schema, nodes_table
 from newscrawl.template.sitelevel import (
     KeptDoms,
     RawPage,
     SiteLevelRun,
-    page_records,
     parse_raw,
     run_sitelevel,
-    site_order,
-    split_runs,
 )
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = [
-    "HashShard",
     "LabelJob",
     "PageJob",
-    "PageResult",
-    "PassPage",
     "PassSettings",
-    "PassShard",
-    "ResultRecords",
-    "ShardPage",
-    "ShardResult",
     "SitePassJob",
     "SitePassResult",
     "SitePasser",
-    "finish_shards",
-    "hash_shards",
-    "let_go",
+    "apply_outcomes",
     "log_level",
     "own_pages",
-    "pass_order",
-    "pass_page",
-    "pass_shards",
     "run_labels",
-    "shard_context",
 ]
 
 logger = logging.getLogger(__name__)
-NODE_ROWS_AT_ONCE = 65_536  # node rows the streamed pass holds before it writes them
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)  # a job's pages need no fetch time
-
-
-@dataclass(frozen=True, slots=True)
-class PassPage:
-    """What the site pass reads of one page: its bytes (or where they are stored: row `row`
-    of the `pages` file `stored`, `size` bytes, read by the pass when it needs them), where
-    they came from, and whether it is an earlier crawl's page (`context`: it shapes the
-    template, gets no result)."""
-
-    final_url: str
-    html: bytes
-    content_type: str = ""
-    content_language: str | None = None  # the Content-Language header (page metadata)
-    context: bool = False
-    stored: str = ""
-    row: int = -1
-    size: int = 0
-
-    @property
-    def nbytes(self) -> int:
-        """The page's bytes, held or stored."""
-        return self.size if self.stored else len(self.html)
-
-
-def pass_page(item: PageItem, stored: StoredRef | None = None) -> PassPage:
-    """The job's view of a buffered or stored page; with `stored`, its bytes are read from
-    there by the pass (the item holds none)."""
-    language = item.headers.get("content-language")
-    if stored is None:
-        return PassPage(item.final_url, item.html, item.content_type, language, item.context)
-    path, row, size = stored
-    return PassPage(item.final_url, b"", item.content_type, language, item.context, path, row, size)
-
-
-# Where a stored page's bytes are: (pages file, row, bytes).
-StoredRef = tuple[str, int, int]
-# The bytes of stored pages a pass keeps read at once (row groups of `pages` files).
-READ_BYTES = 64 << 20
-
-
-class StoredBytes:
-    """The bytes of stored pages (`PassPage.stored`), read a row group at a time; the row
-    groups read last are kept while they hold at most `budget` bytes."""
-
-    def __init__(self, budget: int = READ_BYTES) -> None:
-        self.budget = budget
-        self._starts: dict[str, list[int]] = {}
-        self._groups: dict[tuple[str, int], list[Any]] = {}
-        self._sizes: dict[tuple[str, int], int] = {}
-
-    def html(self, page: PassPage) -> bytes:
-        """The page's bytes (held, or read from its file)."""
-        if not page.stored:
-            return page.html
-        group, offset = self._locate(page.stored, page.row)
-        rows = self._groups.get((page.stored, group))
-        if rows is None:
-            rows = self._read(page.stored, group)
-        found = rows[offset]
-        return found if isinstance(found, bytes) else b""
-
-    def _locate(self, path: str, row: int) -> tuple[int, int]:
-        starts = self._starts.get(path)
-        if starts is None:
-            import pyarrow.parquet as pq
-
-            meta = pq.read_metadata(path)
-            starts, total = [], 0
-            for group in range(meta.num_row_groups):
-                starts.append(total)
-                total += meta.row_group(group).num_rows
-            starts.append(total)
-            self._starts[path] = starts
-        if not 0 <= row < starts[-1]:
-            raise PageError(f"row {row} not in {path}")
-        import bisect
-
-        group = bisect.bisect_right(starts, row) - 1
-        return group, row - starts[group]
-
-    def _read(self, path: str, group: int) -> list[Any]:
-        import pyarrow.parquet as pq
-
-        with pq.ParquetFile(path) as source:
-            rows = source.read_row_group(group, columns=["html"]).column(0).to_pylist()
-        size = sum(len(found) for found in rows if found)
-        while self._groups and sum(self._sizes.values()) + size > self.budget:
-            oldest = next(iter(self._groups))
-            del self._groups[oldest], self._sizes[oldest]
-        self._groups[(path, group)] = rows
-        self._sizes[(path, group)] = size
-        return rows
-
-    def resolved(self, pages: tuple[PassPage, ...]) -> tuple[PassPage, ...]:
-        """The pages with their bytes held (what the passes that hold every page read)."""
-        return tuple(
-            dataclasses.replace(page, html=self.html(page), stored="", row=-1, size=0)
-            if page.stored
-            else page
-            for page in pages
-        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,29 +113,6 @@ class LabelJob(_SiteJob):
 
 
 @dataclass(frozen=True, slots=True)
-class HashShard:
-    """Part of a large site's pass split over the workers (`newscrawl.site.site_pool`):
-    the node hashes of some of its pages, for the site's template."""
-
-    site: str
-    pages: tuple[PassPage, ...]
-    attempt: int = 1
-
-
-@dataclass(frozen=True, slots=True)
-class PassShard:
-    """Part of a large site's pass: some of its pages (a run of SiteLevel's order) parsed,
-    recorded, extracted with the site's template (`context`), flagged and read for the slot
-    decisions, which wait for every page (`finish_shards`)."""
-
-    site: str
-    pages: tuple[PassPage, ...]
-    context: SiteContext | None
-    geometry: str = "flow"
-    attempt: int = 1
-
-
-@dataclass(frozen=True, slots=True)
 class PassSettings:
     """What every job of a crawl shares, built once per worker process: the extractor chain."""
 
@@ -278,47 +126,6 @@ def log_level(value: Any) -> int:
         return value
     level = logging.getLevelName(str(value or "INFO").upper())
     return level if isinstance(level, int) else logging.INFO
-
-
-# the PageItem fields the pass fills, copied back onto the crawl's items
-_FILLED = (
-    "title",
-    "text",
-    "markdown",
-    "comments",
-    "extractor",
-    "stage",
-    "texts",
-    "node_ids",
-    "is_article",
-    "article_reason",
-    "page_type",
-    "language",
-    "encoding",
-    "encoding_source",
-    "published",
-    "author",
-    "content_hash",
-    "error",
-)
-
-
-@dataclass(slots=True)
-class PageResult:
-    """One page after the pass: the article row's fields (`_FILLED`, by name) and the
-    evidence the article flag read (`extras`)."""
-
-    fields: dict[str, Any]
-    extras: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def of(cls, item: PageItem) -> PageResult:
-        return cls({name: getattr(item, name) for name in _FILLED}, dict(item.extras))
-
-    def apply(self, item: PageItem) -> None:
-        for name, value in self.fields.items():
-            setattr(item, name, value)
-        item.extras.update(self.extras)
 
 
 @dataclass(slots=True)
@@ -345,27 +152,6 @@ class SitePassResult:
     result_at: dict[int, int] = field(default_factory=dict)  # ... each page's at this offset
 
 
-@dataclass(slots=True)
-class ShardPage:
-    """One page of a `PassShard`: its node records, what the slot decisions read, its row."""
-
-    records: PageNodes
-    choice: PageChoice
-    result: PageResult
-
-
-@dataclass(slots=True)
-class ShardResult:
-    """A shard's pages in its order (None: the page did not parse; a `HashShard`'s result
-    has `hashes` instead), and what the crawl records and logs, as in `SitePassResult`."""
-
-    pages: list[ShardPage | None] = field(default_factory=list)
-    hashes: list[np.ndarray | None] = field(default_factory=list)
-    recorded: list[tuple[str, str, str]] = field(default_factory=list)
-    logs: list[tuple[str, int, str]] = field(default_factory=list)
-    peak_rss_mb: float = 0.0
-
-
 class SitePasser:
     """Runs site pass jobs with one extractor chain (built once: per worker process, or the
     crawl's own for the pass in a thread)."""
@@ -385,7 +171,7 @@ class SitePasser:
         stored = StoredBytes()
         if not streamed:  # the whole pass holds every page: their bytes too
             job = dataclasses.replace(job, pages=stored.resolved(job.pages))
-        items = [_work_item(page, job.site) for page in job.pages]
+        items = [work_item(page, job.site) for page in job.pages]
         self.extraction.recorded.clear()
         records = ResultRecords.to_file(job.results) if job.results else None
         try:
@@ -484,14 +270,20 @@ class SitePasser:
 
         try:
             learned = "sitelevel" in methods
-            hashes = count_site_hashes(raws, doms.parse, learned, spill=job.staging)
+            hashes = count_site_hashes(
+                raws,
+                doms.parse,
+                learned,
+                spill=job.staging,
+                stored=lambda raw: stored.summary(page_of[id(raw)]),
+            )
             context = None
             if hashes.learned is not None:
                 context = SiteContext({"sitelevel": hashes.learned})
 
             def extract(raw: RawPage, dom: Dom) -> Extraction:
                 item = by_raw[id(raw)]
-                extraction = self._extract(item, dom, context)
+                extraction = self.extract(item, dom, context)
                 if spill is not None:
                     spill[0].add(index_of[id(raw)], PageResult.of(item))
                     let_go(item)
@@ -516,12 +308,12 @@ class SitePasser:
             result.errors += 1
             return None
         result.nodes, result.nodes_file = rows.table, rows.path
-        _apply_outcomes(run, by_raw)
+        apply_outcomes(run, by_raw)
         return run
 
     def run_page(self, job: PageJob) -> SitePassResult:
         """The page-level extraction and article flag of one page (result `pages[0]`)."""
-        item = _work_item(job.page, job.site)
+        item = work_item(job.page, job.site)
         self.extraction.recorded.clear()
         try:
             self.extraction.fill(item)
@@ -572,7 +364,7 @@ class SitePasser:
         context = self._context(raws, doms)
 
         def extract(raw: RawPage, dom: Dom) -> Extraction:
-            return self._extract(by_raw[id(raw)], dom, context)
+            return self.extract(by_raw[id(raw)], dom, context)
 
         try:
             run = site_pass(
@@ -588,10 +380,10 @@ class SitePasser:
             logger.warning("site pass of %s failed: %s", job.site, err)
             result.errors += 1
             return None
-        _apply_outcomes(run, by_raw)
+        apply_outcomes(run, by_raw)
         return run
 
-    def _extract(self, item: PageItem, dom: Dom, context: SiteContext | None) -> Extraction:
+    def extract(self, item: PageItem, dom: Dom, context: SiteContext | None) -> Extraction:
         """One page's extraction (with its site's template) and article flag, on `item`."""
         item.dom = dom
         try:
@@ -608,38 +400,6 @@ class SitePasser:
             page_type=item.page_type,
         )
 
-    def hash_shard(self, shard: HashShard) -> ShardResult:
-        """The node hashes of the shard's pages (None for a page that does not parse)."""
-
-        def parse(raw: RawPage) -> Dom:
-            return parse_raw(raw, shard.site)
-
-        pages = StoredBytes().resolved(shard.pages)
-        return ShardResult(hashes=[page_hashes(_raw(page), parse) for page in pages])
-
-    def pass_shard(self, shard: PassShard) -> ShardResult:
-        """What the site pass computes page by page, for the shard's pages."""
-        result = ShardResult()
-        slots = SiteSlots()
-        self.extraction.recorded.clear()
-        try:
-            for page in StoredBytes().resolved(shard.pages):
-                raw = _raw(page)
-                try:
-                    dom = parse_raw(raw, shard.site)
-                except PageError:
-                    result.pages.append(None)
-                    continue
-                records = page_records(raw, dom, shard.geometry)
-                item = _work_item(page, shard.site)
-                extraction = self._extract(item, dom, shard.context)
-                choice = page_choice(dom, extraction, slots, self.extraction.markdown)
-                result.pages.append(ShardPage(records, choice, PageResult.of(item)))
-        finally:
-            result.recorded = list(self.extraction.recorded)
-            self.extraction.recorded.clear()
-        return result
-
     def _context(self, raws: list[RawPage], doms: KeptDoms) -> SiteContext | None:
         """The site's template for the extractors that read one (the learned one), before the
         pass that extracts the pages (which takes the Doms `doms` kept)."""
@@ -647,75 +407,7 @@ class SitePasser:
         return learn_site(raws, methods, doms.parse) if methods else None
 
 
-class NodeRows:
-    """A site's `nodes` rows as the streamed pass makes them, page by page: written to a
-    staging file in `staging` (`path`) a row group at a time, or, without a folder, kept
-    for one table (`table`). No file is left behind when the pass fails."""
-
-    def __init__(self, crawl: str, site: str, kind: str, staging: str = "") -> None:
-        self.crawl, self.site, self.kind, self.staging = crawl, site, kind, staging
-        self.path = ""
-        self.table: pa.Table | None = None
-        self.rows = 0
-        self._held: list[pa.Table] = []
-        self._held_rows = 0
-        self._writer: Any = None
-
-    def __enter__(self) -> NodeRows:
-        return self
-
-    def add(self, page: int, records: PageNodes, labels: np.ndarray) -> None:
-        """One page's rows (`page`: its number in the site)."""
-        table = nodes_table([records], [labels], self.crawl, self.site, self.kind, page)
-        self._held.append(table)
-        self._held_rows += table.num_rows
-        self.rows += table.num_rows
-        if self.staging and self._held_rows >= NODE_ROWS_AT_ONCE:
-            self._flush()
-
-    def _flush(self) -> None:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-
-        if not self._held:
-            return
-        if self._writer is None:
-            import os
-            import tempfile
-
-            os.makedirs(self.staging, exist_ok=True)
-            handle, self.path = tempfile.mkstemp(".parquet", "nodes-", self.staging)
-            os.close(handle)
-            self._writer = pq.ParquetWriter(self.path, nodes_schema(), compression="zstd")
-        self._writer.write_table(pa.concat_tables(self._held), row_group_size=NODE_ROWS_AT_ONCE)
-        self._held, self._held_rows = [], 0
-
-    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
-        import pyarrow as pa
-
-        if exc_type is not None:
-            if self._writer is not None:
-                self._writer.close()
-            if self.path:
-                import os
-
-                os.unlink(self.path)
-            self.path = ""
-            return
-        if self.staging:
-            self._flush()
-            if self._writer is not None:
-                self._writer.close()
-        elif self._held:
-            self.table = pa.concat_tables(self._held)
-        self._held = []
-
-
-def _raw(page: PassPage) -> RawPage:
-    return RawPage(page.final_url, page.html, page.content_type or None)
-
-
-def _apply_outcomes(run: SitePassRun, by_raw: dict[int, PageItem]) -> None:
+def apply_outcomes(run: SitePassRun, by_raw: dict[int, PageItem]) -> None:
     """The pass's final text of each page onto its item."""
     for outcome in run.outcomes:
         item = by_raw[id(outcome.raw)]
@@ -739,160 +431,12 @@ def _outcome_fields(outcome: PageOutcome, comments: str | None = None) -> dict[s
     return fields
 
 
-_BLANK = PageItem(url="", final_url="", site="", crawl="", fetched_at=_EPOCH, status=0)
-
-
-def let_go(item: PageItem) -> None:
-    """The item's filled fields back to a new item's (their values are kept elsewhere)."""
-    for name in _FILLED:
-        setattr(item, name, copy.copy(getattr(_BLANK, name)))
-    item.extras = {}
-
-
-class ResultRecords:
-    """Pages' results (`PageResult`) written to a file one after the other as they are made,
-    by their index in the job (`at`: index -> offset), and read back one at a time."""
-
-    def __init__(self, file: IO[bytes]) -> None:
-        self.file = file
-        self.at: dict[int, int] = {}
-
-    @classmethod
-    def to_file(cls, path: str) -> ResultRecords:
-        """Records in a new file at `path` (its folder made when missing), left in place."""
-        folder = os.path.dirname(path)
-        if folder:
-            os.makedirs(folder, exist_ok=True)
-        return cls(open(path, "w+b"))
-
-    @classmethod
-    def temporary(cls, folder: str = "") -> ResultRecords:
-        """Records in an unnamed temporary file (in `folder`, default the system's), gone
-        once closed."""
-        if folder:
-            os.makedirs(folder, exist_ok=True)
-        return cls(tempfile.TemporaryFile(dir=folder or None))
-
-    def __enter__(self) -> ResultRecords:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def add(self, index: int, page: PageResult) -> None:
-        self.file.seek(0, os.SEEK_END)
-        self.at[index] = self.file.tell()
-        pickle.dump(page, self.file, pickle.HIGHEST_PROTOCOL)
-
-    def get(self, index: int) -> PageResult:
-        """The result of page `index` (KeyError: none written)."""
-        self.file.seek(self.at[index])
-        page = pickle.load(self.file)
-        if not isinstance(page, PageResult):
-            raise TypeError(f"not a page's result at offset {self.at[index]}")
-        return page
-
-    def clear(self) -> None:
-        """Forget every record written."""
-        self.file.seek(0)
-        self.file.truncate()
-        self.at = {}
-
-    def close(self) -> None:
-        self.file.close()
-
-
-def pass_order(job: SitePassJob) -> list[int]:
-    """The indices of the job's pages in the order SiteLevel reads them (`site_order`)."""
-    raws = [_raw(page) for page in job.pages]
-    position = {id(raw): index for index, raw in enumerate(raws)}
-    return [position[id(raw)] for raw in site_order(raws)]
-
-
-def _split(pages: list[PassPage], parts: int) -> list[tuple[PassPage, ...]]:
-    """`pages` in `parts` runs of about equal bytes, in order (none empty)."""
-    return [tuple(run) for run in split_runs(pages, parts, lambda page: page.nbytes)]
-
-
-def hash_shards(job: SitePassJob, parts: int) -> list[HashShard]:
-    """The job's pages the site's template is learnt from (the first `MAX_TEMPLATE_PAGES`, in
-    job order), as `parts` hash shards."""
-    pages = list(job.pages[:MAX_TEMPLATE_PAGES])
-    return [HashShard(job.site, run, job.attempt) for run in _split(pages, parts)]
-
-
-def shard_context(shards: list[ShardResult]) -> SiteContext | None:
-    """The site's template from its hash shards' results (in the shards' order): what
-    `learn_site` learns for the learned extractor, from hashes computed apart."""
-    template = hashes_template([found for shard in shards for found in shard.hashes])
-    return SiteContext({"sitelevel": template}) if template is not None else None
-
-
-def pass_shards(job: SitePassJob, parts: int, context: SiteContext | None) -> list[PassShard]:
-    """The job's pages, in SiteLevel's order, as `parts` pass shards."""
-    ordered = [job.pages[i] for i in pass_order(job)]
-    return [
-        PassShard(job.site, run, context, job.geometry, job.attempt)
-        for run in _split(ordered, parts)
-    ]
-
-
-def finish_shards(job: SitePassJob, shards: list[ShardResult]) -> SitePassResult:
-    """The site pass of a job from its pass shards' results (`pass_shards` order): SiteLevel's
-    labels, the slot decisions and each page's final text, as `SitePasser.run` gives them
-    from one process. Runs in the crawl process: no parsing, no extraction."""
-    items = [_work_item(page, job.site) for page in job.pages]
-    raws = [_raw(page) for page in job.pages]
-    by_raw = {id(raw): item for raw, item in zip(raws, items, strict=True)}
-    result = SitePassResult(ran=True, split=len(shards))
-    sitelevel = SiteLevelRun(job.site)
-    seen: list[RawPage] = []
-    choices: list[PageChoice] = []
-    pages = [page for shard in shards for page in shard.pages]
-    for index, page in zip(pass_order(job), pages, strict=True):
-        if page is None:
-            sitelevel.errors += 1
-            continue
-        page.result.apply(items[index])
-        sitelevel.pages.append(page.records)
-        seen.append(raws[index])
-        choices.append(page.choice)
-    sitelevel.label()
-    run = finish_site_pass(sitelevel, seen, choices)
-    _apply_outcomes(run, by_raw)
-    for shard in shards:
-        result.recorded.extend(shard.recorded)
-        result.logs.extend(shard.logs)
-        result.peak_rss_mb = max(result.peak_rss_mb, shard.peak_rss_mb)
-    result.pages = {i: PageResult.of(item) for i, item in enumerate(items) if item.stage}
-    result.template = run.template is not None
-    result.nodes = run.sitelevel.table(job.crawl)
-    return result
-
-
 def run_labels(job: LabelJob) -> SitePassResult:
     """The `nodes` rows of a `LabelJob`'s pages (result `nodes`): SiteLevel, no extraction."""
     pages = StoredBytes().resolved(job.pages)
     raws = [RawPage(page.final_url, page.html, page.content_type or None) for page in pages]
     run = run_sitelevel(job.site, raws, geometry=job.geometry, method=job.method)
     return SitePassResult(ran=True, nodes=run.table(job.crawl))
-
-
-def _work_item(page: PassPage, site: str) -> PageItem:
-    """A PageItem for the pass to fill (the fields extraction and the flag read)."""
-    headers = {"content-language": page.content_language} if page.content_language else {}
-    return PageItem(
-        url=page.final_url,
-        final_url=page.final_url,
-        site=site,
-        crawl="",
-        fetched_at=_EPOCH,
-        status=200,
-        content_type=page.content_type,
-        headers=headers,
-        html=page.html,
-        context=page.context,
-    )
 
 
 def own_pages(run: SiteLevelRun, urls: set[str]) -> SiteLevelRun:

@@ -37,7 +37,9 @@ What a site holds here does not grow with its pages' bytes: a page the `pages` d
 (its pipeline runs before this one) is kept without its bytes, and the site pass reads them
 from the site's stored files (closed first, `site_complete`) a row group at a time, in the
 worker. The site pass of SiteLevel without context pages streams (`newscrawl.template.
-streampass`): one page's tree and node records at a time, its `nodes` rows written to a
+streampass`), its first pass reading the node hashes the crawl's parse stored beside each
+page (`newscrawl.template.node_summary`) instead of parsing it: one page's tree and node
+records at a time, its `nodes` rows written to a
 staging file as they are made and copied into the dataset here a row group at a time. Each
 page's result (its final text and the other fields of its row) goes the same way: the pass
 writes it to a file this process names (`SitePassJob.results`) as it is made, and the rows are
@@ -58,11 +60,9 @@ no other site being crawled, is split over the workers, same rows; 0: never).
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import logging
 from collections import defaultdict
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -73,7 +73,7 @@ from twisted.internet import defer, threads
 from newscrawl.crawl.errors import record
 from newscrawl.crawl.extensions.state import crawl_state
 from newscrawl.crawl.history import crawl_history
-from newscrawl.crawl.items import PageItem, WarcOrigin
+from newscrawl.crawl.items import PageItem
 from newscrawl.crawl.middlewares.sitecap import page_count
 from newscrawl.pipelines.classify import ArticleClassifierPipeline
 from newscrawl.pipelines.extraction import ExtractionPipeline
@@ -87,21 +87,24 @@ from newscrawl.site.site_context import site_methods
 from newscrawl.site.site_job import (
     LabelJob,
     PassSettings,
-    ResultRecords,
     SitePasser,
     SitePassJob,
     SitePassResult,
-    StoredBytes,
-    StoredRef,
-    let_go,
     log_level,
-    pass_page,
     run_labels,
 )
 from newscrawl.site.site_pool import SitePassPool, pool_size
+from newscrawl.site.site_store import (
+    StoredBytes,
+    StoredRef,
+    context_item,
+    pass_page,
+    site_rows,
+    stored_items,
+)
 from newscrawl.site.slot_cut import PAGE_STAGE
 from newscrawl.spiders.site import site_drained
-from newscrawl.storage.writer import closed_files, closed_partitions
+from newscrawl.storage.writer import closed_partitions
 from newscrawl.template.node_table import nodes_writer
 from newscrawl.template.sitemethods import check_site_method
 
@@ -109,14 +112,15 @@ if TYPE_CHECKING:
     import pyarrow as pa
     from scrapy.crawler import Crawler
 
-__all__ = ["SitePassPipeline", "site_rows", "stored_items"]
+__all__ = ["SitePassPipeline"]
+
+# The most bytes of a site's articles rows held before they are written as a row group.
+ARTICLE_GROUP_BYTES = 8 << 20
 
 logger = logging.getLogger(__name__)
 # A site of more raw bytes than this is never split: the split pass holds every page's node
 # records in the crawl process, the whole pass in a worker streams them.
 SPLIT_MAX_BYTES = 64 << 20
-_PAGE_COLUMNS = ("url", "final_url", "fetched_at", "status", "content_type", "headers", "html")
-_WARC_COLUMNS = ("warc_file", "warc_offset", "warc_record_id", "warc_date")
 
 
 class SitePassPipeline:
@@ -132,8 +136,12 @@ class SitePassPipeline:
         self.extraction = ExtractionPipeline.from_crawler(crawler)
         self.classifier = ArticleClassifierPipeline(crawler)
         self.articles = ParquetWriterPipeline(crawler)
-        self.articles.options = writer_options(crawler.settings)  # a site's rows close together
-        self.articles.close_at_cap = False  # ... in one file, even for a site at its cap
+        # a site's rows close together in one file, even for a site at its cap; a row group of
+        # them held at a time is at most ARTICLE_GROUP_BYTES of text, however large the site
+        options = writer_options(crawler.settings)
+        limit = min(options["row_group_bytes"], ARTICLE_GROUP_BYTES)
+        self.articles.options = {**options, "row_group_bytes": limit}
+        self.articles.close_at_cap = False
         options = {**writer_options(crawler.settings), "row_group_rows": 65_536}
         self.nodes = nodes_writer(self.state.dataset_root("nodes"), **options)
         self.buffers: defaultdict[str, list[PageItem]] = defaultdict(list)
@@ -265,12 +273,13 @@ class SitePassPipeline:
         bytes is full (the page is then extracted page by page, and not stored: never in the
         pass as well)."""
         if self.raw_pages is not None and item.final_url in self.raw_pages.written:
-            self.buffers[item.site].append(dataclasses.replace(item, dom=None, html=b""))
+            held = dataclasses.replace(item, dom=None, html=b"", node_hashes=b"")
+            self.buffers[item.site].append(held)
             return True
         if self.sizes[item.site] + len(item.html) > self.max_bytes:
             self.crawler.stats.inc_value("newscrawl/sitepass/over_budget")
             return False
-        self.buffers[item.site].append(dataclasses.replace(item, dom=None))
+        self.buffers[item.site].append(dataclasses.replace(item, dom=None, node_hashes=b""))
         self.sizes[item.site] += len(item.html)
         return True
 
@@ -354,7 +363,7 @@ class SitePassPipeline:
         cap = max((item.max_pages for item in items), default=0) or self.default_cap
         seen = {url for item in items for url in (item.url, item.final_url)}
         rows = self.history.context_pages(site, seen, cap - len(items))
-        return items + [_context_item(row, site) for row in rows]
+        return items + [context_item(row, site) for row in rows]
 
     async def _site_pass(
         self, site: str, items: list[PageItem], results: str
@@ -588,86 +597,3 @@ class SitePassPipeline:
         self.nodes.close()
         if self.pool is not None:
             self.pool.close()
-
-
-def site_rows(items: list[PageItem], result: SitePassResult | None) -> Iterator[PageItem]:
-    """The site's own items (not `context`) in URL order, each with its result from the
-    pass's results file (when it has one) set as it is handed out, and its text and the
-    other filled fields let go of once the caller is done with it: one page's result is
-    held at a time."""
-    own = sorted(
-        (pair for pair in enumerate(items) if not pair[1].context),
-        key=lambda pair: pair[1].final_url,
-    )
-    path = result.results_file if result is not None else ""
-    with contextlib.ExitStack() as stack:
-        records = None
-        if path:
-            records = stack.enter_context(ResultRecords(open(path, "rb")))  # noqa: SIM115
-            records.at = result.result_at if result is not None else {}
-        for index, item in own:
-            if records is not None and index in records.at:
-                records.get(index).apply(item)
-            yield item
-            let_go(item)
-
-
-def _context_item(row: dict[str, Any], site: str) -> PageItem:
-    """A page an earlier crawl stored, for the site's template only (`context`)."""
-    item = _stored_item(row, site, str(row.get("crawl") or ""))
-    item.context = True
-    return item
-
-
-def stored_items(state: Any, site: str, refs: dict[str, StoredRef] | None = None) -> list[PageItem]:
-    """PageItems of the site's pages in this crawl's complete `pages` files (with the WARC
-    record each came from, when the files say). With `refs`, the items hold no bytes: where
-    each page's are (file, row, size) goes into `refs` by its final URL, read a row group at
-    a time."""
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
-    items: list[PageItem] = []
-    for path in closed_files(state.dataset_root("pages"), state.partition(site)):
-        with pq.ParquetFile(path) as source:
-            names = set(source.schema_arrow.names)
-            columns = [c for c in (*_PAGE_COLUMNS, *_WARC_COLUMNS) if c in names]
-            first = 0
-            for group in range(source.num_row_groups):
-                table = source.read_row_group(group, columns=columns)
-                sizes = pc.binary_length(table.column("html")).to_pylist()
-                if refs is not None:
-                    table = table.drop_columns(["html"])
-                for offset, row in enumerate(table.to_pylist()):
-                    if sizes[offset] is None:
-                        continue
-                    if refs is not None:
-                        row["html"] = b""
-                        refs.setdefault(
-                            row["final_url"], (str(path), first + offset, sizes[offset])
-                        )
-                    items.append(_stored_item(row, site, state.crawl_id))
-                first += table.num_rows
-                del table
-    return items
-
-
-def _stored_item(row: dict[str, Any], site: str, crawl: str) -> PageItem:
-    warc = None
-    if row.get("warc_file"):
-        warc = WarcOrigin(
-            row["warc_file"], row["warc_offset"], row["warc_record_id"], row["warc_date"]
-        )
-    return PageItem(
-        url=row["url"],
-        final_url=row["final_url"],
-        site=site,
-        crawl=crawl,
-        fetched_at=row["fetched_at"],
-        status=row["status"],
-        content_type=row["content_type"] or "",
-        headers=dict(row["headers"] or ()),
-        html=row["html"],
-        replayed=True,
-        warc=warc,
-    )

@@ -39,29 +39,32 @@ import logging
 import multiprocessing
 import os
 import resource
-import signal
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any
 
-from newscrawl.crawl.parsepool import end_with, future_deferred
+from newscrawl.crawl.parsepool import end_with, future_deferred, return_freed_memory
 from newscrawl.extractors import EXTRACTORS
 from newscrawl.html.gcpause import paused_gc
 from newscrawl.site.site_job import (
-    HashShard,
     LabelJob,
     PageJob,
     PassSettings,
-    PassShard,
-    ShardResult,
     SitePasser,
     SitePassJob,
     SitePassResult,
-    finish_shards,
-    hash_shards,
-    pass_shards,
     run_labels,
+)
+from newscrawl.site.site_split import (
+    HashShard,
+    PassShard,
+    ShardResult,
+    finish_shards,
+    hash_shard,
+    hash_shards,
+    pass_shard,
+    pass_shards,
     shard_context,
 )
 
@@ -69,15 +72,9 @@ if TYPE_CHECKING:
     from twisted.internet import defer
     from twisted.python.failure import Failure
 
-__all__ = ["KILL_FOR_TEST", "BrokenProcessPool", "SitePassPool", "pool_size"]
+__all__ = ["BrokenProcessPool", "Job", "SitePassPool", "pool_size"]
 
 logger = logging.getLogger(__name__)
-
-# Test hook: a worker given the site pass of this site, or the page-level extraction of this
-# page URL, SIGKILLs itself, as the OOM killer would ("NAME": on the job's first attempt only;
-# "NAME:always": on every attempt); "NAME:split-error": the parts of the site's split pass
-# raise instead, as a bug would.
-KILL_FOR_TEST = "NEWSCRAWL_TEST_KILL_SITEPASS"
 
 
 # What the workers run: a site's pass, one page's extraction, a site's labels alone, or a
@@ -115,12 +112,16 @@ class SitePassPool:
             return self._alone.run(self._run_alone, job)
         executor = self._executor()
         try:
-            future = executor.submit(_run, job)
+            future = self.submit(executor, job)
         except BrokenProcessPool:
             self._reset(executor)  # broken before the job went in: a new pool takes it
             executor = self._executor()
-            future = executor.submit(_run, job)
+            future = self.submit(executor, job)
         return future_deferred(future).addErrback(self._broken, executor)
+
+    def submit(self, executor: ProcessPoolExecutor, job: Job) -> Future[Any]:
+        """The job sent to one of `executor`'s workers."""
+        return executor.submit(_run, job)
 
     async def run_twice(
         self, job: Job, died: Callable[[int], None], parts: int = 1, template: bool = False
@@ -207,7 +208,7 @@ class SitePassPool:
 
     def _run_alone(self, job: Job) -> defer.Deferred[SitePassResult]:
         executor = self._new(1)
-        done = future_deferred(executor.submit(_run, job))
+        done = future_deferred(self.submit(executor, job))
         return done.addBoth(_after, lambda: executor.shutdown(wait=False))
 
     def _broken(self, failure: Failure, executor: ProcessPoolExecutor) -> Failure:
@@ -311,12 +312,13 @@ def _ready() -> None:
 
 def _run(job: Job) -> SitePassResult | ShardResult:
     assert _PASSER is not None and _LOGS is not None, "the pool's initializer did not run"
-    _kill_for_test(job)
     _LOGS.take()
     result: SitePassResult | ShardResult
     with paused_gc():
         result = _job_result(job)
     result.logs = _LOGS.take()
+    if not isinstance(job, PageJob):  # a site's trees and records are let go of by now
+        return_freed_memory()
     return result
 
 
@@ -328,25 +330,11 @@ def _job_result(job: Job) -> SitePassResult | ShardResult:
     elif isinstance(job, LabelJob):
         result = run_labels(job)
     elif isinstance(job, HashShard):
-        result = _PASSER.hash_shard(job)
+        result = hash_shard(job)
     elif isinstance(job, PassShard):
-        result = _PASSER.pass_shard(job)
+        result = pass_shard(_PASSER, job)
         result.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     else:
         result = _PASSER.run(job)
         result.peak_rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return result
-
-
-def _kill_for_test(job: Job) -> None:
-    wanted = os.environ.get(KILL_FOR_TEST, "")
-    marked = wanted.endswith((":always", ":split-error"))
-    name, _, when = wanted.rpartition(":") if marked else (wanted, "", "")
-    target = job.page.final_url if isinstance(job, PageJob) else job.site
-    if name != target:
-        return
-    if when == "split-error":  # a part of the site's split pass fails (a bug, not a death)
-        if isinstance(job, PassShard):
-            raise RuntimeError("a part of the split pass failed (test hook)")
-    elif when == "always" or job.attempt == 1:
-        os.kill(os.getpid(), signal.SIGKILL)

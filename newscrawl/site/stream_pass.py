@@ -16,6 +16,10 @@ texts come from two passes over the pages, each holding one page's tree and reco
    the page's text blocks - kept in a temporary file); the slot decisions follow, then each
    page's final text from its pieces read back.
 
+The first pass need not parse a page whose node hashes were stored beside its raw bytes where
+it was parsed already (the crawl's parse, an ingest's; `newscrawl.template.node_summary`):
+it reads them instead (`count_site_hashes`'s `stored`), and parses the pages without them.
+
 It covers SiteLevel as the site method, without an earlier crawl's pages as context (the
 redesign test reads every page's records) and without `SitePassConfig.cut_sitelevel`; the
 caller passes other sites whole (`site_pass`).
@@ -49,6 +53,7 @@ from newscrawl.site.slot_cut import (
     page_choice,
 )
 from newscrawl.template.node_records import PageNodes, node_hashes, page_kind
+from newscrawl.template.node_summary import PageHashes
 from newscrawl.template.sitelevel import (
     PageParser,
     RawPage,
@@ -66,6 +71,10 @@ NodeSink = Callable[[int, PageNodes, np.ndarray], None]
 # The hash counts' temporary files: one per value of a hash's top bits.
 _BUCKET_BITS = 6
 _BUCKETS = 1 << _BUCKET_BITS
+
+
+# A page's stored hashes, when it has them (`read_summary` of what is beside its raw page).
+StoredHashes = Callable[[RawPage], PageHashes | None]
 
 
 class HashCounts:
@@ -142,10 +151,12 @@ def count_site_hashes(
     learned: bool,
     config: SiteLevelConfig | None = None,
     spill: str = "",
+    stored: StoredHashes | None = None,
 ) -> SiteHashes:
     """The first pass over a site's pages (`raws` in the job's order, each parsed by `parse`):
     see the module docstring. `learned`: also the learned extractor's template. `spill`:
-    where the counts' temporary files go (default the system's temporary folder)."""
+    where the counts' temporary files go (default the system's temporary folder). `stored`:
+    a page's stored hashes, read instead of parsing it when it has them."""
     config = config or SiteLevelConfig()
     site = HashCounts(spill)
     # the learned template counts the first MAX_TEMPLATE_PAGES pages: all of a smaller site's
@@ -153,17 +164,17 @@ def count_site_hashes(
     parsed = blogs = 0
     try:
         for index, raw in enumerate(raws):
-            try:
-                dom = parse(raw)
-            except PageError:
+            found = stored(raw) if stored is not None else None
+            if found is None:
+                found = _parsed_hashes(raw, parse)
+            if found is None:
                 continue
-            hashes = node_hashes(dom)
             parsed += 1
-            blogs += page_kind(raw.url, dom.meta.get("generator", "")) == "blog"
-            site.add(hashes)
+            blogs += found.blog_generator or page_kind(raw.url) == "blog"
+            site.add(found.hashes)
             if learned and first is not site and index < MAX_TEMPLATE_PAGES:
-                first.add(hashes)
-            del dom, hashes
+                first.add(found.hashes)
+            del found
         template = site.frequent(config) if parsed >= config.min_pages else None
         learnt = None
         # as `pages_template`: enough pages in the job, enough distinct ones among those parsed
@@ -174,6 +185,16 @@ def count_site_hashes(
         first.close()
     kind = "blog" if blogs * 2 > parsed else "news"
     return SiteHashes(template, learnt, kind, parsed)
+
+
+def _parsed_hashes(raw: RawPage, parse: PageParser) -> PageHashes | None:
+    """A page's hashes from its parse; None when it does not parse."""
+    try:
+        dom = parse(raw)
+    except PageError:
+        return None
+    blog = page_kind("", dom.meta.get("generator", "")) == "blog"
+    return PageHashes(node_hashes(dom), blog)
 
 
 def streamed_site_pass(

@@ -453,7 +453,7 @@ class SiteSpider(scrapy.Spider):
             self._site_stat(run, "refetched")
         elif not replayed:
             self.crawler.stats.inc_value(pages_stat(run.spec.name))
-        item = self._item(run, response, dom, content_type, replayed)
+        item = self._item(run, response, dom, content_type, replayed, links.node_hashes)
         base = response.url
         if links.base is not None:  # a <base href> that cannot be parsed is ignored, as browsers do
             base = absolute_url(response.url, links.base) or response.url
@@ -470,7 +470,13 @@ class SiteSpider(scrapy.Spider):
         yield self._discovery(run, urljoin(url, "/robots.txt"), "robots", priority=10)
 
     def _item(
-        self, run: SiteRun, response: Response, dom: Dom | None, content_type: str, replayed: bool
+        self,
+        run: SiteRun,
+        response: Response,
+        dom: Dom | None,
+        content_type: str,
+        replayed: bool,
+        node_hashes: bytes = b"",
     ) -> PageItem:
         request = response.request
         assert request is not None  # response.meta above needs it too
@@ -497,6 +503,7 @@ class SiteSpider(scrapy.Spider):
             stored=replayed and final_url in self.crawl_info.stored_articles,
             max_pages=run.cap,
             warc=response.meta.get("newscrawl_warc"),
+            node_hashes=node_hashes,
         )
 
     def _follow(

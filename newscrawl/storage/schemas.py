@@ -126,6 +126,11 @@ PAGES_SCHEMA = pa.schema(
         _field("content_type", pa.string(), "Content-Type header"),
         _field("headers", pa.map_(pa.string(), pa.string()), "response headers that matter"),
         _field("html", pa.binary(), "raw response body, bytes as served", nullable=False),
+        _field(
+            "node_hashes",
+            pa.binary(),
+            "the page's node hashes as the site pass counts them (null: not stored)",
+        ),
         *_provenance(),
     ],
     metadata={"dataset": "newscrawl pages", "version": "1"},
