@@ -101,6 +101,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "-n", "--limit", type=int, default=None, metavar="N", help="first N pages per dataset"
         )
         command.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
+        command.add_argument(
+            "--features-cache",
+            type=Path,
+            default=None,
+            metavar="FILE",
+            help="keep the parsed pages (features, texts, the peers' texts) in FILE: read it "
+            "when it was made from the same datasets, else parse and write it",
+        )
         for name, kind, what in _TREE_OPTIONS:
             default = getattr(defaults, name)
             command.add_argument(
@@ -213,8 +221,6 @@ def _progress(args: argparse.Namespace):
 
 
 def _crossval(args: argparse.Namespace) -> int:
-    from newscrawl.learned.trainset import build_training_set
-
     missing = [str(p) for p in args.datasets if not (p / "html").is_dir()]
     if missing:
         print(f"error: not a dataset folder (no html/): {', '.join(missing)}", file=sys.stderr)
@@ -225,9 +231,11 @@ def _crossval(args: argparse.Namespace) -> int:
         return 2
     _warn_without_sites(args.datasets)
     say = _progress(args)
-    say("parsing pages, running the seed extractors and trafilatura")
-    data = build_training_set(args.datasets, args.limit, args.jobs, trafilatura=_has_trafilatura())
-    say(f"{len(data.page_ids)} pages, {data.sites} sites, {len(data.page)} blocks")
+    try:
+        data = _pages(args.datasets, args, True, say)
+    except ValueError as err:  # a features cache of other pages
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     try:
         outcome = _cross_validate(data, params, args, say)
     except ValueError as err:  # too few sites or datasets to fold
@@ -276,6 +284,7 @@ def _cross_validate(data: Any, params: Any, args: argparse.Namespace, say: Any) 
         format_generalisation,
         format_table,
         generalisation_rows,
+        held_out_kinds,
         score_thresholds,
     )
     from newscrawl.learned.train import crossval_scores
@@ -297,8 +306,9 @@ def _cross_validate(data: Any, params: Any, args: argparse.Namespace, say: Any) 
         threshold = result.best_threshold
         print("\n".join(format_table(result)), flush=True)
     groups = _print_groups(args, data, result)
-    guard, objective = choose_guard(data, runs, threshold)
-    rows = generalisation_rows(data, runs, threshold, guard)
+    kinds = held_out_kinds(data, [run.mode for run in runs])
+    guard, objective = choose_guard(data, runs, threshold, kinds=kinds)
+    rows = generalisation_rows(data, runs, threshold, guard, kinds)
     print(f"\nheld out whole (threshold {threshold:g}; guard {_guard_text(guard)}):")
     print("\n".join(format_generalisation(rows)), flush=True)
     return _Outcome(result, site_stage1, guard, objective.get(guard, 0.0), rows, groups)
@@ -507,13 +517,36 @@ def _typed(datasets: list[Path]) -> list[Path]:
 
 
 def _training_set(datasets: list[Path], args: argparse.Namespace) -> Any:
-    from newscrawl.learned.trainset import build_training_set
+    return _pages(datasets, args, args.only != "page-type", _progress(args))
 
-    say = _progress(args)
+
+def _pages(datasets: list[Path], args: argparse.Namespace, peer: bool, say: Any) -> Any:
+    """The training set of `datasets` (trafilatura's texts too when `peer` and installed),
+    parsed, or read from --features-cache when that was made from the same datasets;
+    ValueError when the cache is of other pages or not a cache."""
+    from newscrawl.learned.trainset import (
+        build_training_set,
+        load_training_set,
+        save_training_set,
+    )
+
+    with_peer = peer and _has_trafilatura()
+    source = {
+        "datasets": [str(d.resolve()) for d in datasets],
+        "limit": args.limit,
+        "trafilatura": with_peer,
+    }
+    cache = args.features_cache
+    if cache is not None and cache.exists():
+        data = load_training_set(cache, source)
+        say(f"read {cache}: {len(data.page_ids)} pages, {len(data.page)} blocks")
+        return data
     say("parsing pages, running the seed extractors (and trafilatura, for the table)")
-    with_peer = args.only != "page-type" and _has_trafilatura()
     data = build_training_set(datasets, args.limit, args.jobs, trafilatura=with_peer)
     say(f"{len(data.page_ids)} pages, {data.sites} sites, {len(data.page)} blocks")
+    if cache is not None:
+        save_training_set(data, cache, source)
+        say(f"wrote {cache}")
     return data
 
 

@@ -29,7 +29,13 @@ from newscrawl.dom import Dom
 from newscrawl.extractors.base import Extraction
 from newscrawl.learned.blocks import Blocks, split_blocks
 from newscrawl.learned.features import FEATURES, block_features, block_groups
-from newscrawl.learned.guard import OFF, GuardParams, guard_selection
+from newscrawl.learned.guard import (
+    DOCS_GUARD,
+    OFF,
+    GuardParams,
+    guard_selection,
+    routed_guard,
+)
 from newscrawl.learned.model import (
     ExtractorModel,
     ModelFileError,
@@ -61,13 +67,6 @@ __all__ = [
 FALLBACK = "cetd-tpc"
 # What `Extraction.extractor` says when the recall guard added blocks to the trees' selection.
 GUARDED = "learned+guard"
-# The page type whose pages get the documentation guard.
-DOCUMENTATION = "documentation"
-# The guard of a page the page type model calls documentation: API references, tables of
-# contents and definition lists are main text the trees, trained mostly on news, learn to
-# drop. It acts wherever the trees kept under 85% of a container NCE and another seed (on 30%
-# of it) agree on, and adds the whole container back (docs/extraction.md).
-DOCS_GUARD = GuardParams(agree=0.3, kept=0.85, floor=0.0)
 # A model file to use instead of the shipped one when the config names none: what
 # `--extractor-model` sets, so worker processes (extract -j, evaluate -j, a local Dask
 # cluster, a crawl's site pass workers) read the same model.
@@ -156,16 +155,11 @@ class Learned:
             page_type=kind,
         )
 
-
     def _guard_for(self, kind: str, scores: np.ndarray) -> GuardParams:
         """The recall guard of a page of type `kind`: the documentation guard on
         documentation; none where the trees kept nothing of any other page (no main text is
         an answer there, as for the fallback below), else the model's."""
-        if kind == DOCUMENTATION:
-            return self.docs_guard
-        if not (scores >= self.threshold).any():
-            return OFF
-        return self.guard
+        return routed_guard(kind, scores, self.threshold, self.guard, self.docs_guard)
 
 
 def _page_type_model() -> PageTypeModel | None:
