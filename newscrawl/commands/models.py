@@ -257,6 +257,7 @@ class _Outcome:
     objective: float  # its mean F1 over the units held out whole
     rows: list[Any]  # crossval.GeneralisationRow
     groups: dict[str, Any] | None
+    runs: list[Any]  # crossval.HeldOutRun: the out-of-fold block scores of each hold-out
 
 
 def _modes(args: argparse.Namespace, data: Any, say: Any) -> list[str]:
@@ -311,7 +312,7 @@ def _cross_validate(data: Any, params: Any, args: argparse.Namespace, say: Any) 
     rows = generalisation_rows(data, runs, threshold, guard, kinds)
     print(f"\nheld out whole (threshold {threshold:g}; guard {_guard_text(guard)}):")
     print("\n".join(format_generalisation(rows)), flush=True)
-    return _Outcome(result, site_stage1, guard, objective.get(guard, 0.0), rows, groups)
+    return _Outcome(result, site_stage1, guard, objective.get(guard, 0.0), rows, groups, runs)
 
 
 def _guard_text(guard: Any) -> str:

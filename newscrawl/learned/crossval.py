@@ -352,11 +352,13 @@ def _page_vectors(data: TrainingSet) -> np.ndarray:
 
 def _kinds_by_dataset(data: TrainingSet, vectors: np.ndarray, base: list[str]) -> list[str]:
     """Each dataset's pages typed by a model of the other datasets' typed pages (`base`'s
-    type where those have fewer than two types)."""
+    type where those have fewer than two types, and for a dataset without typed pages, whose
+    `base` types already come from a model of none of its pages)."""
     from newscrawl.learned.pagetype import fit_page_types
 
     kinds = list(base)
-    for dataset in dict.fromkeys(data.page_dataset):
+    typed = {d for d, kind in zip(data.page_dataset, data.page_type, strict=True) if kind}
+    for dataset in sorted(typed):  # an untyped dataset's pages are typed by a model of no page of it
         others = [i for i, kind in enumerate(data.page_type)
                   if kind and data.page_dataset[i] != dataset]  # fmt: skip
         if len({data.page_type[i] for i in others}) < 2:
