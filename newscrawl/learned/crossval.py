@@ -358,7 +358,7 @@ def _kinds_by_dataset(data: TrainingSet, vectors: np.ndarray, base: list[str]) -
 
     kinds = list(base)
     typed = {d for d, kind in zip(data.page_dataset, data.page_type, strict=True) if kind}
-    for dataset in sorted(typed):  # an untyped dataset's pages are typed by a model of no page of it
+    for dataset in sorted(typed):
         others = [i for i, kind in enumerate(data.page_type)
                   if kind and data.page_dataset[i] != dataset]  # fmt: skip
         if len({data.page_type[i] for i in others}) < 2:
