@@ -14,6 +14,7 @@ from newscrawl.dom import parse_html
 from newscrawl.extractors import get_extractor
 from newscrawl.learned.blocks import split_blocks
 from newscrawl.learned.features import FEATURES, block_features
+from newscrawl.learned.guard import GuardParams
 from newscrawl.learned.labels import block_gold_share
 from newscrawl.learned.model import (
     ExtractorModel,
@@ -391,6 +392,22 @@ def test_crossval_by_dataset_prints_and_records_the_unseen_dataset_figures(
     assert "held out whole (threshold" in out and "dataset: one" in out
     assert main(["models", "crossval", str(one), "--hold-out", "dataset", "-q"]) == 2
     assert "--hold-out dataset needs at least 2 datasets" in capsys.readouterr().err
+    # a features cache: written by the first run, read by the next, the same figures
+    cache = ["--features-cache", str(tmp_path / "pages.npz")]
+    assert main([*argv, *cache]) == 0
+    first = capsys.readouterr().out
+    assert main([*argv, *cache]) == 0
+    assert capsys.readouterr().out == first and (tmp_path / "pages.npz").is_file()
+    # the shipped model's guard instead of the grid's best (the default as it ships)
+    assert main([*argv, *cache, "--guard", "shipped"]) == 0
+    shipped = load_extractor_model(bundled_extractor_model()).guard
+    expected = GuardParams.from_json(shipped).to_json()
+    assert json.loads((tmp_path / "cv.json").read_text())["guard"] == expected
+    said = ", ".join(f"{k} {expected[k]:g}" for k in ("agree", "kept", "floor"))
+    assert f"guard {said})" in capsys.readouterr().out
+    other = ["models", "crossval", str(two), str(one), "--hold-out", "dataset", "-q", *cache]
+    assert main(other) == 2  # the same folders in another order are other pages
+    assert "built from other pages" in capsys.readouterr().err
 
 
 def test_models_refuse_what_cannot_be_cross_validated_in_one_line(
