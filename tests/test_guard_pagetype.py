@@ -201,3 +201,14 @@ def test_held_out_page_types_type_every_page_in_every_mode() -> None:
     data.page_type = [*kinds[:-1], ""]
     found = held_out_kinds(data, ["site", "dataset"])
     assert found["site"] == kinds and found["dataset"] == kinds
+
+
+def test_the_documentation_guard_keeps_what_nce_selects_whatever_the_trees_kept() -> None:
+    # NCE's container alone (no other seed agrees); the trees kept 3 of its 4 blocks (90% of
+    # its tokens): on documentation the fourth comes back all the same, elsewhere not
+    rows = _rows([10, 120, 120, 120, 40], nce=[0, 1, 1, 1, 1], other=[0, 0, 0, 0, 0])
+    scores = np.array([0.01, 0.9, 0.9, 0.9, 0.0])
+    kept, used = guard_selection(rows, scores, 0.4, DOCS_GUARD)
+    assert used and kept.tolist() == [False, True, True, True, True]
+    plain, used_plain = guard_selection(rows, scores, 0.4, GUARD)
+    assert not used_plain and plain.tolist() == [False, True, True, True, False]
