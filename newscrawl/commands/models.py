@@ -316,8 +316,9 @@ def _cross_validate(data: Any, params: Any, args: argparse.Namespace, say: Any) 
         print("\n".join(format_table(result)), flush=True)
     groups = _print_groups(args, data, result)
     kinds = held_out_kinds(data, [run.mode for run in runs])
+    objective: dict[Any, float] = {}
     if args.guard == "shipped":
-        guard, objective = _shipped_guard(), {}
+        guard = _shipped_guard()
     else:
         guard, objective = choose_guard(data, runs, threshold, kinds=kinds)
     rows = generalisation_rows(data, runs, threshold, guard, kinds)

@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -345,7 +346,7 @@ def load_training_set(path: str | Path, source: object = None) -> TrainingSet:
     try:
         with np.load(path, allow_pickle=False) as stored:
             header = json.loads(bytes(stored["header"]).decode("utf-8"))
-            arrays = {name: stored[name] for name in _CACHE_ARRAYS}
+            arrays: dict[str, Any] = {name: stored[name] for name in _CACHE_ARRAYS}
     except (OSError, KeyError, ValueError, zipfile.BadZipFile) as err:
         raise ValueError(f"{path}: not a training set file ({err})") from err
     if not isinstance(header, dict) or header.get("format") != CACHE_FORMAT:
@@ -354,7 +355,7 @@ def load_training_set(path: str | Path, source: object = None) -> TrainingSet:
         raise ValueError(f"{path}: made by another version of the features; build it again")
     if header.get("source") != json.loads(json.dumps(source)):
         raise ValueError(f"{path}: built from other pages ({header.get('source')}), not {source}")
-    lists = {name: list(header[name]) for name in _CACHE_LISTS}
+    lists: dict[str, Any] = {name: list(header[name]) for name in _CACHE_LISTS}
     return TrainingSet(
         **arrays,
         **lists,
