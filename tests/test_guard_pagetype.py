@@ -19,9 +19,18 @@ from newscrawl.extractors.blockmodel.pagetype import (
     load_page_type_model,
     page_vector,
 )
-from newscrawl.extractors.blockmodel.recall_guard import OFF, GuardParams, guard_selection
+from newscrawl.extractors.blockmodel.recall_guard import (
+    DOCS_GUARD,
+    OFF,
+    GuardParams,
+    guard_selection,
+    routed_guard,
+)
+from newscrawl.extractors.blockmodel.stacking import GROUPS
 from newscrawl.extractors.learned import GUARDED, Learned, LearnedConfig
 from newscrawl.html.parse import parse_html
+from newscrawl.training.learned_crossval import HeldOutRun, generalisation_rows
+from newscrawl.training.learned_trainset import TrainingSet
 from tests.test_learned import ARTICLE, FORUM
 
 
@@ -139,3 +148,73 @@ def test_a_documentation_page_keeps_its_signatures_through_the_docs_guard() -> N
     assert "class Widget(size" in guarded.text and "w = Widget(3)" in guarded.text
     bare = Learned(LearnedConfig(guard=False)).extract(parse_html(html, url))
     assert "class Widget(size" not in bare.text
+
+
+def _one_page_set(rows: np.ndarray, texts: list[str], gold: str) -> TrainingSet:
+    return TrainingSet(
+        features=rows.astype(np.float32),
+        groups=np.zeros((len(rows), len(GROUPS)), dtype=np.int32),
+        share=np.zeros(len(rows), dtype=np.float32),
+        tokens=np.expm1(rows[:, FEATURES.index("tokens_log")]).round().astype(np.int32),
+        page=np.zeros(len(rows), dtype=np.int32),
+        page_ids=["docs/0"],
+        page_site=["docs/a"],
+        page_dataset=["docs"],
+        datasets={"docs": 1},
+        texts=texts,
+        gold=[gold],
+        peers={"nce": [gold]},
+        page_type=["documentation"],
+    )
+
+
+def test_held_out_figures_route_the_guard_by_page_type_as_extraction_does() -> None:
+    # a container NCE and CETD-TPC agree on; the trees kept 3 of its 4 blocks (above the
+    # model guard's 50%, under the documentation guard's 85%), and scored the fourth low
+    words = [" ".join(f"w{k}x{i}" for i in range(40)) for k in range(4)]
+    rows = _rows([40, 40, 40, 40], nce=[1, 1, 1, 1], other=[1, 1, 1, 1])
+    data = _one_page_set(rows, words, "\n".join(words))
+    run = HeldOutRun("dataset", np.array([0.9, 0.9, 0.9, 0.01]))
+    routed = generalisation_rows(data, [run], 0.4, GUARD, {"dataset": ["documentation"]})
+    plain = generalisation_rows(data, [run], 0.4, GUARD, {"dataset": ["article"]})
+    assert routed[0].f1["default"] == pytest.approx(1.0)  # the docs guard adds the fourth back
+    assert plain[0].f1["default"] == plain[0].f1["learned"] < 0.9  # the model guard does not
+    # an empty selection stays empty outside documentation, as in extraction
+    empty = HeldOutRun("dataset", np.zeros(4))
+    assert generalisation_rows(data, [empty], 0.4, GUARD, {"dataset": ["article"]})[0].f1[
+        "default"
+    ] == pytest.approx(0.0)
+    assert routed_guard("article", np.zeros(4), 0.4, GUARD) == OFF
+    assert routed_guard("documentation", np.zeros(4), 0.4, GUARD) == DOCS_GUARD
+
+
+def test_held_out_page_types_type_every_page_in_every_mode() -> None:
+    # two datasets of typed pages, the types told apart by one column; pages without a type
+    # get one from a model of the typed pages
+    from newscrawl.training.learned_crossval import held_out_kinds
+
+    pages = 48  # 12 of each type in each dataset: enough for a leaf of 10
+    rows = np.zeros((pages, len(FEATURES)), dtype=np.float32)
+    rows[:, FEATURES.index("tokens_log")] = 3.0
+    rows[pages // 2 :, FEATURES.index("seed_nce")] = 1.0
+    kinds = ["article"] * (pages // 2) + ["forum"] * (pages // 2)
+    data = _one_page_set(rows[:1], ["x"], "x")
+    data.features = rows
+    data.page = np.arange(pages, dtype=np.int32)
+    data.page_ids = [f"d{i % 2}/{i}" for i in range(pages)]
+    data.page_site = [f"d{i % 2}/s{i}" for i in range(pages)]
+    data.page_dataset = [f"d{i % 2}" for i in range(pages)]
+    data.page_type = [*kinds[:-1], ""]
+    found = held_out_kinds(data, ["site", "dataset"])
+    assert found["site"] == kinds and found["dataset"] == kinds
+
+
+def test_the_documentation_guard_keeps_what_nce_selects_whatever_the_trees_kept() -> None:
+    # NCE's container alone (no other seed agrees); the trees kept 3 of its 4 blocks (90% of
+    # its tokens): on documentation the fourth comes back all the same, elsewhere not
+    rows = _rows([10, 120, 120, 120, 40], nce=[0, 1, 1, 1, 1], other=[0, 0, 0, 0, 0])
+    scores = np.array([0.01, 0.9, 0.9, 0.9, 0.0])
+    kept, used = guard_selection(rows, scores, 0.4, DOCS_GUARD)
+    assert used and kept.tolist() == [False, True, True, True, True]
+    plain, used_plain = guard_selection(rows, scores, 0.4, GUARD)
+    assert not used_plain and plain.tolist() == [False, True, True, True, False]

@@ -20,6 +20,7 @@ from newscrawl.extractors.blockmodel.model import (
     bundled_extractor_model,
     load_extractor_model,
 )
+from newscrawl.extractors.blockmodel.recall_guard import GuardParams
 from newscrawl.extractors.blockmodel.stacking import CONTEXT_FEATURES
 from newscrawl.html.parse import parse_html
 from newscrawl.lab.synthetic_sites import synthetic_site
@@ -385,12 +386,28 @@ def test_crossval_by_dataset_prints_and_records_the_unseen_dataset_figures(
     # each dataset held out whole, beside the peers on the same pages, guard chosen there
     held = {(r["mode"], r["unit"]): r for r in report["held_out"]}
     assert set(held) == {("dataset", "one"), ("dataset", "two"), ("dataset", "all")}
-    assert set(held["dataset", "one"]["f1"]) == {"learned", "learned+guard", "nce", "mss",
+    assert set(held["dataset", "one"]["f1"]) == {"learned", "default", "nce", "mss",
                                                  "cetd-tpc", "trafilatura"}  # fmt: skip
     assert held["dataset", "one"]["pages"] == 6 and "agree" in report["guard"]
     assert "held out whole (threshold" in out and "dataset: one" in out
     assert main(["models", "crossval", str(one), "--hold-out", "dataset", "-q"]) == 2
     assert "--hold-out dataset needs at least 2 datasets" in capsys.readouterr().err
+    # a features cache: written by the first run, read by the next, the same figures
+    cache = ["--features-cache", str(tmp_path / "pages.npz")]
+    assert main([*argv, *cache]) == 0
+    first = capsys.readouterr().out
+    assert main([*argv, *cache]) == 0
+    assert capsys.readouterr().out == first and (tmp_path / "pages.npz").is_file()
+    # the shipped model's guard instead of the grid's best (the default as it ships)
+    assert main([*argv, *cache, "--guard", "shipped"]) == 0
+    shipped = load_extractor_model(bundled_extractor_model()).guard
+    expected = GuardParams.from_json(shipped).to_json()
+    assert json.loads((tmp_path / "cv.json").read_text())["guard"] == expected
+    said = ", ".join(f"{k} {expected[k]:g}" for k in ("agree", "kept", "floor"))
+    assert f"guard {said})" in capsys.readouterr().out
+    other = ["models", "crossval", str(two), str(one), "--hold-out", "dataset", "-q", *cache]
+    assert main(other) == 2  # the same folders in another order are other pages
+    assert "built from other pages" in capsys.readouterr().err
 
 
 def test_models_refuse_what_cannot_be_cross_validated_in_one_line(
@@ -639,3 +656,20 @@ def test_crossval_warns_when_pages_cannot_be_grouped_by_site(
     err = capsys.readouterr().err
     assert f"no meta.jsonl in {bare}:" in err and str(kept) not in err
     assert "each page is a site of its own" in err
+
+
+def test_a_training_set_file_reads_back_whole_and_refuses_other_pages(tmp_path: Path) -> None:
+    from newscrawl.training.learned_trainset import load_training_set, save_training_set
+
+    data = build_training_set([synthetic_dataset(tmp_path / "one", sites=2, pages=2)])
+    path = tmp_path / "set.npz"
+    save_training_set(data, path, {"datasets": ["one"]})
+    back = load_training_set(path, {"datasets": ["one"]})
+    assert np.array_equal(back.features, data.features) and back.texts == data.texts
+    assert (back.page_ids, back.page_site, back.gold) == (data.page_ids, data.page_site, data.gold)
+    assert back.peers == data.peers and back.datasets == data.datasets
+    with pytest.raises(ValueError, match="built from other pages"):
+        load_training_set(path, {"datasets": ["two"]})
+    (tmp_path / "junk.npz").write_bytes(b"not a zip")
+    with pytest.raises(ValueError, match="not a training set file"):
+        load_training_set(tmp_path / "junk.npz")

@@ -33,134 +33,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from newscrawl.commands.cli_options import positive_int
+from newscrawl.commands.models_options import TREE_OPTIONS, add_arguments
 from newscrawl.models.template_model import bundled_model_path
 
 __all__ = ["HELP", "add_arguments", "run"]
 
 HELP = "rebuild the shipped models; cross-validate the learned extractor"
-DEFAULT_DATA = Path("../shared/data")
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from newscrawl.training.learned_train import TrainParams
-
-    defaults = TrainParams()
-    sub = parser.add_subparsers(dest="action", metavar="ACTION", required=True)
-    build = sub.add_parser("build", help="rebuild every shipped model from real pages")
-    build.add_argument(
-        "data",
-        nargs="?",
-        type=Path,
-        default=DEFAULT_DATA,
-        metavar="DATA",
-        help="folder of datasets (default: ../shared/data)",
-    )
-    build.add_argument(
-        "--out", type=Path, default=None, metavar="DIR", help="where to write (default: models/)"
-    )
-    build.add_argument(
-        "--only",
-        choices=("extractor", "template", "page-type"),
-        default=None,
-        help="rebuild one model only",
-    )
-    cross = sub.add_parser(
-        "crossval", help="cross-validated quality table of the learned extractor"
-    )
-    cross.add_argument("datasets", nargs="+", type=Path, metavar="DATASET", help="dataset folder")
-    cross.add_argument("--json", type=Path, default=None, metavar="FILE", help="also write JSON")
-    _add_compare(sub)
-    for command in (build, cross):
-        command.add_argument(
-            "--hold-out",
-            type=_hold_outs,
-            default=None,
-            metavar="WHAT",
-            help="what the cross-validation runs keep apart, comma-separated: site (--folds "
-            "folds of whole sites), dataset (each dataset held out in turn: every page scored "
-            "by models that never saw its dataset's gold conventions), page_type (each meta "
-            "page_type held out in turn); default: all three, those the datasets allow",
-        )
-        command.add_argument(
-            "--by",
-            default=None,
-            metavar="FIELD",
-            help="also the cross-validated F1 by this meta.jsonl field (e.g. page_type), the "
-            "pages of every dataset pooled",
-        )
-        command.add_argument(
-            "-j",
-            "--jobs",
-            type=positive_int,
-            default=1,
-            metavar="N",
-            help="pages parsed in N processes",
-        )
-        command.add_argument(
-            "-n", "--limit", type=int, default=None, metavar="N", help="first N pages per dataset"
-        )
-        command.add_argument("-q", "--quiet", action="store_true", help="no progress on stderr")
-        for name, kind, what in _TREE_OPTIONS:
-            default = getattr(defaults, name)
-            command.add_argument(
-                f"--{name.replace('_', '-')}",
-                type=kind,
-                default=default,
-                metavar="N",
-                help=f"{what} (default: {default})",
-            )
-        command.add_argument(
-            "--folds",
-            type=int,
-            default=defaults.folds,
-            metavar="K",
-            help=f"cross-validation folds, sites kept whole (default: {defaults.folds})",
-        )
-
-
-# Classifier settings a user can change to try another model (`TrainParams` fields).
-_TREE_OPTIONS: tuple[tuple[str, type, str], ...] = (
-    ("iterations", int, "boosting iterations per stage"),
-    ("learning_rate", float, "boosting learning rate"),
-    ("max_leaf_nodes", int, "leaves per tree"),
-    ("max_depth", int, "depth per tree"),
-    ("min_samples_leaf", int, "blocks per leaf at least"),
-    ("l2_regularization", float, "L2 penalty on the leaf values"),
-    ("stages", int, "stages (1: no context of neighbouring scores; 2 at most)"),
-    ("dataset_power", float, "a page of a dataset of n pages weighs n^-X (0: pages equal)"),
-)
-
-
-def _add_compare(sub: Any) -> None:
-    compare = sub.add_parser(
-        "compare", help="a new template model against the one in use, on held-back sites"
-    )
-    compare.add_argument("new", type=Path, metavar="NEW", help="the new model (newscrawl train)")
-    compare.add_argument("old", type=Path, metavar="OLD", help="the model in use")
-    compare.add_argument("nodes", nargs="+", metavar="NODES", help="nodes dataset(s) to score on")
-    compare.add_argument(
-        "--last", type=int, default=None, metavar="N", help="only the N most recent crawls"
-    )
-    compare.add_argument(
-        "--sites",
-        default=None,
-        metavar="A,B",
-        help="score on these sites (default: the sites NEW was trained without)",
-    )
-    compare.add_argument("--json", type=Path, default=None, metavar="FILE", help="also write JSON")
-
-
-def _hold_outs(value: str) -> list[str]:
-    from newscrawl.training.learned_train import HOLD_OUTS
-
-    modes = list(dict.fromkeys(v.strip() for v in value.split(",") if v.strip()))
-    wrong = [m for m in modes if m not in HOLD_OUTS]
-    if wrong or not modes:
-        raise argparse.ArgumentTypeError(
-            f"{', '.join(wrong) or 'nothing'}: choose from {', '.join(HOLD_OUTS)}"
-        )
-    return modes
 
 
 def run(args: argparse.Namespace) -> int:
@@ -213,8 +91,6 @@ def _progress(args: argparse.Namespace):
 
 
 def _crossval(args: argparse.Namespace) -> int:
-    from newscrawl.training.learned_trainset import build_training_set
-
     missing = [str(p) for p in args.datasets if not (p / "html").is_dir()]
     if missing:
         print(f"error: not a dataset folder (no html/): {', '.join(missing)}", file=sys.stderr)
@@ -225,9 +101,11 @@ def _crossval(args: argparse.Namespace) -> int:
         return 2
     _warn_without_sites(args.datasets)
     say = _progress(args)
-    say("parsing pages, running the seed extractors and trafilatura")
-    data = build_training_set(args.datasets, args.limit, args.jobs, trafilatura=_has_trafilatura())
-    say(f"{len(data.page_ids)} pages, {data.sites} sites, {len(data.page)} blocks")
+    try:
+        data = _pages(args.datasets, args, True, say)
+    except ValueError as err:  # a features cache of other pages
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     try:
         outcome = _cross_validate(data, params, args, say)
     except ValueError as err:  # too few sites or datasets to fold
@@ -249,6 +127,7 @@ class _Outcome:
     objective: float  # its mean F1 over the units held out whole
     rows: list[Any]  # crossval.GeneralisationRow
     groups: dict[str, Any] | None
+    runs: list[Any]  # crossval.HeldOutRun: the out-of-fold block scores of each hold-out
 
 
 def _modes(args: argparse.Namespace, data: Any, say: Any) -> list[str]:
@@ -276,6 +155,7 @@ def _cross_validate(data: Any, params: Any, args: argparse.Namespace, say: Any) 
         format_generalisation,
         format_table,
         generalisation_rows,
+        held_out_kinds,
         score_thresholds,
     )
     from newscrawl.training.learned_train import crossval_scores
@@ -300,11 +180,24 @@ def _cross_validate(data: Any, params: Any, args: argparse.Namespace, say: Any) 
         threshold = result.best_threshold
         print("\n".join(format_table(result)), flush=True)
     groups = _print_groups(args, data, result)
-    guard, objective = choose_guard(data, runs, threshold)
-    rows = generalisation_rows(data, runs, threshold, guard)
+    kinds = held_out_kinds(data, [run.mode for run in runs])
+    objective: dict[Any, float] = {}
+    if args.guard == "shipped":
+        guard = _shipped_guard()
+    else:
+        guard, objective = choose_guard(data, runs, threshold, kinds=kinds)
+    rows = generalisation_rows(data, runs, threshold, guard, kinds)
     print(f"\nheld out whole (threshold {threshold:g}; guard {_guard_text(guard)}):")
     print("\n".join(format_generalisation(rows)), flush=True)
-    return _Outcome(result, site_stage1, guard, objective.get(guard, 0.0), rows, groups)
+    return _Outcome(result, site_stage1, guard, objective.get(guard, 0.0), rows, groups, runs)
+
+
+def _shipped_guard() -> Any:
+    """The recall guard the shipped extractor model applies (its file's, else the defaults)."""
+    from newscrawl.extractors.blockmodel.model import bundled_extractor_model, load_extractor_model
+    from newscrawl.extractors.blockmodel.recall_guard import GuardParams
+
+    return GuardParams.from_json(load_extractor_model(bundled_extractor_model()).guard)
 
 
 def _guard_text(guard: Any) -> str:
@@ -335,7 +228,7 @@ def _params(args: argparse.Namespace) -> Any:
         if not ok:
             print(f"error: {message}", file=sys.stderr)
             raise SystemExit(2)
-    tree = {name: getattr(args, name) for name, _, _ in _TREE_OPTIONS}
+    tree = {name: getattr(args, name) for name, _, _ in TREE_OPTIONS}
     return TrainParams(folds=args.folds, **tree)
 
 
@@ -491,8 +384,10 @@ def _command(args: argparse.Namespace) -> str:
         parts += ["--by", args.by]
     if args.hold_out:
         parts += ["--hold-out", ",".join(args.hold_out)]
+    if args.guard != "choose":
+        parts += ["--guard", args.guard]
     defaults = TrainParams()
-    for option in ("folds", *(name for name, _, _ in _TREE_OPTIONS)):
+    for option in ("folds", *(name for name, _, _ in TREE_OPTIONS)):
         value = getattr(args, option)
         if value != getattr(defaults, option):
             parts += [f"--{option.replace('_', '-')}", str(value)]
@@ -510,13 +405,36 @@ def _typed(datasets: list[Path]) -> list[Path]:
 
 
 def _training_set(datasets: list[Path], args: argparse.Namespace) -> Any:
-    from newscrawl.training.learned_trainset import build_training_set
+    return _pages(datasets, args, args.only != "page-type", _progress(args))
 
-    say = _progress(args)
+
+def _pages(datasets: list[Path], args: argparse.Namespace, peer: bool, say: Any) -> Any:
+    """The training set of `datasets` (trafilatura's texts too when `peer` and installed),
+    parsed, or read from --features-cache when that was made from the same datasets;
+    ValueError when the cache is of other pages or not a cache."""
+    from newscrawl.training.learned_trainset import (
+        build_training_set,
+        load_training_set,
+        save_training_set,
+    )
+
+    with_peer = peer and _has_trafilatura()
+    source = {
+        "datasets": [str(d.resolve()) for d in datasets],
+        "limit": args.limit,
+        "trafilatura": with_peer,
+    }
+    cache = args.features_cache
+    if cache is not None and cache.exists():
+        data = load_training_set(cache, source)
+        say(f"read {cache}: {len(data.page_ids)} pages, {len(data.page)} blocks")
+        return data
     say("parsing pages, running the seed extractors (and trafilatura, for the table)")
-    with_peer = args.only != "page-type" and _has_trafilatura()
     data = build_training_set(datasets, args.limit, args.jobs, trafilatura=with_peer)
     say(f"{len(data.page_ids)} pages, {data.sites} sites, {len(data.page)} blocks")
+    if cache is not None:
+        save_training_set(data, cache, source)
+        say(f"wrote {cache}")
     return data
 
 

@@ -41,7 +41,13 @@ from newscrawl.extractors.blockmodel.pagetype import (
     bundled_page_type_model,
     load_page_type_model,
 )
-from newscrawl.extractors.blockmodel.recall_guard import OFF, GuardParams, guard_selection
+from newscrawl.extractors.blockmodel.recall_guard import (
+    DOCS_GUARD,
+    OFF,
+    GuardParams,
+    guard_selection,
+    routed_guard,
+)
 from newscrawl.extractors.blockmodel.seeds import seed_extractions, seed_extractors, seed_selections
 from newscrawl.extractors.blockmodel.stacking import CONTEXT_FEATURES
 from newscrawl.extractors.extractor_base import Extraction
@@ -63,13 +69,6 @@ __all__ = [
 FALLBACK = "cetd-tpc"
 # What `Extraction.extractor` says when the recall guard added blocks to the trees' selection.
 GUARDED = "learned+guard"
-# The page type whose pages get the documentation guard.
-DOCUMENTATION = "documentation"
-# The guard of a page the page type model calls documentation: API references, tables of
-# contents and definition lists are main text the trees, trained mostly on news, learn to
-# drop. It acts wherever the trees kept under 85% of a container NCE and another seed (on 30%
-# of it) agree on, and adds the whole container back (docs/extraction.md).
-DOCS_GUARD = GuardParams(agree=0.3, kept=0.85, floor=0.0)
 # A model file to use instead of the shipped one when the config names none: what
 # `--extractor-model` sets, so worker processes (extract -j, evaluate -j, a local Dask
 # cluster, a crawl's site pass workers) read the same model.
@@ -158,16 +157,11 @@ class Learned:
             page_type=kind,
         )
 
-
     def _guard_for(self, kind: str, scores: np.ndarray) -> GuardParams:
         """The recall guard of a page of type `kind`: the documentation guard on
         documentation; none where the trees kept nothing of any other page (no main text is
         an answer there, as for the fallback below), else the model's."""
-        if kind == DOCUMENTATION:
-            return self.docs_guard
-        if not (scores >= self.threshold).any():
-            return OFF
-        return self.guard
+        return routed_guard(kind, scores, self.threshold, self.guard, self.docs_guard)
 
 
 def _page_type_model() -> PageTypeModel | None:

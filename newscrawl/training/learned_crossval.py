@@ -14,7 +14,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from newscrawl.extractors.blockmodel.recall_guard import GUARD_GRID, OFF, GuardParams, grid_outcomes
+from newscrawl.extractors.blockmodel.recall_guard import (
+    GUARD_GRID,
+    OFF,
+    GuardParams,
+    grid_outcomes,
+    routed_guard,
+)
 from newscrawl.gold.metric import f1, score_page
 from newscrawl.training.learned_trainset import TrainingSet
 
@@ -134,8 +140,8 @@ def format_groups(result: CrossvalResult, groups: Sequence[str], field_name: str
 
 # -- generalisation: datasets and page types held out whole, the guard chosen on them --------
 
-LEARNED = "learned"
-GUARDED = "learned+guard"
+LEARNED = "learned"  # the trees' selection alone
+DEFAULT = "default"  # the trees and the recall guard routed by page type, as extraction runs
 
 
 @dataclass(slots=True)
@@ -163,9 +169,16 @@ def _selection_scorer(data: TrainingSet, ranges: list[tuple[int, int]]):
 
 
 def guard_outcomes(
-    data: TrainingSet, run: HeldOutRun, threshold: float, grid: Sequence[GuardParams]
+    data: TrainingSet,
+    run: HeldOutRun,
+    threshold: float,
+    grid: Sequence[GuardParams],
+    kinds: Sequence[str] | None = None,
 ) -> tuple[list[int], dict[GuardParams, list[tuple[float, float]]]]:
-    """The pages `run` held out, and per guard setting their (precision, recall)."""
+    """The pages `run` held out, and per guard setting their (precision, recall). With `kinds`
+    (each page's predicted page type) a setting is routed as extraction routes it
+    (`guard.routed_guard`: the documentation guard on documentation, none on an empty
+    selection); OFF always means the trees' selection alone."""
     ranges = page_blocks(data)
     pages = [i for i in range(len(ranges)) if run.mode != "page_type" or data.page_type[i]]
     scorer = _selection_scorer(data, ranges)
@@ -173,7 +186,17 @@ def guard_outcomes(
         (data.features[ranges[i][0] : ranges[i][1]], run.scores[ranges[i][0] : ranges[i][1]])
         for i in pages
     )
-    outcomes = grid_outcomes(chosen, threshold, tuple(grid), lambda k, kept: scorer(pages[k], kept))
+    route = None
+    if kinds is not None:
+
+        def route(page: int, scores: np.ndarray, params: GuardParams) -> GuardParams:
+            if params == OFF:
+                return OFF
+            return routed_guard(kinds[pages[page]], scores, threshold, params)
+
+    outcomes = grid_outcomes(
+        chosen, threshold, tuple(grid), lambda k, kept: scorer(pages[k], kept), route
+    )
     return pages, outcomes
 
 
@@ -204,7 +227,7 @@ class GeneralisationRow:
     mode: str
     unit: str
     pages: int
-    f1: dict[str, float]  # learned, learned+guard, each peer
+    f1: dict[str, float]  # learned, default, each peer
 
     @property
     def best_seed(self) -> float:
@@ -212,19 +235,25 @@ class GeneralisationRow:
 
 
 def generalisation_rows(
-    data: TrainingSet, runs: Sequence[HeldOutRun], threshold: float, guard: GuardParams
+    data: TrainingSet,
+    runs: Sequence[HeldOutRun],
+    threshold: float,
+    guard: GuardParams,
+    kinds: dict[str, list[str]] | None = None,
 ) -> list[GeneralisationRow]:
-    """Per run and held-out unit: pages and the F1 of the learned extractor without and with
-    the guard, and of every peer on the same pages."""
+    """Per run and held-out unit: pages and the F1 of the trees' selection alone and of the
+    default (the trees with `guard`, routed by each page's type in `kinds[run.mode]` when
+    given), and of every peer on the same pages."""
     out = []
     for run in runs:
-        pages, outcomes = guard_outcomes(data, run, threshold, (OFF, guard))
+        page_kinds = (kinds or {}).get(run.mode)
+        pages, outcomes = guard_outcomes(data, run, threshold, (OFF, guard), page_kinds)
         peers = {
             name: [_pr(data.gold[p], texts[p]) for p in pages] for name, texts in data.peers.items()
         }
         for unit, chosen in _units(data, run.mode, pages).items():
             figures = {LEARNED: _mean_f1(outcomes[OFF], chosen)}
-            figures[GUARDED] = _mean_f1(outcomes[guard], chosen)
+            figures[DEFAULT] = _mean_f1(outcomes[guard], chosen)
             figures.update({name: _mean_f1(s, chosen) for name, s in peers.items()})
             out.append(GeneralisationRow(run.mode, unit, len(chosen), figures))
     return out
@@ -235,17 +264,19 @@ def choose_guard(
     runs: Sequence[HeldOutRun],
     threshold: float,
     grid: Sequence[GuardParams] = GUARD_GRID,
+    kinds: dict[str, list[str]] | None = None,
 ) -> tuple[GuardParams, dict[GuardParams, float]]:
     """The guard setting with the best mean F1 over the units held out whole (each dataset
     under dataset hold-out, each page type under page-type hold-out, every one weighing the
     same), among those that cost the site-grouped pooled F1 at most 0.002; OFF when no run
-    held out whole units. Returns it and every setting's objective."""
+    held out whole units. Each setting is routed by page type as in `generalisation_rows`.
+    Returns it and every setting's objective."""
     grid = tuple(dict.fromkeys([OFF, *grid]))
     objective = {g: 0.0 for g in grid}
     allowed = set(grid)
     units_seen = 0
     for run in runs:
-        pages, outcomes = guard_outcomes(data, run, threshold, grid)
+        pages, outcomes = guard_outcomes(data, run, threshold, grid, (kinds or {}).get(run.mode))
         units = _units(data, run.mode, pages)
         if run.mode == "site":
             base = _mean_f1(outcomes[OFF], units[_POOLED])
@@ -265,8 +296,8 @@ def choose_guard(
 
 
 def format_generalisation(rows: Sequence[GeneralisationRow]) -> list[str]:
-    """The table: per held-out unit, the learned extractor without and with the guard, each
-    peer, the best seed and the guarded margin over it."""
+    """The table: per held-out unit, the trees' selection alone and the default, each peer,
+    the best seed and the default's margin over it."""
     if not rows:
         return []
     names = list(rows[0].f1)
@@ -276,8 +307,70 @@ def format_generalisation(rows: Sequence[GeneralisationRow]) -> list[str]:
     for row in rows:
         name = f"{label.get(row.mode, row.mode)} {row.unit}"
         cells = "  ".join(f"{row.f1[n]:>13.3f}" for n in names)
-        margin = row.f1[GUARDED] - row.best_seed
+        margin = row.f1[DEFAULT] - row.best_seed
         lines.append(
             f"{name[:28]:<28}  {row.pages:>6}  {cells}  {row.best_seed:>9.3f}  {margin:>+7.3f}"
         )
     return lines
+
+
+# -- page types for routing, predicted by page type models that never saw the page -------------
+
+
+def held_out_kinds(data: TrainingSet, modes: Sequence[str]) -> dict[str, list[str]]:
+    """Per hold-out mode, each page's predicted page type, as the default's routing reads it,
+    from a page type model that never saw the page's site: site-grouped cross-validation on
+    the pages whose meta gives a type, a model of all of them for the other pages. Holding out
+    datasets, a dataset's pages are typed by a model of the other datasets' typed pages, when
+    those have two types at least. Without two types in the meta, the shipped page type
+    model types every page (no page types when it is missing)."""
+    from newscrawl.extractors.blockmodel.pagetype import (
+        bundled_page_type_model,
+        crossval_page_types,
+        fit_page_types,
+        load_page_type_model,
+    )
+
+    vectors = _page_vectors(data)
+    typed = [i for i, kind in enumerate(data.page_type) if kind]
+    labels = [data.page_type[i] for i in typed]
+    if len(set(labels)) < 2:
+        try:
+            shipped = load_page_type_model(bundled_page_type_model()).predict(vectors)
+        except (OSError, ValueError):
+            shipped = [""] * len(data.page_ids)
+        return {mode: list(shipped) for mode in modes}
+    base = fit_page_types(vectors[typed], labels).predict(vectors)
+    predicted, _ = crossval_page_types(vectors[typed], labels, [data.page_site[i] for i in typed])
+    for i, kind in zip(typed, predicted, strict=True):
+        base[i] = kind
+    kinds = {mode: list(base) for mode in modes}
+    if "dataset" in modes:
+        kinds["dataset"] = _kinds_by_dataset(data, vectors, base)
+    return kinds
+
+
+def _page_vectors(data: TrainingSet) -> np.ndarray:
+    from newscrawl.extractors.blockmodel.pagetype import page_vector
+
+    return np.vstack([page_vector(data.features[a:b]) for a, b in page_blocks(data)])
+
+
+def _kinds_by_dataset(data: TrainingSet, vectors: np.ndarray, base: list[str]) -> list[str]:
+    """Each dataset's pages typed by a model of the other datasets' typed pages (`base`'s
+    type where those have fewer than two types, and for a dataset without typed pages, whose
+    `base` types already come from a model of none of its pages)."""
+    from newscrawl.extractors.blockmodel.pagetype import fit_page_types
+
+    kinds = list(base)
+    typed = {d for d, kind in zip(data.page_dataset, data.page_type, strict=True) if kind}
+    for dataset in sorted(typed):
+        others = [i for i, kind in enumerate(data.page_type)
+                  if kind and data.page_dataset[i] != dataset]  # fmt: skip
+        if len({data.page_type[i] for i in others}) < 2:
+            continue
+        model = fit_page_types(vectors[others], [data.page_type[i] for i in others])
+        mine = [i for i, d in enumerate(data.page_dataset) if d == dataset]
+        for i, kind in zip(mine, model.predict(vectors[mine]), strict=True):
+            kinds[i] = kind
+    return kinds

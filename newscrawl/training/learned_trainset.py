@@ -13,6 +13,7 @@ from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import numpy as np
@@ -264,4 +265,63 @@ def build_training_set(
         peers=peers,
         skipped=skipped,
         page_type=page_type,
+    )
+
+
+# -- a training set kept on disk: parse once, cross-validate many times -----------------------
+
+CACHE_FORMAT = "newscrawl-training-set"
+CACHE_VERSION = 1
+_CACHE_ARRAYS = ("features", "groups", "share", "tokens", "page")
+_CACHE_LISTS = ("page_ids", "page_site", "page_dataset", "texts", "gold", "page_type")
+
+
+def save_training_set(data: TrainingSet, path: str | Path, source: object = None) -> None:
+    """Write `data` to one `.npz` file (arrays as arrays, texts as JSON; no pickle), with the
+    feature names it was computed with and `source` (what it was built from, any JSON value),
+    so `load_training_set` can refuse a stale file or one of other pages."""
+    import json
+
+    header = {
+        "format": CACHE_FORMAT,
+        "version": CACHE_VERSION,
+        "feature_names": list(FEATURES),
+        "source": source,
+        "datasets": data.datasets,
+        "skipped": data.skipped,
+        "peers": data.peers,
+        **{name: getattr(data, name) for name in _CACHE_LISTS},
+    }
+    text = np.frombuffer(json.dumps(header).encode("utf-8"), dtype=np.uint8)
+    arrays = {name: getattr(data, name) for name in _CACHE_ARRAYS}
+    with open(path, "wb") as out:
+        np.savez(out, header=text, **arrays)
+
+
+def load_training_set(path: str | Path, source: object = None) -> TrainingSet:
+    """Read a file `save_training_set` wrote from the same `source`; ValueError, saying why,
+    for anything else (another format, features of another version of the code, other
+    pages)."""
+    import json
+    import zipfile
+
+    try:
+        with np.load(path, allow_pickle=False) as stored:
+            header = json.loads(bytes(stored["header"]).decode("utf-8"))
+            arrays: dict[str, Any] = {name: stored[name] for name in _CACHE_ARRAYS}
+    except (OSError, KeyError, ValueError, zipfile.BadZipFile) as err:
+        raise ValueError(f"{path}: not a training set file ({err})") from err
+    if not isinstance(header, dict) or header.get("format") != CACHE_FORMAT:
+        raise ValueError(f"{path}: not a training set file")
+    if header.get("version") != CACHE_VERSION or header.get("feature_names") != list(FEATURES):
+        raise ValueError(f"{path}: made by another version of the features; build it again")
+    if header.get("source") != json.loads(json.dumps(source)):
+        raise ValueError(f"{path}: built from other pages ({header.get('source')}), not {source}")
+    lists: dict[str, Any] = {name: list(header[name]) for name in _CACHE_LISTS}
+    return TrainingSet(
+        **arrays,
+        **lists,
+        datasets=dict(header["datasets"]),
+        peers={k: list(v) for k, v in header["peers"].items()},
+        skipped=int(header["skipped"]),
     )

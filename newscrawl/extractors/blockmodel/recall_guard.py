@@ -28,7 +28,14 @@ import numpy as np
 
 from newscrawl.extractors.blockmodel.block_features import FEATURES
 
-__all__ = ["GUARD_GRID", "GuardParams", "guard_selection"]
+__all__ = [
+    "DOCS_GUARD",
+    "DOCUMENTATION",
+    "GUARD_GRID",
+    "GuardParams",
+    "guard_selection",
+    "routed_guard",
+]
 
 _NCE = FEATURES.index("seed_nce")
 _OTHERS = (FEATURES.index("seed_mss"), FEATURES.index("seed_cetd-tpc"))
@@ -76,6 +83,35 @@ GUARD_GRID: tuple[GuardParams, ...] = (
 )
 
 
+# The page type whose pages get the documentation guard.
+DOCUMENTATION = "documentation"
+# The guard of a page the page type model calls documentation: API references, tables of
+# contents and definition lists are main text the trees, trained mostly on news, learn to
+# drop. On such a page the text NCE selects is kept whole beside the trees' selection: no
+# other seed need agree (agree 0), it acts whatever share the trees kept (kept above 1), and
+# every block of NCE's selection comes back (floor 0). Chosen on the out-of-sample scores of
+# half the documentation sites (docs/experiments.md).
+DOCS_GUARD = GuardParams(agree=0.0, kept=1.01, floor=0.0)
+
+
+def routed_guard(
+    kind: str,
+    scores: np.ndarray,
+    threshold: float,
+    guard: GuardParams,
+    docs_guard: GuardParams = DOCS_GUARD,
+) -> GuardParams:
+    """The guard of a page of type `kind` whose blocks scored `scores`: `docs_guard` on
+    documentation; none where the trees kept nothing of any other page (no main text is an
+    answer there); else `guard`. What the learned extractor applies, and what cross-validation
+    applies to out-of-fold scores to measure it."""
+    if kind == DOCUMENTATION:
+        return docs_guard
+    if not (scores >= threshold).any():
+        return OFF
+    return guard
+
+
 def guard_selection(
     rows: np.ndarray, scores: np.ndarray, threshold: float, params: GuardParams
 ) -> tuple[np.ndarray, bool]:
@@ -105,15 +141,18 @@ def grid_outcomes(
     threshold: float,
     grid: tuple[GuardParams, ...],
     score_text: Callable[[int, np.ndarray], tuple[float, float]],
+    route: Callable[[int, np.ndarray, GuardParams], GuardParams] | None = None,
 ) -> dict[GuardParams, list[tuple[float, float]]]:
     """Per setting of `grid`, each page's (precision, recall) after the guard; `pages` yields
-    each page's (rows, scores), `score_text(page, kept)` scores a selection against the gold.
-    A selection seen before on the same page is scored once."""
+    each page's (rows, scores), `score_text(page, kept)` scores a selection against the gold,
+    `route(page, scores, setting)` gives the guard a page gets under a setting (default: the
+    setting itself). A selection seen before on the same page is scored once."""
     out: dict[GuardParams, list[tuple[float, float]]] = {g: [] for g in grid}
     for page, (rows, scores) in enumerate(pages):
         seen: dict[bytes, tuple[float, float]] = {}
         for params in grid:
-            kept, _ = guard_selection(rows, scores, threshold, params)
+            applied = route(page, scores, params) if route is not None else params
+            kept, _ = guard_selection(rows, scores, threshold, applied)
             key = np.packbits(kept).tobytes()
             if key not in seen:
                 seen[key] = score_text(page, kept)
