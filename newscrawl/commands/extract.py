@@ -29,7 +29,7 @@ import argparse
 import functools
 import itertools
 import json
-import multiprocessing
+import logging
 import os
 import sys
 from collections.abc import Iterator
@@ -49,7 +49,6 @@ from newscrawl.evaluation.site_groups import (
     SiteError,
     in_order,
     keeps_site_state,
-    run_tasks,
     site_for,
     site_tasks,
 )
@@ -60,10 +59,10 @@ from newscrawl.extractors import (
     Extractor,
     build_extractor,
 )
-from newscrawl.extractors.markdown import MarkdownOptions, with_markdown
+from newscrawl.extractors.markdown import MarkdownOptions
 from newscrawl.gold.dataset import read_meta
 from newscrawl.gold.pagefiles import STDIN, find_pages, not_found_reason
-from newscrawl.html.dom import Dom
+from newscrawl.site.saved_jobs import SavedHashPart, SavedPassPart, SavedSettings, SavedSiteJob
 from newscrawl.site.saved_pages import (
     PLAIN,
     Item,
@@ -75,22 +74,10 @@ from newscrawl.site.saved_pages import (
     site_pass_records,
     site_records,
 )
-from newscrawl.site.site_context import SiteContext, extract_in_site, site_methods
-from newscrawl.site.site_split import (
-    joined,
-    page_runs,
-    part_hashes,
-    part_pages,
-    parts_context,
-    template_pages,
-)
-from newscrawl.site.slot_cut import (
-    PageChoice,
-    SitePassConfig,
-    SiteSlots,
-    finish_site_pass,
-    page_choice,
-)
+from newscrawl.site.site_context import site_methods
+from newscrawl.site.site_pool import SitePassPool
+from newscrawl.site.site_split import joined, page_runs, parts_context, template_pages
+from newscrawl.site.slot_cut import SitePassConfig, finish_site_pass
 from newscrawl.template.sitelevel import RawPage, SiteLevelRun, site_order
 from newscrawl.template.sitemethods import SITE_METHODS
 
@@ -198,41 +185,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 # -- extracting -----------------------------------------------------------------------------------
 
 
-# Set in each process before tasks run: the extractor and the pages (shared by fork or pickled
-# once per worker, so a task is only a list of page indexes), and whether sites get a site pass.
-_worker_extractor: Extractor | None = None
-_worker_items: list[Item] = []
-_worker_site_pass = False
-_worker_site_method = "sitelevel"
-_worker_fields = PLAIN
-
-
-def _init_worker(
-    name: str,
-    model_path: str | None,
-    items: list[Item],
-    site_pass: bool,
-    site_method: str = "sitelevel",
-    fields: RecordFields = PLAIN,
-) -> None:
-    global _worker_extractor, _worker_items, _worker_site_pass, _worker_site_method
-    global _worker_fields
-    _worker_extractor = build_extractor(name, model_path, site_method)
-    _worker_items = items
-    _worker_site_pass = site_pass
-    _worker_site_method = site_method
-    _worker_fields = fields
-
-
-def _work(task: list[int]) -> list[tuple[int, dict[str, Any]]]:
-    """Extract the pages of one task (one site's pages, in input order)."""
-    assert _worker_extractor is not None, "worker used before _init_worker"
-    pages = [(i, _worker_items[i]) for i in task]
-    return site_records(
-        _worker_extractor, pages, _worker_site_pass, _worker_site_method, _worker_fields
-    )
-
-
 def _splittable(
     extractor: Extractor,
     items: list[Item],
@@ -259,26 +211,31 @@ def split_site_records(
     extractor: Extractor,
     items: list[tuple[int, Item]],
     jobs: int,
-    initargs: tuple[Any, ...],
-    fields: RecordFields = PLAIN,
+    settings: SavedSettings,
 ) -> list[tuple[int, dict[str, Any]]]:
     """`site_pass_records` of one site with its work split over `jobs` processes, the same
     records: the split of the crawl's site pass (`newscrawl.site.site_split`), its parts
-    run by a pool of this command's workers."""
+    run by the site pass's workers (`SitePassPool`) built from `settings`."""
+    fields = settings.fields
     readable = list(raw_pages(items))
     if len(readable) < SitePassConfig().min_pages:
         return site_pass_records(extractor, items, fields=fields)
     raws = [raw for _, raw in readable]
     site = items[0][1].site
     ordered = site_order(raws)
-    with multiprocessing.Pool(jobs, initializer=_init_worker, initargs=initargs) as pool:
+    pool = SitePassPool(jobs, settings)
+    try:
         context = None
         if site_methods([extractor]):
             learnt = page_runs(template_pages(raws), jobs, _bytes)
-            context = parts_context(pool.map(_hash_part, [(site, part) for part in learnt]))
-        tasks = [(site, part, context) for part in page_runs(ordered, jobs, _bytes)]
-        parts = pool.map(_pass_part, tasks)
-    seen, choices, errors = joined(ordered, (choice for part in parts for choice in part))
+            hashed = pool.all_of(SavedHashPart(site, part) for part in learnt)
+            context = parts_context(result.hashes for result in hashed)
+        runs = page_runs(ordered, jobs, _bytes)
+        parts = pool.all_of(SavedPassPart(site, part, context) for part in runs)
+    finally:
+        pool.close()  # stopped already when a part failed
+    found = (choice for part in parts for choice in part.choices)
+    seen, choices, errors = joined(ordered, found)
     by_raw = {id(raw): index for index, raw in readable}
     run_pass = finish_site_pass(SiteLevelRun(site, errors=errors), seen, choices)
     return pass_records(extractor, items, run_pass, by_raw, fields)
@@ -286,30 +243,6 @@ def split_site_records(
 
 def _bytes(raw: RawPage) -> int:
     return len(raw.html)
-
-
-def _hash_part(task: tuple[str, tuple[RawPage, ...]]) -> list[Any]:
-    """The node hashes of a part of a site's pages (None for a page that does not parse)."""
-    site, raws = task
-    return part_hashes(raws, site)
-
-
-def _pass_part(
-    task: tuple[str, tuple[RawPage, ...], SiteContext | None],
-) -> list[PageChoice | None]:
-    """What the slot decisions read of each page of a part, its extraction included (None for
-    a page that does not parse)."""
-    extractor = _worker_extractor
-    assert extractor is not None, "worker used before _init_worker"
-    site, raws, context = task
-    slots = SiteSlots()  # its ids are digests: every part gives a slot the same one
-    markdown = _worker_fields.markdown
-
-    def choice(index: int, raw: RawPage, dom: Dom) -> PageChoice:
-        extraction = with_markdown(dom, extract_in_site(extractor, dom, context), markdown)
-        return page_choice(dom, extraction, slots, markdown)
-
-    return part_pages(raws, site, choice)
 
 
 def default_jobs(pages: int) -> int:
@@ -330,29 +263,48 @@ def extract_all(
     fields: RecordFields = PLAIN,
 ) -> Iterator[dict[str, Any]]:
     """Records in input order. Pages are extracted site by site (`site_tasks`): in this process
-    with jobs <= 1, else in a pool whose workers each build the extractor and take whole sites.
-    `site_pass`: each site's pages go through the site pass (`site_pass_records`), which learns
-    the site's template by `site_method`. `fields`: what records hold beside the text."""
-    global _worker_extractor, _worker_items, _worker_site_pass, _worker_site_method
-    global _worker_fields
+    with jobs <= 1, else by the site pass's workers (`SitePassPool`), each of which builds the
+    extractor (`name`, `model_path`) and takes whole sites. `site_pass`: each site's pages go
+    through the site pass (`site_pass_records`), which learns the site's template by
+    `site_method`. `fields`: what records hold beside the text."""
     grouped = site_pass or keeps_site_state([extractor])
     tasks = site_tasks([item.site if grouped else "" for item in items], jobs)
-    initargs = (name, model_path, items, site_pass, site_method, fields)
+    level = logging.getLogger().getEffectiveLevel()
+    settings = SavedSettings.of(name, model_path, site_method, fields, level)
     if site_pass and _splittable(extractor, items, tasks, jobs, fields):
         pages = [(index, items[index]) for index in tasks[0]]
-        part_args: tuple[Any, ...] = (*initargs[:2], [], False, site_method, fields)
-        split = split_site_records(extractor, pages, jobs, part_args, fields)
+        split = split_site_records(extractor, pages, jobs, settings)
         yield from in_order(split, len(items))
         return
     if jobs <= 1 or len(tasks) <= 1:
-        _worker_extractor, _worker_items, _worker_site_pass = extractor, items, site_pass
-        _worker_site_method, _worker_fields = site_method, fields
-    try:
-        pairs = run_tasks(tasks, _work, jobs, _init_worker, initargs)
+        pairs = (
+            pair
+            for task in tasks
+            for pair in site_records(
+                extractor, [(i, items[i]) for i in task], site_pass, site_method, fields
+            )
+        )
         yield from in_order(pairs, len(items))
+        return
+    yield from _pooled(tasks, items, site_pass, SitePassPool(min(jobs, len(tasks)), settings))
+
+
+def _pooled(
+    tasks: list[list[int]], items: list[Item], site_pass: bool, pool: SitePassPool
+) -> Iterator[dict[str, Any]]:
+    """The records of the tasks' pages in input order, each task a job of `pool`; its workers
+    are ended at once when the records are not all taken (an error, Ctrl-C)."""
+    jobs = (SavedSiteJob(tuple((i, items[i]) for i in task), site_pass) for task in tasks)
+    finished = False
+    try:
+        pairs = (pair for result in pool.each(jobs) for pair in result.records)
+        yield from in_order(pairs, len(items))
+        finished = True
     finally:
-        _worker_extractor, _worker_items, _worker_site_pass = None, [], False
-        _worker_site_method, _worker_fields = "sitelevel", PLAIN
+        if finished:
+            pool.close()
+        else:
+            pool.stop()
 
 
 # -- sites ----------------------------------------------------------------------------------------

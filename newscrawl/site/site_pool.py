@@ -26,6 +26,11 @@ with it runs as usual.
 Without the site pass (NEWSCRAWL_SITELEVEL off) the same workers extract and flag each page
 on its own (`PageJob`), for the extraction pipeline.
 
+`newscrawl extract` runs its work in the same workers, built from `SavedSettings` (its extractor)
+instead of the crawl's chain: whole sites' records and the parts of one large site's split pass
+(`newscrawl.site.saved_jobs`). It has no reactor: `each` and `all_of` wait in the calling
+thread, and end the workers at once when the caller fails, stops early or is interrupted.
+
 Settings: NEWSCRAWL_SITEPASS_WORKERS (-1: one per core; 0: the pass runs in a thread of the
 crawl process, and pages are extracted on the reactor thread, as before).
 """
@@ -39,14 +44,15 @@ import logging
 import multiprocessing
 import os
 import resource
-from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any
 
 from newscrawl.crawl.parsepool import end_with, future_deferred, return_freed_memory
 from newscrawl.extractors import EXTRACTORS
 from newscrawl.html.gcpause import paused_gc
+from newscrawl.site.saved_jobs import SAVED_JOBS, SavedJob, SavedPasser, SavedResult, SavedSettings
 from newscrawl.site.site_job import (
     LabelJob,
     PageJob,
@@ -77,9 +83,12 @@ __all__ = ["BrokenProcessPool", "Job", "SitePassPool", "pool_size"]
 logger = logging.getLogger(__name__)
 
 
-# What the workers run: a site's pass, one page's extraction, a site's labels alone, or a
-# part of a large site's pass.
-Job = SitePassJob | PageJob | LabelJob | HashShard | PassShard
+# What the workers run: a site's pass, one page's extraction, a site's labels alone, a part
+# of a large site's pass, or saved pages' work (`newscrawl extract`).
+Job = SitePassJob | PageJob | LabelJob | HashShard | PassShard | SavedJob
+# What the workers are built from: the crawl's extractor chain, or `newscrawl extract`'s.
+WorkerSettings = PassSettings | SavedSettings
+Result = SitePassResult | ShardResult | SavedResult
 
 
 def pool_size(workers: int) -> int:
@@ -91,7 +100,7 @@ class SitePassPool:
     """The crawl's site pass workers (started on the first job, one more per job in flight
     up to `workers`)."""
 
-    def __init__(self, workers: int, settings: PassSettings) -> None:
+    def __init__(self, workers: int, settings: WorkerSettings) -> None:
         self.workers = max(1, workers)
         self.settings = settings
         self._pool: ProcessPoolExecutor | None = None
@@ -247,19 +256,65 @@ class SitePassPool:
             self._pool.shutdown(wait=True, cancel_futures=True)  # idle by now: quick
             self._pool = None
 
+    def stop(self) -> None:
+        """End the workers now (the jobs they run are lost) and let go of the pool."""
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        for process in list((getattr(pool, "_processes", None) or {}).values()):
+            process.terminate()
+        pool.shutdown(wait=True, cancel_futures=True)  # its workers are gone: quick
 
-def _preloaded(settings: PassSettings) -> list[str]:
+    def each(self, jobs: Iterable[Job]) -> Iterator[Any]:
+        """Each job's result as it is done, waited for in the calling thread (no reactor):
+        the jobs all sent at once, taken by the workers in the order given, the log records
+        of each logged here. A job's error is raised here (`BrokenProcessPool` when a worker
+        died); then, and when the caller stops early or is interrupted, the workers are ended
+        at once (`stop`)."""
+        return self._waited(jobs, in_turn=False)
+
+    def all_of(self, jobs: Iterable[Job]) -> list[Any]:
+        """The jobs' results in the order given, run as `each` runs them."""
+        return list(self._waited(jobs, in_turn=True))
+
+    def _waited(self, jobs: Iterable[Job], in_turn: bool) -> Iterator[Any]:
+        executor = self._executor()
+        finished = False
+        try:
+            futures = [self.submit(executor, job) for job in jobs]
+            for future in futures if in_turn else as_completed(futures):
+                yield _relayed(future.result())
+            finished = True
+        finally:
+            if not finished:
+                self.stop()
+
+
+def _preloaded(settings: WorkerSettings) -> list[str]:
     """The modules the forkserver imports once for all workers: the site pass, the
     extractors of the chain, and pandas where it is installed (pyarrow imports it on the first
     array a process builds: otherwise every worker would pay that import during the crawl)."""
     modules = [__name__]
-    for name in settings.extraction.names:
+    for name in _extractor_names(settings):
         target = EXTRACTORS.get(name)
         if target is not None:
             modules.append(target.partition(":")[0])
     if importlib.util.find_spec("pandas") is not None:
         modules.append("pandas")
     return modules
+
+
+def _extractor_names(settings: WorkerSettings) -> list[str]:
+    if isinstance(settings, PassSettings):
+        return list(settings.extraction.names)
+    return [settings.extractor]
+
+
+def _relayed(result: Result) -> Result:
+    """The result, its worker's log records logged in this process."""
+    for name, level, message in result.logs:
+        logging.getLogger(name).log(level, "%s", message)
+    return result
 
 
 def _after(result: Any, then: Callable[[], object]) -> Any:
@@ -271,6 +326,7 @@ def _after(result: Any, then: Callable[[], object]) -> Any:
 # -- in the worker process ---------------------------------------------------------------------
 
 _PASSER: SitePasser | None = None
+_SAVED: SavedPasser | None = None
 _LOGS: _KeptLogs | None = None
 
 
@@ -292,15 +348,18 @@ class _KeptLogs(logging.Handler):
         return kept
 
 
-def _start(crawl_pid: int, settings: PassSettings) -> None:
+def _start(crawl_pid: int, settings: WorkerSettings) -> None:
     """A worker's start: end with the crawl, keep log records, build the extractor chain."""
-    global _PASSER, _LOGS
+    global _PASSER, _SAVED, _LOGS
     end_with(crawl_pid)
     _LOGS = _KeptLogs(settings.log_level)
     root = logging.getLogger()
     root.handlers[:] = [_LOGS]
     root.setLevel(settings.log_level)
-    _PASSER = SitePasser.from_settings(settings)
+    if isinstance(settings, SavedSettings):
+        _SAVED = SavedPasser(settings)
+    else:
+        _PASSER = SitePasser.from_settings(settings)
     _LOGS.take()  # what loading said was said by the crawl's own chain already
     gc.collect()
     gc.freeze()  # the modules and the models live as long as the worker: out of GC's sight
@@ -310,10 +369,10 @@ def _ready() -> None:
     """A job that only starts a worker (`SitePassPool.start`)."""
 
 
-def _run(job: Job) -> SitePassResult | ShardResult:
-    assert _PASSER is not None and _LOGS is not None, "the pool's initializer did not run"
+def _run(job: Job) -> Result:
+    assert _LOGS is not None, "the pool's initializer did not run"
     _LOGS.take()
-    result: SitePassResult | ShardResult
+    result: Result
     with paused_gc():
         result = _job_result(job)
     result.logs = _LOGS.take()
@@ -322,8 +381,11 @@ def _run(job: Job) -> SitePassResult | ShardResult:
     return result
 
 
-def _job_result(job: Job) -> SitePassResult | ShardResult:
-    assert _PASSER is not None
+def _job_result(job: Job) -> Result:
+    if isinstance(job, SAVED_JOBS):
+        assert _SAVED is not None, "a saved-page job in a crawl's worker"
+        return _SAVED.run(job)
+    assert _PASSER is not None, "a crawl's job in a saved-page worker"
     result: SitePassResult | ShardResult
     if isinstance(job, PageJob):
         result = _PASSER.run_page(job)
