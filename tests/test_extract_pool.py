@@ -89,21 +89,17 @@ def test_a_split_site_runs_its_parts_in_the_site_pass_pool(
     assert set(kinds) <= {SavedHashPart, SavedPassPart}
 
 
-def _descendants(pid: int) -> set[int]:
-    """The processes below `pid` (its children, theirs, ...), from /proc."""
-    parents: dict[int, int] = {}
+def _children(pids: set[int]) -> set[int]:
+    """The processes whose parent is one of `pids`, from /proc."""
+    found = set()
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 stat = (entry / "stat").read_text()
             except OSError:
                 continue
-            parents[int(entry.name)] = int(stat.rpartition(")")[2].split()[1])
-    found: set[int] = set()
-    level = {pid}
-    while level:
-        level = {child for child, parent in parents.items() if parent in level} - found
-        found |= level
+            if int(stat.rpartition(")")[2].split()[1]) in pids:
+                found.add(int(entry.name))
     return found
 
 
@@ -115,32 +111,61 @@ def _running(pid: int) -> bool:
     return stat.rpartition(")")[2].split()[:1] != ["Z"]
 
 
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
-def test_ctrl_c_ends_the_workers_and_says_interrupted(tmp_path: Path) -> None:
-    """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) while the workers
-    extract: the command says "interrupted" and exits 130 with no worker's traceback, and no
-    worker outlives it."""
-    _sites(tmp_path / "pages", sites=40, pages=8)
+def _extracting(root: Path) -> tuple[subprocess.Popen[str], set[int]]:
+    """`newscrawl extract -j 2` of 40 sites in a process group of its own, once its workers
+    (the forkserver's children) extract; the command and its workers."""
+    _sites(root, sites=40, pages=8)
     run = subprocess.Popen(
         [sys.executable, "-m", "newscrawl.cli", "extract", "--site-from", "dir", "-j", "2",
-         str(tmp_path / "pages")],
+         str(root)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,
     )  # fmt: skip
     workers: set[int] = set()
-    while run.poll() is None and len(workers) < 3:  # the forkserver and a worker at least
-        workers = _descendants(run.pid)
+    while run.poll() is None and len(workers) < 2:
+        workers = _children(_children({run.pid}))
         time.sleep(0.05)
-    assert run.poll() is None, "the pages were all extracted before Ctrl-C"
+    assert run.poll() is None, "the pages were all extracted before the workers were seen"
     time.sleep(0.5)  # the workers into their sites
-    workers = _descendants(run.pid)
-    os.killpg(run.pid, signal.SIGINT)
-    _, stderr = run.communicate(timeout=120)
-    assert run.returncode == 130, stderr
-    assert "interrupted" in stderr and "Traceback" not in stderr
+    return run, workers
+
+
+def _ended(run: subprocess.Popen[str], workers: set[int]) -> str:
+    """The command's stderr once it ended, and its workers too (its process group is killed
+    when it does not end)."""
+    try:
+        _, stderr = run.communicate(timeout=120)
+    finally:
+        if run.poll() is None:
+            os.killpg(run.pid, signal.SIGKILL)
+            run.wait()
     deadline = time.monotonic() + 30
     while any(_running(pid) for pid in workers) and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert not [pid for pid in workers if _running(pid)]
+    assert not [pid for pid in workers if _running(pid)], "a worker outlived the command"
+    return stderr
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_ctrl_c_ends_the_workers_and_says_interrupted(tmp_path: Path) -> None:
+    """Ctrl-C (SIGINT to the whole process group, as a terminal sends it) while the workers
+    extract: the command says "interrupted" and exits 130 with no worker's traceback, and no
+    worker outlives it."""
+    run, workers = _extracting(tmp_path / "pages")
+    os.killpg(run.pid, signal.SIGINT)
+    stderr = _ended(run, workers)
+    assert run.returncode == 130, stderr
+    assert "interrupted" in stderr and "Traceback" not in stderr
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_a_killed_worker_is_a_clear_error(tmp_path: Path) -> None:
+    """A worker killed (as the OOM killer would) while the others extract: the command says so
+    on one line and exits 1, and no worker outlives it."""
+    run, workers = _extracting(tmp_path / "pages")
+    os.kill(min(workers), signal.SIGKILL)
+    stderr = _ended(run, workers)
+    assert run.returncode == 1, stderr
+    assert stderr == f"newscrawl extract: {command.WORKER_DIED}\n"

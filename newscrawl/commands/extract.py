@@ -75,7 +75,7 @@ from newscrawl.site.saved_pages import (
     site_records,
 )
 from newscrawl.site.site_context import site_methods
-from newscrawl.site.site_pool import SitePassPool
+from newscrawl.site.site_pool import BrokenProcessPool, SitePassPool
 from newscrawl.site.site_split import joined, page_runs, parts_context, template_pages
 from newscrawl.site.slot_cut import SitePassConfig, finish_site_pass
 from newscrawl.template.sitelevel import RawPage, SiteLevelRun, site_order
@@ -96,6 +96,10 @@ HELP = "extract title and main text from saved pages"
 POOL_THRESHOLD = 8
 # One site of at least this many pages has its site pass split over --jobs processes.
 SPLIT_PAGES = 48
+WORKER_DIED = (
+    "a worker process died (killed, out of memory?): the pages after those written were not "
+    "extracted"
+)
 
 META_FILE = "meta.jsonl"
 FORMATS = ("text", "markdown", "jsonl", "json")
@@ -515,7 +519,6 @@ def run(args: argparse.Namespace) -> int:
         return 1
     jobs = args.jobs if args.jobs is not None else default_jobs(len(items))
     header = len(items) > 1
-    done = 0
     site_pass = getattr(args, "site_pass", True) and model_path is None
     site_pass = site_pass and args.extractor != TEMPLATE
     fields = record_fields(
@@ -524,6 +527,21 @@ def run(args: argparse.Namespace) -> int:
     records = extract_all(
         items, extractor, args.extractor, model_path, jobs, site_pass, site_method, fields
     )
+    try:
+        done = _write_records(records, args, extractor, header)
+    except BrokenProcessPool:
+        sys.stdout.flush()
+        print(f"newscrawl extract: {WORKER_DIED}", file=sys.stderr)
+        return 1
+    return 0 if done and not missing else 1
+
+
+def _write_records(
+    records: Iterator[dict[str, Any]], args: argparse.Namespace, extractor: Extractor, header: bool
+) -> int:
+    """Each record written as `args.format` asks, a page's error and a fallback said on
+    stderr; how many pages were extracted."""
+    done = 0
     for record in records:
         if "error" in record:
             print(f"newscrawl extract: {shown_path(record['path'])}: {record['error']}",
@@ -545,4 +563,4 @@ def run(args: argparse.Namespace) -> int:
             _write_text(record, header, first=done == 0)
         done += "error" not in record
     sys.stdout.flush()
-    return 0 if done and not missing else 1
+    return done
