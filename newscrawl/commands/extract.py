@@ -5,11 +5,13 @@ fetched first, with the crawl's guards: non-public addresses (loopback, private 
 refused unless --allow-private allows them, redirects are checked hop by hop, and a body over
 the crawl's size limit or not HTML is refused (`newscrawl.crawl.fetch`). A directory is searched
 recursively for *.html and *.htm files; a directory holding none of those is taken to hold only
-pages, and all its (non-hidden) files are read. Pages are extracted in a pool of worker
-processes when there are more than a few (see --jobs); the output keeps the order of the input
-and streams as pages are done. A page that cannot be extracted (binary, empty, ...) is reported
-on stderr as one line (and as an object with an "error" key in jsonl output); the exit status is
-non-zero only when a PATH does not exist or no page at all could be extracted.
+pages, and all its (non-hidden) files are read. Pages are extracted by the site pass's worker
+processes (`newscrawl.site.site_pool.SitePassPool`, the crawl's) when there are more than a few
+(see --jobs); the output keeps the order of the input and streams as pages are done. A page that
+cannot be extracted (binary, empty, ...) is reported on stderr as one line (and as an object with
+an "error" key in jsonl output); the exit status is non-zero only when a PATH does not exist, no
+page at all could be extracted, or a worker process died (said on stderr; the pages after those
+written are not extracted).
 
 Pages are grouped into sites (--site-from; default url), and the site reaches the extractors, so
 the template filter (--model) learns each site's own template even from pages saved without their

@@ -6,5 +6,6 @@ the extracted text), `stream_pass` (the pass one page at a time, within a fixed 
 `carry` (a template carried across crawls), `site_job` (the picklable work of one site or
 page), `site_pool` (the worker processes that run it), `site_pipeline` (the Scrapy item
 pipeline, also reachable as ``newscrawl.pipelines.sitepass.SitePassPipeline``) and
-`saved_pages` (saved pages through the same pass: `newscrawl extract`, `newscrawl reextract`).
+`saved_pages` (saved pages through the same pass: `newscrawl extract`, `newscrawl reextract`),
+with `saved_jobs` (their work as jobs of the same worker pool).
 """

@@ -29,7 +29,8 @@ on its own (`PageJob`), for the extraction pipeline.
 `newscrawl extract` runs its work in the same workers, built from `SavedSettings` (its extractor)
 instead of the crawl's chain: whole sites' records and the parts of one large site's split pass
 (`newscrawl.site.saved_jobs`). It has no reactor: `each` and `all_of` wait in the calling
-thread, and end the workers at once when the caller fails, stops early or is interrupted.
+thread, and end the workers at once when the caller fails, stops early or is interrupted; a
+worker's death fails the run there (`BrokenProcessPool`: no job is tried again).
 
 Settings: NEWSCRAWL_SITEPASS_WORKERS (-1: one per core; 0: the pass runs in a thread of the
 crawl process, and pages are extracted on the reactor thread, as before).

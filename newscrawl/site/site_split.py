@@ -1,7 +1,8 @@
 """One site's pass split over worker processes, with the rows of the whole pass.
 
 Used by the crawl's site pass workers (`newscrawl.site.site_pool.SitePassPool.run_split`,
-for the crawl and an ingest) and by `newscrawl extract` (one large site over --jobs processes).
+for the crawl and an ingest) and by `newscrawl extract` (one large site over --jobs of the same
+workers).
 Three steps, each over runs of consecutive pages of about equal bytes (`page_runs`):
 
 1. the site's template, when the extractors read one: the node hashes of its first
@@ -12,8 +13,9 @@ Three steps, each over runs of consecutive pages of about equal bytes (`page_run
 3. in the calling process, once every part is back: SiteLevel's labels, the slot decisions and
    each page's final text (`finish_site_pass`), from the parts' results in order (`joined`).
 
-The crawl's jobs (`HashShard`, `PassShard`, `finish_shards`) and `newscrawl extract`'s pool
-tasks are these steps over their own pages and extractors.
+The crawl's jobs (`HashShard`, `PassShard`, `finish_shards`) and `newscrawl extract`'s
+(`newscrawl.site.saved_jobs`: `SavedHashPart`, `SavedPassPart`) are these steps over their own
+pages and extractors.
 """
 
 from __future__ import annotations
