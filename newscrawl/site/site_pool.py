@@ -86,7 +86,8 @@ logger = logging.getLogger(__name__)
 
 # What the workers run: a site's pass, one page's extraction, a site's labels alone, a part
 # of a large site's pass, or saved pages' work (`newscrawl extract`).
-Job = SitePassJob | PageJob | LabelJob | HashShard | PassShard | SavedJob
+CrawlJob = SitePassJob | PageJob | LabelJob | HashShard | PassShard
+Job = CrawlJob | SavedJob
 # What the workers are built from: the crawl's extractor chain, or `newscrawl extract`'s.
 WorkerSettings = PassSettings | SavedSettings
 Result = SitePassResult | ShardResult | SavedResult
@@ -134,7 +135,7 @@ class SitePassPool:
         return executor.submit(_run, job)
 
     async def run_twice(
-        self, job: Job, died: Callable[[int], None], parts: int = 1, template: bool = False
+        self, job: CrawlJob, died: Callable[[int], None], parts: int = 1, template: bool = False
     ) -> SitePassResult | None:
         """The job, and once more alone when the pool broke on it (`died(1)`); None when its
         own worker died too (`died(2)`). A death fails every job in flight, so the first
