@@ -35,8 +35,9 @@ import logging
 import os
 import sys
 from collections.abc import Iterator
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from newscrawl.commands.cli_options import (
     add_allow_private_argument,
@@ -64,7 +65,6 @@ from newscrawl.extractors import (
 from newscrawl.extractors.markdown import MarkdownOptions
 from newscrawl.gold.dataset import read_meta
 from newscrawl.gold.pagefiles import STDIN, find_pages, not_found_reason
-from newscrawl.site.saved_jobs import SavedHashPart, SavedPassPart, SavedSettings, SavedSiteJob
 from newscrawl.site.saved_pages import (
     PLAIN,
     Item,
@@ -77,11 +77,14 @@ from newscrawl.site.saved_pages import (
     site_records,
 )
 from newscrawl.site.site_context import site_methods
-from newscrawl.site.site_pool import BrokenProcessPool, SitePassPool
 from newscrawl.site.site_split import joined, page_runs, parts_context, template_pages
 from newscrawl.site.slot_cut import SitePassConfig, finish_site_pass
 from newscrawl.template.sitelevel import RawPage, SiteLevelRun, site_order
 from newscrawl.template.sitemethods import SITE_METHODS
+
+if TYPE_CHECKING:  # the worker pool is imported when it is used: -j 1 does without it
+    from newscrawl.site.saved_jobs import SavedSettings
+    from newscrawl.site.site_pool import SitePassPool
 
 __all__ = [
     "HELP",
@@ -222,6 +225,9 @@ def split_site_records(
     """`site_pass_records` of one site with its work split over `jobs` processes, the same
     records: the split of the crawl's site pass (`newscrawl.site.site_split`), its parts
     run by the site pass's workers (`SitePassPool`) built from `settings`."""
+    from newscrawl.site.saved_jobs import SavedHashPart, SavedPassPart
+    from newscrawl.site.site_pool import SitePassPool
+
     fields = settings.fields
     readable = list(raw_pages(items))
     if len(readable) < SitePassConfig().min_pages:
@@ -275,10 +281,9 @@ def extract_all(
     `site_method`. `fields`: what records hold beside the text."""
     grouped = site_pass or keeps_site_state([extractor])
     tasks = site_tasks([item.site if grouped else "" for item in items], jobs)
-    level = logging.getLogger().getEffectiveLevel()
-    settings = SavedSettings.of(name, model_path, site_method, fields, level)
     if site_pass and _splittable(extractor, items, tasks, jobs, fields):
         pages = [(index, items[index]) for index in tasks[0]]
+        settings = _saved_settings(name, model_path, site_method, fields)
         split = split_site_records(extractor, pages, jobs, settings)
         yield from in_order(split, len(items))
         return
@@ -292,7 +297,20 @@ def extract_all(
         )
         yield from in_order(pairs, len(items))
         return
+    from newscrawl.site.site_pool import SitePassPool
+
+    settings = _saved_settings(name, model_path, site_method, fields)
     yield from _pooled(tasks, items, site_pass, SitePassPool(min(jobs, len(tasks)), settings))
+
+
+def _saved_settings(
+    name: str, model_path: str | None, site_method: str, fields: RecordFields
+) -> SavedSettings:
+    """What the workers build: the extractor, and this process's log level."""
+    from newscrawl.site.saved_jobs import SavedSettings
+
+    level = logging.getLogger().getEffectiveLevel()
+    return SavedSettings.of(name, model_path, site_method, fields, level)
 
 
 def _pooled(
@@ -300,6 +318,8 @@ def _pooled(
 ) -> Iterator[dict[str, Any]]:
     """The records of the tasks' pages in input order, each task a job of `pool`; its workers
     are ended at once when the records are not all taken (an error, Ctrl-C)."""
+    from newscrawl.site.saved_jobs import SavedSiteJob
+
     jobs = (SavedSiteJob(tuple((i, items[i]) for i in task), site_pass) for task in tasks)
     finished = False
     try:

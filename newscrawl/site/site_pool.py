@@ -294,14 +294,16 @@ class SitePassPool:
 
 def _preloaded(settings: WorkerSettings) -> list[str]:
     """The modules the forkserver imports once for all workers: the site pass, the
-    extractors of the chain, and pandas where it is installed (pyarrow imports it on the first
-    array a process builds: otherwise every worker would pay that import during the crawl)."""
+    extractors of the chain, and for the crawl's chain pandas where it is installed (pyarrow
+    imports it on the first array a process builds: otherwise every worker would pay that
+    import during the crawl; saved pages' jobs build no arrays)."""
     modules = [__name__]
     for name in _extractor_names(settings):
         target = EXTRACTORS.get(name)
         if target is not None:
             modules.append(target.partition(":")[0])
-    if importlib.util.find_spec("pandas") is not None:
+    crawl = isinstance(settings, PassSettings)
+    if crawl and importlib.util.find_spec("pandas") is not None:
         modules.append("pandas")
     return modules
 
