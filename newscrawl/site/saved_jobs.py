@@ -11,12 +11,14 @@ hold) is built once per worker (`SavedPasser`). Jobs and results are plain, pick
 from __future__ import annotations
 
 import logging
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from newscrawl.extractors import EXTRACTORS, build_extractor
+from newscrawl.extractors.learned import MODEL_ENV
 from newscrawl.extractors.markdown import with_markdown
 from newscrawl.html.dom import Dom
 from newscrawl.site.saved_pages import PLAIN, Item, RecordFields, site_records
@@ -42,7 +44,9 @@ class SavedSettings:
     """What every job of one `newscrawl extract` run shares: the extractor (`build_extractor`
     of `extractor`, `model_path` and `site_method`) and what the records hold (`fields`).
     `target`: where the run's registry finds the extractor ("module:class", `EXTRACTORS`), so
-    a worker builds the same one whatever its own registry holds (None: not registered)."""
+    a worker builds the same one whatever its own registry holds (None: not registered).
+    `learned_model`: the learned extractor's model file this process was given
+    (`use_extractor_model`), which a worker started before it was given uses too."""
 
     extractor: str
     model_path: str | None = None
@@ -50,6 +54,7 @@ class SavedSettings:
     fields: RecordFields = PLAIN
     log_level: int = logging.WARNING
     target: str | None = None
+    learned_model: str | None = None
 
     @classmethod
     def of(
@@ -60,9 +65,11 @@ class SavedSettings:
         fields: RecordFields,
         log_level: int,
     ) -> SavedSettings:
-        """The settings of a run, `target` from this process's registry."""
+        """The settings of a run, `target` from this process's registry and `learned_model`
+        from its environment."""
         target = EXTRACTORS.get(extractor)
-        return cls(extractor, model_path, site_method, fields, log_level, target)
+        learned = os.environ.get(MODEL_ENV) or None
+        return cls(extractor, model_path, site_method, fields, log_level, target, learned)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +122,10 @@ class SavedPasser:
         self.settings = settings
         if settings.target is not None:
             EXTRACTORS[settings.extractor] = settings.target
+        if settings.learned_model:
+            os.environ[MODEL_ENV] = settings.learned_model
+        else:
+            os.environ.pop(MODEL_ENV, None)
         self.extractor = build_extractor(
             settings.extractor, settings.model_path, settings.site_method
         )
