@@ -217,7 +217,7 @@ _WORKER_CODE = {
     ),
     "site pass worker (extractor chain built)": (
         "from newscrawl.extractors import build_extractor\n"
-        "from newscrawl.html.dom import parse_html\n"
+        "from newscrawl.html.parse import parse_html\n"
         "for name in ('learned', 'cetd-tpc'):\n"
         "    build_extractor(name).extract(parse_html(b'<p>warm</p>'))"
     ),
