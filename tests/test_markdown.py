@@ -430,10 +430,12 @@ def test_reextract_writes_markdown_and_comments_as_the_crawl(tmp_path: Path) -> 
     for url, article in zip(urls, crawled, strict=True):
         row = written[url]
         assert (row["text"], row["markdown"], row["comments"]) == (
-            article.text, article.markdown, article.comments
+            article.text,
+            article.markdown,
+            article.comments,
         )
     story = written[urls[2]]
-    assert "## What happened" in story["markdown"] and "- First point of story 2" in story[
-        "markdown"
-    ]
+    assert (
+        "## What happened" in story["markdown"] and "- First point of story 2" in story["markdown"]
+    )
     assert "Reader 21" in story["comments"] and "Reader 21" not in story["text"]

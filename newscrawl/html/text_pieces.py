@@ -97,4 +97,5 @@ def preformatted_pieces(
         texts[-1] = texts[-1].rstrip()
     return texts
 
+
 _LEADING_BLANK_LINES = re.compile(r"\A(?:[ \t\r\f\v]*\n)+")

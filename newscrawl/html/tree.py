@@ -167,6 +167,7 @@ def drop_tree(el: lxml.etree._Element) -> None:
             previous.tail = (previous.tail or "") + el.tail
     parent.remove(el)
 
+
 # What HTML lets stand in <head> ("in head" insertion mode): a browser ends the head at the first
 # other element, or at text, and reads the rest as the body. libxml2 keeps reading such markup
 # into the head (an unknown <mbox> before <body> put a whole article there), and head text is

@@ -246,9 +246,7 @@ def usable_host(host: str | None) -> bool:
     except ValueError:
         pass
     labels = host.removesuffix(".").split(".")
-    return all(_HOST_LABEL.fullmatch(label) for label in labels) and any(
-        c.isalnum() for c in host
-    )
+    return all(_HOST_LABEL.fullmatch(label) for label in labels) and any(c.isalnum() for c in host)
 
 
 def site_of(url: str | None) -> str:

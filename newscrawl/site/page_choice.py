@@ -33,6 +33,7 @@ __all__ = [
 
 _DIGIT = re.compile(r"\d")
 
+
 def slot_name(element: object) -> tuple[str, str, str] | None:
     """(tag, classes, id) of an element that has a class or an id; None for one that has not.
 

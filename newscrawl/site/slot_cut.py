@@ -123,7 +123,6 @@ class SitePassConfig:
     common_share: float = 0.25
 
 
-
 @dataclass(frozen=True, slots=True)
 class SiteTemplate:
     """A site's slot decisions: slots whose text leaves the articles, and content slots."""

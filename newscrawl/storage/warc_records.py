@@ -52,6 +52,7 @@ class Problem:
     offset: int
     detail: str
 
+
 PROBLEMS = {
     "not_warc": "not a WARC or ARC file",
     "corrupt": "corrupt data (skipped to the next record)",
@@ -136,6 +137,7 @@ class _UntilTruncated:
             return bytes(self._reader.read(size))
         except EOFError:
             return b""
+
 
 # Content encodings decoded here rather than by warcio: its br reader sets an attribute that
 # Brotli 1.2's decompressor no longer has (every br record failed), and it has no zstd. The
