@@ -26,14 +26,8 @@ from newscrawl.gold.metric import aggregate, score_page
 from newscrawl.html.dom import Dom
 from newscrawl.html.parse import parse_html
 from newscrawl.html.urls import canonical_url
-from newscrawl.site.slot_cut import (
-    PAGE_STAGE,
-    SITE_STAGE,
-    SiteSlots,
-    page_choice,
-    site_pass,
-    slot_name,
-)
+from newscrawl.site.page_choice import SiteSlots, page_choice, slot_name
+from newscrawl.site.slot_cut import PAGE_STAGE, SITE_STAGE, site_pass
 from newscrawl.template.sitelevel import KeptDoms, RawPage
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -215,7 +215,8 @@ class _SitePass:
     once, then each method's template nodes cut (`SitePassConfig.cut_sitelevel`)."""
 
     def __init__(self, doms: Sequence[Dom], extractions: Sequence[Extraction]) -> None:
-        from newscrawl.site.slot_cut import SiteSlots, learn_template, page_choice
+        from newscrawl.site.page_choice import SiteSlots, page_choice
+        from newscrawl.site.slot_cut import learn_template
 
         slots = SiteSlots()
         self.config = SitePassConfig()

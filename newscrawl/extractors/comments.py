@@ -7,7 +7,7 @@ Two readers find the thread, and their regions are joined:
   where comments start; the comments are that run's container from there on;
 - the site template's comment slots: elements whose class or id names a comment thread
   (``comments``, ``comment-list``, ``commentlist``, ``replies``, ``discussion``...), the slots the
-  site pass finds on every page of a site (`newscrawl.site.slot_cut.slot_name`).
+  site pass finds on every page of a site (`newscrawl.site.page_choice.slot_name`).
 
 Text the extractor selected is never a comment (`page_comments` leaves it out), so the two
 fields never share a line; forms (the reply box) are left out too.

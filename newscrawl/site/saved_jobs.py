@@ -21,10 +21,10 @@ from newscrawl.extractors import EXTRACTORS, build_extractor
 from newscrawl.extractors.learned import MODEL_ENV
 from newscrawl.extractors.markdown import with_markdown
 from newscrawl.html.dom import Dom
+from newscrawl.site.page_choice import PageChoice, SiteSlots, page_choice
 from newscrawl.site.saved_pages import PLAIN, Item, RecordFields, site_records
 from newscrawl.site.site_context import SiteContext, extract_in_site
 from newscrawl.site.site_split import part_hashes, part_pages
-from newscrawl.site.slot_cut import PageChoice, SiteSlots, page_choice
 from newscrawl.template.sitelevel import RawPage
 
 __all__ = [

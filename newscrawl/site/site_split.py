@@ -29,6 +29,7 @@ import numpy as np
 
 from newscrawl.html.dom import Dom
 from newscrawl.html.tree import PageError
+from newscrawl.site.page_choice import PageChoice, SiteSlots, page_choice
 from newscrawl.site.site_context import SiteContext
 from newscrawl.site.site_job import SitePasser, SitePassJob, SitePassResult, apply_outcomes
 from newscrawl.site.site_store import (
@@ -39,7 +40,7 @@ from newscrawl.site.site_store import (
     work_item,
 )
 from newscrawl.site.site_template import MAX_TEMPLATE_PAGES, hashes_template, page_hashes
-from newscrawl.site.slot_cut import PageChoice, SiteSlots, finish_site_pass, page_choice
+from newscrawl.site.slot_cut import finish_site_pass
 from newscrawl.template.node_records import PageNodes
 from newscrawl.template.sitelevel import (
     RawPage,

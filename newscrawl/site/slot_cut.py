@@ -57,10 +57,7 @@ from newscrawl.html.text_pieces import join_pieces as render_pieces
 from newscrawl.site.page_choice import (
     PageChoice,
     SiteSlots,
-    chosen_thread,
     page_choice,
-    slot_name,
-    spare_pieces,
 )
 from newscrawl.template.node_records import PageNodes
 from newscrawl.template.sitelevel import (
@@ -75,23 +72,17 @@ from newscrawl.template.sitelevel import (
 __all__ = [
     "PAGE_STAGE",
     "SITE_STAGE",
-    "PageChoice",
     "PageOutcome",
     "SitePassConfig",
     "SitePassRun",
-    "SiteSlots",
     "SiteTemplate",
     "SlotCounts",
-    "chosen_thread",
     "cut_thread",
     "final_extraction",
     "finish_site_pass",
     "learn_template",
-    "page_choice",
     "site_pass",
-    "slot_name",
     "spare_lines",
-    "spare_pieces",
 ]
 
 Stage = Literal["site", "page"]

@@ -39,6 +39,7 @@ import numpy as np
 
 from newscrawl.extractors.markdown import MarkdownOptions
 from newscrawl.html.tree import PageError
+from newscrawl.site.page_choice import SiteSlots, page_choice
 from newscrawl.site.site_template import MAX_TEMPLATE_PAGES, TemplateHashes
 from newscrawl.site.slot_cut import (
     PAGE_STAGE,
@@ -47,10 +48,8 @@ from newscrawl.site.slot_cut import (
     PageOutcome,
     SitePassConfig,
     SitePassRun,
-    SiteSlots,
     SlotCounts,
     final_extraction,
-    page_choice,
 )
 from newscrawl.template.node_records import PageNodes, node_hashes, page_kind
 from newscrawl.template.node_summary import PageHashes
