@@ -100,8 +100,7 @@ def _text_block_density(dom: Dom, text_children: bool, text_child_tags: float) -
     count = len(dom.tag)
     start, stop, chars, link_chars = dom.subtree_arrays
     node = np.arange(count)
-    parent = np.asarray(dom.parent, dtype=np.int64)
-    end = np.asarray(dom.end, dtype=np.int64)
+    parent, end, _ = dom.node_arrays
     links = dom.link_tags_prefix
     text = (chars[stop] - chars[start]) - (link_chars[stop] - link_chars[start])
     tags = (end - node) - (links[end] - links[node])

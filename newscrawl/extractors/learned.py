@@ -53,6 +53,7 @@ from newscrawl.extractors.blockmodel.stacking import CONTEXT_FEATURES
 from newscrawl.extractors.extractor_base import Extraction
 from newscrawl.extractors.title import page_title
 from newscrawl.html.dom import Dom
+from newscrawl.html.gcpause import paused_gc
 from newscrawl.site.site_template import SITE_FEATURES, TemplateHashes
 
 __all__ = [
@@ -125,6 +126,10 @@ class Learned:
     def extract(self, dom: Dom, template: TemplateHashes | None = None) -> Extraction:
         """The page's main text; `template`: its site's SiteLevel template when the caller knows
         the site's pages (`sitetemplate.site_template`), else the page is read alone."""
+        with paused_gc():  # many short-lived containers and arrays, no cycles among them
+            return self._extract(dom, template)
+
+    def _extract(self, dom: Dom, template: TemplateHashes | None) -> Extraction:
         title = page_title(dom)
         if not dom.piece_text:
             return Extraction.empty(self.name, title)

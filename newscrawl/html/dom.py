@@ -345,6 +345,15 @@ class Dom:
         )
 
     @cached_property
+    def node_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """`parent`, `end` and `depth` as int64 arrays, made once for vectorised readers."""
+        return (
+            np.asarray(self.parent, dtype=np.int64),
+            np.asarray(self.end, dtype=np.int64),
+            np.asarray(self.depth, dtype=np.int64),
+        )
+
+    @cached_property
     def link_tags_prefix(self) -> np.ndarray:
         """Prefix sums of <a> elements over node ids, as floats: `link_count` of every node."""
         return np.asarray(self._links_prefix, dtype=np.float64)

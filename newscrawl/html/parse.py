@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from newscrawl.html.decoding import Decoded, NotHtmlError, decode_page
 from newscrawl.html.dom import Dom
+from newscrawl.html.gcpause import paused_gc
 from newscrawl.html.tree import (
     MIB,
     PageError,
@@ -57,11 +58,13 @@ def parse_html(
     """
     text = page_text(data, content_type, max_bytes, max_nodes, url=url)
     decoded = text.decoded
-    dom = Dom(page_tree(text.text), url=url, site=site)
-    if not dom.piece_text and "<" in dom.title:
-        # A mangled </title> made the parser read the whole page as the title. Parse again
-        # with that <title> opened as an ordinary element so the body comes back.
-        dom = Dom(page_tree(_TITLE_OPEN.sub("<span", text.text, count=1)), url=url, site=site)
+    with paused_gc():  # a list or two and a proxy per element, no cycles among them
+        dom = Dom(page_tree(text.text), url=url, site=site)
+        if not dom.piece_text and "<" in dom.title:
+            # A mangled </title> made the parser read the whole page as the title. Parse
+            # again with that <title> opened as an ordinary element so the body comes back.
+            retitled = _TITLE_OPEN.sub("<span", text.text, count=1)
+            dom = Dom(page_tree(retitled), url=url, site=site)
     dom.encoding, dom.encoding_source = decoded.encoding, decoded.source
     return dom
 

@@ -203,8 +203,12 @@ def _token_mask(token: str) -> int:
 
 
 @lru_cache(maxsize=1 << 16)
-def _token_buckets(words: str) -> list[int]:
-    return [zlib.crc32(t.encode()) % _HASH_BUCKETS for t in _CLASS_TOKEN.findall(words)]
+def _token_counts(words: str) -> np.ndarray:
+    """How many of the `[a-z]+` tokens of an element's words fall in each hash bucket."""
+    buckets = [zlib.crc32(t.encode()) % _HASH_BUCKETS for t in _CLASS_TOKEN.findall(words)]
+    counts = np.bincount(buckets, minlength=_HASH_BUCKETS).astype(np.float64)
+    counts.flags.writeable = False  # shared by every element of these words
+    return counts
 
 
 _COLUMN = {name: i for i, name in enumerate(FEATURES)}
@@ -269,16 +273,10 @@ class _Attributes:
         self._own.update(zip(nodes, (mask for mask, _ in marks), strict=True))
         return marks
 
-    def table(self, nodes: list[int]) -> tuple[list[int], list[int]]:
-        """The masks of `nodes` and the keys of their class/id tokens: row * `_HASH_BUCKETS`
-        + bucket, rows counted from 1 in `nodes` order."""
-        masks: list[int] = []
-        keys: list[int] = []
-        for row, (mask, words) in enumerate(self._marks(nodes), start=1):
-            masks.append(mask)
-            if words:
-                keys.extend(row * _HASH_BUCKETS + bucket for bucket in _token_buckets(words))
-        return masks, keys
+    def table(self, nodes: list[int]) -> tuple[list[int], list[str]]:
+        """The masks of `nodes` and their class/id/role/itemprop words."""
+        marks = self._marks(nodes)
+        return [mask for mask, _ in marks], [words for _, words in marks]
 
     def above(self, nodes: list[int]) -> list[int]:
         """Per node of `nodes`: the OR of its mask and all its ancestors' masks. The
@@ -320,33 +318,47 @@ def block_features(
     n = len(blocks)
     if n == 0:
         return np.zeros((0, len(FEATURES)), dtype=np.float32)
+    out = _Columns(n)
     texts = block_texts(dom, blocks)
     chars, density = _block_sizes(dom, blocks)
+    lineage = _lineage(dom, blocks)
     text, counts, tokens = text_columns(texts)
-    columns = [text, density[:, None], mark_columns(texts, counts)]
-    columns.append(np.array([blocks.stop[k] - blocks.start[k] for k in range(n)])[:, None])
-    columns.append(_tree_columns(dom, blocks, chars))
-    columns.append(_tag_columns(dom, blocks))
-    columns.append(_attribute_columns(dom, blocks))
-    columns.append(_path_columns(dom, blocks, chars))
-    columns.append(_position_columns(dom, chars, density))
-    stop_share = columns[0][:, 11]
-    columns.append(_neighbour_columns(chars, density, stop_share))
-    columns.append(_seed_columns(dom, blocks, seeds))
-    columns.append(title_columns(dom, texts))
-    columns.append(headline_columns(dom, blocks))
-    columns.append(summary_columns(dom, tokens))
-    columns.append(_page_columns(dom, np.hstack(columns), chars))
-    columns.append(site_columns(dom, blocks, template))
-    out = np.hstack(columns).astype(np.float32)
-    assert out.shape[1] == len(FEATURES), (out.shape, len(FEATURES))
-    return out
+    out.add(text, density[:, None], mark_columns(texts, counts))
+    out.add(np.subtract(blocks.stop, blocks.start)[:, None])
+    out.add(_tree_columns(dom, lineage, chars), _tag_columns(dom, lineage))
+    out.add(_attribute_columns(dom, blocks, lineage), _path_columns(dom, lineage[0], chars))
+    out.add(_position_columns(dom, chars, density))
+    out.add(_neighbour_columns(chars, density, text[:, 11]))
+    out.add(_seed_columns(dom, blocks, seeds), title_columns(dom, texts))
+    out.add(headline_columns(dom, blocks), summary_columns(dom, tokens))
+    out.add(_page_columns(dom, out.rows, chars))
+    out.add(site_columns(dom, blocks, template))
+    assert out.filled == len(FEATURES), (out.filled, len(FEATURES))
+    return out.rows
 
 
-def _lineage(dom: Dom, blocks: Blocks) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+class _Columns:
+    """The float32 feature matrix of a page's blocks, filled column group by column group (each
+    value rounded to float32 as it is written: as one cast of the whole matrix would round it)."""
+
+    def __init__(self, n: int) -> None:
+        self.rows = np.empty((n, len(FEATURES)), dtype=np.float32)
+        self.filled = 0
+
+    def add(self, *groups: np.ndarray) -> None:
+        for group in groups:
+            width = group.shape[1]
+            self.rows[:, self.filled : self.filled + width] = group
+            self.filled += width
+
+
+_Lineage = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _lineage(dom: Dom, blocks: Blocks) -> _Lineage:
     """Each block's element, its parent and its grandparent (-1 where there is none)."""
     node = np.asarray(blocks.node, dtype=np.int64)
-    parent_of = np.asarray(dom.parent, dtype=np.int64)
+    parent_of = dom.node_arrays[0]
     parent = parent_of[node]
     grand = np.where(parent >= 0, parent_of[np.maximum(parent, 0)], -1)
     return node, parent, grand
@@ -370,17 +382,18 @@ def _block_sizes(dom: Dom, blocks: Blocks) -> tuple[np.ndarray, np.ndarray]:
     return chars, np.divide(link, chars, out=np.zeros(len(chars)), where=chars > 0)
 
 
-def _tree_columns(dom: Dom, blocks: Blocks, chars: np.ndarray) -> np.ndarray:
-    """Depth, size, link density and fan-out of the block element, its parent and grandparent."""
-    node, parent, grand = _lineage(dom, blocks)
+def _tree_columns(dom: Dom, lineage: _Lineage, chars: np.ndarray) -> np.ndarray:
+    """Depth, size, link density and fan-out of the block element, its parent and grandparent
+    (`lineage`: theirs, as `_lineage` gives it)."""
+    node, parent, grand = lineage
     own, own_link = dom.subtree_chars(node)
     up, up_link = dom.subtree_chars(np.maximum(parent, 0))
     up2, up2_link = dom.subtree_chars(np.maximum(grand, 0))
     up, up_link = np.where(parent >= 0, up, own), np.where(parent >= 0, up_link, 0.0)
     up2, up2_link = np.where(grand >= 0, up2, up), np.where(grand >= 0, up2_link, 0.0)
-    fan_out = np.array([len(c) for c in dom.children], dtype=np.float64)
+    fan_out = np.fromiter(map(len, dom.children), dtype=np.float64, count=len(dom.children))
     siblings = np.bincount(parent + 1)[parent + 1] if len(parent) else parent  # blocks a parent
-    depth = np.asarray(dom.depth, dtype=np.float64)[node]
+    depth = dom.node_arrays[2][node].astype(np.float64)
 
     def ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.divide(a, b, out=np.zeros(len(a)), where=b > 0)
@@ -404,25 +417,27 @@ def _tree_columns(dom: Dom, blocks: Blocks, chars: np.ndarray) -> np.ndarray:
     )
 
 
-def _tag_columns(dom: Dom, blocks: Blocks) -> np.ndarray:
+def _tag_columns(dom: Dom, lineage: _Lineage) -> np.ndarray:
     """One-hot tag of the block element (plus "other") and of its parent."""
+    node, parent, _ = lineage
     width = len(_BLOCK_TAGS) + 1
-    out = np.zeros((len(blocks), width + len(_PARENT_TAGS)))
-    for k, node in enumerate(blocks.node):
-        tag = dom.tag[node]
-        out[k, _BLOCK_INDEX.get(tag, width - 1)] = 1.0
-        parent = dom.parent[node]
-        column = _PARENT_INDEX.get(dom.tag[parent]) if parent >= 0 else None
-        if column is not None:
-            out[k, width + column] = 1.0
+    out = np.zeros((len(node), width + len(_PARENT_TAGS)))
+    tags, rows = dom.tag, np.arange(len(node))
+    out[rows, [_BLOCK_INDEX.get(tags[k], width - 1) for k in node.tolist()]] = 1.0
+    # a parent of no listed tag (or no parent) gets the column past the last, dropped after
+    above = [_PARENT_INDEX.get(tags[k], len(_PARENT_TAGS)) if k >= 0 else len(_PARENT_TAGS)
+             for k in parent.tolist()]  # fmt: skip
+    parents = np.zeros((len(node), len(_PARENT_TAGS) + 1))
+    parents[rows, above] = 1.0
+    out[:, width:] = parents[:, :-1]
     return out
 
 
-def _attribute_columns(dom: Dom, blocks: Blocks) -> np.ndarray:
+def _attribute_columns(dom: Dom, blocks: Blocks, lineage: _Lineage) -> np.ndarray:
     """near_* and above_* keyword/tag bits, then hashed class/id tokens of block and 2 parents."""
     attrs = _Attributes(dom)
     bits = len(_BIT_NAMES)
-    node, parent, grand = _lineage(dom, blocks)
+    node, parent, grand = lineage
     # Blocks share parents and grandparents: each element is looked at once, then gathered.
     # Row 0 of the tables stands for "no such element" (mask 0, no tokens).
     seen = np.zeros(len(dom.parent) + 1, dtype=bool)
@@ -431,11 +446,13 @@ def _attribute_columns(dom: Dom, blocks: Blocks) -> np.ndarray:
     row = np.zeros(len(dom.parent) + 1, dtype=np.int64)
     row[elements + 1] = np.arange(1, len(elements) + 1)
     listed = elements.tolist()
-    masks, keys = attrs.table(listed)
+    masks, words = attrs.table(listed)
     own = np.array([0, *masks], dtype=np.int64)
-    # token counts per (element row, bucket): whole numbers, so one bincount gives them exactly
-    size = (len(listed) + 1) * _HASH_BUCKETS
-    tokens = np.bincount(keys, minlength=size).reshape(-1, _HASH_BUCKETS).astype(np.float64)
+    # token counts per (element row, bucket): whole numbers, each words' counts made once
+    tokens = np.zeros((len(listed) + 1, _HASH_BUCKETS))
+    worded = [k for k, found in enumerate(words, start=1) if found]
+    if worded:
+        tokens[worded] = [_token_counts(words[k - 1]) for k in worded]
     at = [row[nodes + 1] for nodes in (node, parent, grand)]
     near = own[at[0]] | own[at[1]] | own[at[2]]
     above = np.array(attrs.above(list(blocks.node)), dtype=np.int64)
@@ -444,16 +461,17 @@ def _attribute_columns(dom: Dom, blocks: Blocks) -> np.ndarray:
     return np.hstack([(near[:, None] >> shifts) & 1, (above[:, None] >> shifts) & 1, hashed])
 
 
-def _path_columns(dom: Dom, blocks: Blocks, chars: np.ndarray) -> np.ndarray:
-    """How many blocks share the block's tag path, their share of the text, the path length."""
+def _path_columns(dom: Dom, node: np.ndarray, chars: np.ndarray) -> np.ndarray:
+    """How many blocks share the block's tag path, their share of the text, the path length
+    (`node`: each block's element)."""
     path_of = dom.path_ids
-    paths = np.array([path_of[node] for node in blocks.node], dtype=np.int64)
+    paths = np.array([path_of[k] for k in node.tolist()], dtype=np.int64)
     if not len(paths):
         return np.zeros((0, 3))
     counts = np.bincount(paths)[paths]  # path ids are small integers: bins of their own
     path_chars = np.bincount(paths, weights=chars)[paths]
     body_depth = dom.depth[dom.body]
-    depth = np.array([dom.depth[node] - body_depth for node in blocks.node], dtype=np.float64)
+    depth = (dom.node_arrays[2][node] - body_depth).astype(np.float64)
     total = float(chars.sum()) or 1.0
     return np.column_stack([np.log1p(counts), path_chars / total, depth])
 
@@ -512,16 +530,18 @@ def _page_columns(dom: Dom, before: np.ndarray, chars: np.ndarray) -> np.ndarray
     og = (dom.meta.get("og:type") or "").strip().lower()
     col = _COLUMN
     total = float(chars.sum()) or 1.0
-    heading = before[:, [col[f"block_h{level}"] for level in range(1, 7)]].sum(axis=1)
+    # the columns read are 0 or 1: read as float64, they are the values computed
+    heading = before[:, [col[f"block_h{level}"] for level in range(1, 7)]].astype(np.float64)
+    heading = heading.sum(axis=1)
     values = [
         *(float(bool(types & kinds)) for kinds in _SCHEMA_KINDS.values()),
         *(float(og.startswith(kind)) for kind in _OG_KINDS),
         math.log1p(dom.tag.count("article")),
         math.log1p(dom.tag.count("time")),
         float(heading.mean()),
-        float(before[:, col["block_li"]] @ chars) / total,
-        float(before[:, col["near_forum"]] @ chars) / total,
-        float(before[:, col["near_comment"]] @ chars) / total,
+        float(before[:, col["block_li"]].astype(np.float64) @ chars) / total,
+        float(before[:, col["near_forum"]].astype(np.float64) @ chars) / total,
+        float(before[:, col["near_comment"]].astype(np.float64) @ chars) / total,
     ]
     return np.tile(np.array(values), (len(chars), 1))
 
