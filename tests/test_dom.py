@@ -327,3 +327,39 @@ def test_elements_side_by_side_are_words_apart_unless_they_may_split_one(
 ) -> None:
     dom = parse_html(f"<html><body><p>{body}</p></body></html>")
     assert dom.text(dom.body) == text
+
+
+@pytest.mark.parametrize(
+    "end",
+    ["</body>", "</BODY >", "</html\u3000>", "</Html\x1c\n>", "</body\u00a0\u2029>", "</bodyx>"],
+)
+def test_a_utf8_body_parses_as_its_text_does(end: str) -> None:
+    # A UTF-8 body is parsed from its own bytes, not encoded again: the same tree as its text,
+    # with every end tag a str pattern's whitespace allows cut alike.
+    page = (
+        f"<html><head><title>Čaj</title></head><body><p>Před koncem.</p>{end}"
+        "<p>Za koncem, s <a href='/dál'>odkazem</a>.</p></body></html>"
+    )
+    from_bytes, from_text = parse_html(page.encode()), parse_html(page)
+    assert from_bytes.encoding == "utf-8"
+    assert from_bytes.text(0) == from_text.text(0)
+    assert from_bytes.tag == from_text.tag and from_bytes.href == from_text.href
+    assert "Za koncem, s odkazem." in from_bytes.text(0)
+
+
+def test_node_arrays_are_the_node_lists() -> None:
+    dom = parse_html("<html><body><div><p>a <b>b</b></p><ul><li>c</li></ul></div></body></html>")
+    parent, end, depth = dom.node_arrays
+    assert parent.tolist() == dom.parent and end.tolist() == dom.end
+    assert depth.tolist() == dom.depth
+
+
+@pytest.mark.parametrize(
+    "line", ["Storm Closes Harbour", "It`s the `tide`", "Straße", "ＡＢＣ news", "ﬁle", "x\x1cy"]
+)
+def test_a_page_line_folds_as_a_title_does(line: str) -> None:
+    # an ASCII line is only lower-cased; a backtick or any other character is folded in full
+    from newscrawl.extractors.title import _fold, _fold_line
+
+    line = " ".join(line.split())
+    assert _fold_line(line) == _fold(line)

@@ -424,3 +424,22 @@ def test_a_page_detected_as_gb2312_is_read_as_browsers_read_it(
     decoded = decode_page(page.encode("gb18030"))
     assert decoded.text == page  # Python's GB2312 reads the dash as ―, not —
     assert (decoded.encoding, decoded.source) == ("gb18030", "detected")
+
+
+@pytest.mark.parametrize(
+    ("data", "utf8"),
+    [
+        ("<p>olá</p>".encode(), True),  # valid UTF-8: the bytes are the text's
+        (b"<p>plain</p>", True),  # ASCII
+        # a stray byte among valid UTF-8, read as windows-1252: not the text's bytes
+        (("<p>" + "olá ☃ " * 40).encode() + b"caf\xe9</p>", False),
+        ("<p>olá</p>".encode("cp1252"), False),
+        ("<p>olá</p>".encode("utf-16"), False),
+        ("<p>ol\x00á</p>".encode(), False),  # the NUL is dropped from the text
+    ],
+)
+def test_decoded_says_whether_the_body_is_its_text_in_utf8(data: bytes, utf8: bool) -> None:
+    decoded = decode_page(data)
+    assert decoded.utf8 is utf8
+    if utf8:
+        assert decoded.text.encode() == data

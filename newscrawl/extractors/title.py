@@ -36,6 +36,18 @@ def _fold(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).translate(_QUOTES).split()).casefold()
 
 
+# The ASCII characters `_QUOTES` replaces (the backtick).
+_ASCII_QUOTES = tuple(chr(code) for code in _QUOTES if code < 128)
+
+
+def _fold_line(line: str) -> str:
+    """`_fold` of a line whose whitespace is collapsed: an ASCII one without a quote to replace
+    is only lower-cased (NFKC leaves ASCII as it is, and casefold is lower there)."""
+    if line.isascii() and not any(quote in line for quote in _ASCII_QUOTES):
+        return line.lower()
+    return _fold(line)
+
+
 def _own_lines(dom: Dom) -> dict[str, str]:
     """The page's own headline texts, folded -> as written: its <h1>s, og:title, twitter:title
     and every line of its text (the pieces of one block)."""
@@ -49,7 +61,7 @@ def _own_lines(dom: Dom) -> dict[str, str]:
         if owner != block:
             joined = " ".join(" ".join(line).split())
             if 0 < len(joined) <= _LONGEST_LINE:
-                own[_fold(joined)] = joined
+                own[_fold_line(joined)] = joined
             block, line = owner, []
         line.append(text)
     for _, text in h1_texts(dom):

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import codecs
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from urllib.parse import urlsplit
 
 import charset_normalizer
@@ -139,6 +139,9 @@ class Decoded:
     text: str
     encoding: str
     source: str
+    #: Whether the body's bytes are exactly `text` in UTF-8 (a body that decoded as UTF-8, or
+    #: ASCII, without a change): then they can be parsed as they are, not encoded again.
+    utf8: bool = field(default=False, compare=False)
 
 
 def _codec(name: str | None) -> str | None:
@@ -398,8 +401,12 @@ def _decode_bytes(data: bytes, content_type: str | None, url: str | None) -> Dec
         if found is None and _ISO2022_SHIFT.search(data):  # 7-bit Japanese: escapes, no 8th bit
             text = _strict(data, "iso2022_jp_ext")
             found = Decoded(text, "iso2022_jp_ext", "detected") if text is not None else None
-        return found or Decoded(data.decode("ascii"), "ascii", "default")
-    text = _strict(data, "utf-8") or _mostly_utf8(data)
+        found = found or Decoded(data.decode("ascii"), "ascii", "default")
+        return replace(found, utf8=found.text == data.decode("ascii"))
+    text = _strict(data, "utf-8")
+    if text is not None:
+        return Decoded(text, "utf-8", "declared" if "utf-8" in declared else "detected", True)
+    text = _mostly_utf8(data)
     if text is not None:
         return Decoded(text, "utf-8", "declared" if "utf-8" in declared else "detected")
     found = _declared(data, declared)

@@ -59,7 +59,7 @@ def parse_html(
     text = page_text(data, content_type, max_bytes, max_nodes, url=url)
     decoded = text.decoded
     with paused_gc():  # a list or two and a proxy per element, no cycles among them
-        dom = Dom(page_tree(text.text), url=url, site=site)
+        dom = Dom(page_tree(text.text, text.body), url=url, site=site)
         if not dom.piece_text and "<" in dom.title:
             # A mangled </title> made the parser read the whole page as the title. Parse
             # again with that <title> opened as an ordinary element so the body comes back.
@@ -71,10 +71,12 @@ def parse_html(
 
 @dataclass(frozen=True, slots=True)
 class PageText:
-    """A page's text as `parse_html` builds its tree from, and the charset decision."""
+    """A page's text as `parse_html` builds its tree from, and the charset decision; `body`:
+    the page's bytes where they are exactly `text` in UTF-8 (`Decoded.utf8`), else None."""
 
     text: str
     decoded: Decoded
+    body: bytes | None = None
 
 
 def page_text(
@@ -103,4 +105,5 @@ def page_text(
             raise PageTooLargeError(
                 f"page has about {elements:,} elements, over the budget of {max_nodes:,}"
             )
-    return PageText(decoded.text, decoded)
+    body = data if isinstance(data, bytes) and decoded.utf8 else None
+    return PageText(decoded.text, decoded, body)

@@ -40,6 +40,14 @@ PARSER_MAX_DEPTH = 2048
 # Spelt in character classes rather than under re.IGNORECASE (no other character folds to
 # these letters): the faster scan, and every page pays it.
 _DOCUMENT_END = re.compile(r"</(?:[bB][oO][dD][yY]|[hH][tT][mM][lL])\s*>")
+# The same end tags in a page's UTF-8 bytes: `\s` spelt out as the UTF-8 of every character a
+# str pattern's `\s` takes (`str.isspace`), so both patterns cut the same markup.
+_SPACES = (chr(code) for code in range(0x3001) if chr(code).isspace())
+_DOCUMENT_END_BYTES = re.compile(
+    b"</(?:[bB][oO][dD][yY]|[hH][tT][mM][lL])(?:"
+    + b"|".join(re.escape(space.encode()) for space in _SPACES)
+    + b")*>"
+)
 
 # Characters lxml refuses in text it is given (the parser keeps them in text it reads).
 _XML_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
@@ -94,8 +102,14 @@ def mib(size: int) -> str:
     return f"{size / MIB:.1f}".removesuffix(".0") + " MiB"
 
 
-def page_tree(text: str) -> lxml.html.HtmlElement:
-    """The lxml tree `parse_html` walks (markup past the parser's depth limit re-rooted)."""
+def page_tree(text: str, body: bytes | None = None) -> lxml.html.HtmlElement:
+    """The lxml tree `parse_html` walks (markup past the parser's depth limit re-rooted);
+    `body`: `text` in UTF-8 when the caller has it (`PageText.body`), parsed as it is."""
+    if body is not None:
+        try:
+            return _parse_tree(_DOCUMENT_END_BYTES.sub(b"", body))
+        except _TooDeep:
+            pass
     return _build_tree(text)
 
 
@@ -115,22 +129,26 @@ def _build_tree(text: str) -> lxml.html.HtmlElement:
     Text and links after `</body>` or `</html>` stay in the body, as a browser shows them."""
     text = _DOCUMENT_END.sub("", text)
     try:
-        return _parse_tree(text)
+        return _parse_tree(_utf8(text))
     except _TooDeep:
         pass
     try:
-        return _parse_tree(flatten_nesting(text))
+        return _parse_tree(_utf8(flatten_nesting(text)))
     except _TooDeep:
         raise PageError(
             f"page nests elements deeper than the parser's limit ({PARSER_MAX_DEPTH} levels)"
         ) from None
 
 
-def _parse_tree(text: str) -> lxml.html.HtmlElement:
+def _utf8(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _parse_tree(data: bytes) -> lxml.html.HtmlElement:
     # Hand lxml UTF-8 bytes with the encoding stated, so a wrong <meta charset> cannot mislead it.
     parser = _parser()
     try:
-        root = lxml.html.document_fromstring(text.encode("utf-8", "surrogatepass"), parser=parser)
+        root = lxml.html.document_fromstring(data, parser=parser)
     except (lxml.etree.ParserError, ValueError) as err:
         raise PageError(f"no HTML tree could be built: {err}") from None
     if any("depth" in error.message.lower() for error in parser.error_log.filter_from_fatals()):
