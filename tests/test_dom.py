@@ -340,6 +340,10 @@ def test_a_utf8_body_parses_as_its_text_does(end: str) -> None:
         f"<html><head><title>Čaj</title></head><body><p>Před koncem.</p>{end}"
         "<p>Za koncem, s <a href='/dál'>odkazem</a>.</p></body></html>"
     )
+    from newscrawl.html import tree
+
+    cut = tree._DOCUMENT_END.sub("", page).encode()
+    assert tree._DOCUMENT_END_BYTES.sub(b"", page.encode()) == cut
     from_bytes, from_text = parse_html(page.encode()), parse_html(page)
     assert from_bytes.encoding == "utf-8"
     assert from_bytes.text(0) == from_text.text(0)
