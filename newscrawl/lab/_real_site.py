@@ -199,13 +199,14 @@ def print_real_site(
         f"real site {folder}: cap {cap} pages; median of {repeat} crawl(s); "
         f"{os.cpu_count()} cores, load {load:.1f}"
     )
+    width = max(16, *map(len, results))
     print(
-        f"{'variant':<16} {'pages':>6} {'MB':>6} {'seconds':>8} {'pages/s':>8} {'MB/s':>6}"
+        f"{'variant':<{width}} {'pages':>6} {'MB':>6} {'seconds':>8} {'pages/s':>8} {'MB/s':>6}"
         f" {'wall s':>7} {'CPU s':>6}"
     )
     for name, row in results.items():
         print(
-            f"{name:<16} {row['pages']:>6.0f} {row['mb']:>6.1f} {row['seconds']:>8.1f}"
+            f"{name:<{width}} {row['pages']:>6.0f} {row['mb']:>6.1f} {row['seconds']:>8.1f}"
             f" {row['pages_per_s']:>8.1f} {row['mb_per_s']:>6.2f} {row['wall_s']:>7.1f}"
             f" {row['cpu_s']:>6.1f}"
         )
