@@ -13,10 +13,11 @@ threads may copy a lock held by another thread (the parse pool's workers are spa
 reason, `newscrawl.crawl.parsepool`). They are forked by a `forkserver` instead, a clean
 process started once that imports the site pass and the extractors' modules (about a second
 of CPU) before it forks any worker, so a worker starts in a tenth of a second where a spawned
-one imports everything again. The crawl starts its workers once its first `START_AFTER_PAGES`
-pages have arrived (`page_arrived`), while it fetches the next ones, not when the first site
-is complete; a crawl of fewer pages starts none, and passes its sites in a thread (`started`
-is False): a one-page crawl does not wait for the forkserver's imports and a worker's start.
+one imports everything again. The site pass starts its workers once the crawl's first
+`START_AFTER_PAGES` pages have arrived (`page_arrived`), while it fetches the next ones, not
+when the first site is complete; a crawl of fewer pages starts none, and passes its sites in a
+thread (`started` is False): a one-page crawl does not wait for the forkserver's imports and a
+worker's start. (Page-level extraction, without the site pass, starts them when the crawl opens.)
 
 A worker that dies (SIGKILL, the kernel's OOM killer) breaks the pool: every job in it fails
 with `BrokenProcessPool` (the dead worker's and the others in flight alike), and the next job
