@@ -167,7 +167,7 @@ def crawl_real_site(
     (a path in it), `repeat` rounds; per variant the medians of its crawls. `against`: the
     import root of another checkout, whose crawls of the newscrawl variants run in the same
     rounds, labelled with `AGAINST`."""
-    labels = {name: (name, None) for name in names}
+    labels: dict[str, tuple[str, Path | None]] = {name: (name, None) for name in names}
     if against is not None:
         labels |= {name + AGAINST: (name, against) for name in names if name not in PEERS}
     runs: dict[str, list[dict[str, Any]]] = {label: [] for label in labels}
@@ -272,7 +272,7 @@ def _startup_row(
     return {"label": label, "wall_s": wall, "cpu_s": cpu, "import_s": total, "top": top[:4]}
 
 
-_STARTUP_CRAWLS = (
+_STARTUP_CRAWLS: tuple[tuple[str, list[str]], ...] = (
     ("crawl process (one page, every stage)", []),
     ("one process (workers off)", ["NEWSCRAWL_PARSE_WORKERS=0", "NEWSCRAWL_SITEPASS_WORKERS=0"]),
 )
