@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pyarrow.parquet as pq
+import pytest
 from crawl_helpers import FAST_CRAWL
 
 from newscrawl.crawl.crawl_process import crawl_command
@@ -70,6 +71,7 @@ def test_a_one_page_crawl_starts_no_site_pass_worker(tmp_path: Path) -> None:
     assert row["stage"] == "page" and "ferry timetable" in row["text"]
 
 
+@pytest.mark.slow
 def test_a_crawl_past_the_first_pages_passes_in_the_workers_with_the_same_rows(
     tmp_path: Path,
 ) -> None:
