@@ -82,6 +82,28 @@ def test_a_real_static_site_is_crawled_beside_a_plain_scrapy_spider(tmp_path: Pa
     assert len(ratios) == 4 and len(values) == 8 and all(value > 0 for value in values)
 
 
+def test_a_real_site_and_the_start_up_are_measured_against_another_checkout_too(
+    tmp_path: Path,
+) -> None:
+    site = tmp_path / "site"
+    site.mkdir()
+    for n in range(6):
+        link = f'<a href="p{(n + 1) % 6}.html">next</a>'
+        (site / f"p{n}.html").write_text(f"<html><body><p>{'Words. ' * 40}</p>{link}</body></html>")
+    done = bench("--site", site, "--start", "p0.html", "--cap", "5", "--against", ROOT.name,
+                 cwd=ROOT.parent)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    labels = {line.rsplit(None, 7)[0] for line in done.stdout.splitlines()[2:8]}
+    assert {"every-stage", "every-stage (against)", "no-extraction (against)"} <= labels
+    ratios = [line for line in done.stdout.splitlines() if line.startswith("this tree /")]
+    assert len(ratios) == 2 and all(float(line.rsplit(":", 1)[1]) > 0 for line in ratios)
+    done = bench("--startup", "--against", ROOT.name, cwd=ROOT.parent)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "crawl process (one page, every stage) (against)" in done.stdout
+    ratios = [line for line in done.stdout.splitlines() if line.startswith("this tree /")]
+    assert len(ratios) == 2 and all(float(line.rsplit(":", 1)[1]) > 0 for line in ratios)
+
+
 def test_a_site_folder_without_the_start_page_is_refused(tmp_path: Path) -> None:
     done = bench("--site", tmp_path, "--start", "nothing.html")
     assert done.returncode == 2 and "no such page" in done.stderr

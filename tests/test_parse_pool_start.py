@@ -1,5 +1,6 @@
-"""The parse pool starts its workers when the crawl opens, and the pages that come back while
-they are still starting are parsed on the reactor thread rather than waiting for them."""
+"""The parse pool starts its workers with the crawl's second page (a one-page crawl starts none),
+and the pages that come back while they are still starting are parsed on the reactor thread
+rather than waiting for them."""
 
 from __future__ import annotations
 
@@ -31,6 +32,24 @@ def test_a_page_is_parsed_inline_while_the_workers_start_then_in_the_pool() -> N
         assert _result(later) is None  # sent to the worker: answered on the reactor later
     finally:
         pool.close()
+
+
+def test_the_workers_start_with_the_second_page_not_before() -> None:
+    pool = ParsePool(1)
+    try:
+        first = _result(pool.links(PAGE, "http://site.test/", "text/html"))
+        assert first is not None, "the first page waited for a worker"
+        assert first[1] is not None and pool._pool is None  # parsed here; no worker started
+        second = pool.links(PAGE, "http://site.test/", "text/html")
+        assert pool._pool is not None  # started with the second page
+        assert pool._started.wait(120)
+        found: list[Any] = []
+        second.addCallback(found.append)
+        later = pool.links(PAGE, "http://site.test/", "text/html")
+        assert _result(later) is None  # sent to the worker: answered on the reactor later
+    finally:
+        pool.close()
+    assert found and found[0][0] == first[0]
 
 
 def test_without_workers_every_page_is_parsed_inline() -> None:

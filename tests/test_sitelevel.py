@@ -122,6 +122,31 @@ def test_hash_covers_tags_and_text_not_attributes() -> None:
     assert int(ha[3]) == 0x318A8EDA669AEA03
 
 
+def _hash_by_definition(dom: Dom) -> list[int]:
+    """Each node's hash as `node_hashes` defines it, one node at a time: blake2b (8 bytes) of
+    its tag, the texts it owns joined by \\x03, and its children's digests in order."""
+    from hashlib import blake2b
+
+    digests: dict[int, bytes] = {}
+    for node in range(len(dom) - 1, -1, -1):
+        owned = [t for o, t in zip(dom.piece_owner, dom.piece_text, strict=True) if o == node]
+        head = f"{dom.tag[node]}\x02{chr(3).join(owned)}\x02".encode("utf-8", "surrogatepass")
+        data = head + b"".join(digests[c] for c in dom.children[node])
+        digests[node] = blake2b(data, digest_size=8).digest()
+    return [int.from_bytes(digests[n], "little") for n in range(len(dom))]
+
+
+def test_hashes_are_their_definition_on_a_real_shaped_page() -> None:
+    html = (
+        "<html><head><title>T</title></head><body><div id=a>lead <b>bold</b> tail <i></i>"
+        "<p>one<br>two \U0001f600 three</p></div><ul><li>x</li><li></li><li>x<a>y</a>z</li>"
+        "</ul><table><tr><td>1</td><td>2</td></tr></table>end</body></html>"
+    )
+    url, site_page = synthetic_site(pages=1)[0]
+    for dom in (parse_html(html), parse_html(site_page, url=url)):
+        assert node_hashes(dom).tolist() == _hash_by_definition(dom)
+
+
 def test_records_are_compact() -> None:
     url, html = synthetic_site(pages=1)[0]
     dom = parse_html(html, url=url)

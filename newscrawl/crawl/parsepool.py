@@ -10,6 +10,9 @@ pass counts SiteLevel's node hashes, a worker builds the page's DOM instead and 
 hashes back too (`hashed_page_links`): they are stored beside the raw page, and the site pass
 reads them rather than parsing the page once more for them. No tree crosses a process boundary.
 
+The workers start with the crawl's second page (`START_AFTER_PAGES`), its first parsed inline:
+a one-page crawl starts none, a longer one parses inline while they start.
+
 Settings: NEWSCRAWL_PARSE_WORKERS (worker processes; -1: one per core, 0: parse inline on the
 reactor thread, as before), NEWSCRAWL_MAX_PAGE_NODES (the node budget).
 """
@@ -52,6 +55,9 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+# The page whose arrival starts the workers (`ParsePool.links`); those before it are parsed inline.
+START_AFTER_PAGES = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +161,7 @@ class ParsePool:
         self.hashes = hashes and max_nodes <= MAX_PAGE_NODES
         self._pool: ProcessPoolExecutor | None = None
         self._started = threading.Event()  # a worker of the pool has answered
+        self.pages = 0  # pages given to `links`
 
     @classmethod
     def from_crawler(cls, crawler: Crawler) -> ParsePool:
@@ -170,9 +177,12 @@ class ParsePool:
     def links(
         self, body: bytes, url: str, content_type: str
     ) -> defer.Deferred[tuple[PageLinks, Dom | None]]:
-        if not self.workers or (self._pool is not None and not self._started.is_set()):
-            # inline too while the pool's workers are still starting (the crawl's first
-            # pages): the same links, without waiting for a worker's imports
+        self.pages += 1
+        if self.workers and self._pool is None and self.pages >= START_AFTER_PAGES:
+            self.start()
+        if not self.workers or self._pool is None or not self._started.is_set():
+            # inline too before the pool starts and while its workers are still starting
+            # (the crawl's first pages): the same links, without waiting for a worker's imports
             return defer.maybeDeferred(self._inline, body, url, content_type)
         work = hashed_page_links if self.hashes else page_links
         try:
@@ -184,9 +194,8 @@ class ParsePool:
         return future_deferred(future).addCallback(lambda links: (links, None))
 
     def start(self) -> None:
-        """Start the workers now (the crawl's open), so that they import the parser while the
-        first requests are on the wire, not after the first page has come back: until that
-        page's links are read the crawl has nothing else to fetch."""
+        """Start the workers now (`links`, at the crawl's second page), so that they import
+        the parser while the next pages are parsed inline, not hold up a page until then."""
         if not self.workers:
             return
         executor = self._executor()

@@ -46,6 +46,8 @@ __all__ = [
 
 PEER = "plain-scrapy"
 PEER_DFS = "plain-scrapy-dfs"
+PEERS = (PEER, PEER_DFS)
+AGAINST = " (against)"  # label suffix of a crawl by the --against checkout
 REAL_VARIANTS: dict[str, dict[str, Any]] = {
     PEER: {},
     PEER_DFS: {},
@@ -94,11 +96,15 @@ def serve_folder(folder: Path, host: str = "127.0.0.1") -> Iterator[str]:
         server.wait(timeout=10)
 
 
-def _timed(command: list[str]) -> tuple[subprocess.CompletedProcess[str], float, float]:
-    """Run `command`; its result, wall seconds and CPU seconds (it and its waited children)."""
+def _timed(
+    command: list[str], root: Path | None = None
+) -> tuple[subprocess.CompletedProcess[str], float, float]:
+    """Run `command` (with `root`: from that folder, first on the import path, as the checkout
+    there runs); its result, wall seconds and CPU seconds (it and its waited children)."""
+    env = {**os.environ, "PYTHONPATH": str(root)} if root is not None else None
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     started = time.monotonic()
-    result = subprocess.run(command, capture_output=True, text=True, check=False)
+    result = subprocess.run(command, capture_output=True, text=True, check=False, env=env, cwd=root)
     wall = time.monotonic() - started
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -119,7 +125,9 @@ def _plain(url: str, cap: int, order: str) -> dict[str, Any]:
     }
 
 
-def _newscrawl(url: str, cap: int, out: Path, overrides: dict[str, Any]) -> dict[str, Any]:
+def _newscrawl(
+    url: str, cap: int, out: Path, overrides: dict[str, Any], root: Path | None = None
+) -> dict[str, Any]:
     from newscrawl.crawl.crawl_process import crawl_command
 
     sites = out.with_suffix(".csv")
@@ -129,7 +137,7 @@ def _newscrawl(url: str, cap: int, out: Path, overrides: dict[str, Any]) -> dict
         for name, value in {**SHARED_SETTINGS, **overrides}.items()
     ]
     command = crawl_command(sites, out, settings, ("--fast-local", "--log-level", "WARNING"))
-    result, wall, cpu = _timed(command)
+    result, wall, cpu = _timed(command, root)
     summaries = sorted(out.glob(".newscrawl/*/summary.json"))
     if result.returncode != 0 or not summaries:
         raise RuntimeError(f"crawl failed ({result.returncode}): {result.stderr[-2000:]}")
@@ -153,23 +161,29 @@ def _html_bytes(out: Path) -> int:
 
 
 def crawl_real_site(
-    folder: Path, start: str, cap: int, repeat: int, names: list[str]
+    folder: Path, start: str, cap: int, repeat: int, names: list[str], against: Path | None = None
 ) -> dict[str, dict[str, float]]:
     """Each of `names` (of REAL_VARIANTS) crawls `folder` served on loopback from `start`
-    (a path in it), `repeat` rounds; per variant the medians of its crawls."""
-    runs: dict[str, list[dict[str, Any]]] = {name: [] for name in names}
+    (a path in it), `repeat` rounds; per variant the medians of its crawls. `against`: the
+    import root of another checkout, whose crawls of the newscrawl variants run in the same
+    rounds, labelled with `AGAINST`."""
+    labels: dict[str, tuple[str, Path | None]] = {name: (name, None) for name in names}
+    if against is not None:
+        labels |= {name + AGAINST: (name, against) for name in names if name not in PEERS}
+    runs: dict[str, list[dict[str, Any]]] = {label: [] for label in labels}
     with serve_folder(folder) as base, tempfile.TemporaryDirectory() as tmp:
         url = base + start.lstrip("/")
         for i in range(repeat):
-            for name in names:
-                if name in (PEER, PEER_DFS):
+            for label, (name, root) in labels.items():
+                if name in PEERS:
                     run = _plain(url, cap, "bfs" if name == PEER else "dfs")
                 else:
-                    run = _newscrawl(url, cap, Path(tmp) / f"{name}-{i}", REAL_VARIANTS[name])
+                    out = Path(tmp) / f"{name}-{i}{'-against' if root else ''}"
+                    run = _newscrawl(url, cap, out, REAL_VARIANTS[name], root)
                 run["pages_per_s"] = run["pages"] / run["seconds"] if run["seconds"] else 0.0
                 run["mb_per_s"] = run["mb"] / run["seconds"] if run["seconds"] else 0.0
-                runs[name].append(run)
-                print(f"{name} #{i + 1}: {run}", file=sys.stderr)
+                runs[label].append(run)
+                print(f"{label} #{i + 1}: {run}", file=sys.stderr)
     return {
         name: {key: statistics.median(run[key] for run in done) for key in done[0]}
         for name, done in runs.items()
@@ -185,13 +199,14 @@ def print_real_site(
         f"real site {folder}: cap {cap} pages; median of {repeat} crawl(s); "
         f"{os.cpu_count()} cores, load {load:.1f}"
     )
+    width = max(16, *map(len, results))
     print(
-        f"{'variant':<16} {'pages':>6} {'MB':>6} {'seconds':>8} {'pages/s':>8} {'MB/s':>6}"
+        f"{'variant':<{width}} {'pages':>6} {'MB':>6} {'seconds':>8} {'pages/s':>8} {'MB/s':>6}"
         f" {'wall s':>7} {'CPU s':>6}"
     )
     for name, row in results.items():
         print(
-            f"{name:<16} {row['pages']:>6.0f} {row['mb']:>6.1f} {row['seconds']:>8.1f}"
+            f"{name:<{width}} {row['pages']:>6.0f} {row['mb']:>6.1f} {row['seconds']:>8.1f}"
             f" {row['pages_per_s']:>8.1f} {row['mb_per_s']:>6.2f} {row['wall_s']:>7.1f}"
             f" {row['cpu_s']:>6.1f}"
         )
@@ -200,10 +215,15 @@ def print_real_site(
         if not peer or not peer["pages_per_s"] or not peer["mb_per_s"]:
             continue
         for name, row in results.items():
-            if name not in (PEER, PEER_DFS):
+            if name not in PEERS:
                 pages = row["pages_per_s"] / peer["pages_per_s"]
                 mb = row["mb_per_s"] / peer["mb_per_s"]
                 print(f"{name} / {what}: {pages:.2f} (pages/s), {mb:.2f} (MB/s)")
+    for name, row in results.items():
+        before = results.get(name + AGAINST)
+        if before and before["pages_per_s"]:
+            ratio = row["pages_per_s"] / before["pages_per_s"]
+            print(f"this tree / --against tree ({name} pages/s): {ratio:.2f}")
 
 
 # -- start-up ----------------------------------------------------------------------------------
@@ -238,57 +258,94 @@ def import_seconds(stderr: str) -> tuple[float, list[tuple[str, float]]]:
     return sum(seconds for _, seconds in top), top
 
 
-def _startup_row(label: str, command: list[str], imports: bool = True) -> dict[str, Any]:
+def _startup_row(
+    label: str, command: list[str], imports: bool = True, root: Path | None = None
+) -> dict[str, Any]:
     """One process's wall and CPU seconds and, with `imports`, what its imports take (its
-    children would print theirs too: a crawl with workers is timed without)."""
+    children would print theirs too: a crawl with workers is timed without); `root` as in
+    `_timed`."""
     flags = ["-X", "importtime"] if imports else []
-    result, wall, cpu = _timed([sys.executable, *flags, *command])
+    result, wall, cpu = _timed([sys.executable, *flags, *command], root)
     if result.returncode != 0:
         raise RuntimeError(f"{label} failed ({result.returncode}): {result.stderr[-2000:]}")
     total, top = import_seconds(result.stderr) if imports else (None, [])
     return {"label": label, "wall_s": wall, "cpu_s": cpu, "import_s": total, "top": top[:4]}
 
 
-def measure_startup() -> list[dict[str, Any]]:
+_STARTUP_CRAWLS: tuple[tuple[str, list[str]], ...] = (
+    ("crawl process (one page, every stage)", []),
+    ("one process (workers off)", ["NEWSCRAWL_PARSE_WORKERS=0", "NEWSCRAWL_SITEPASS_WORKERS=0"]),
+)
+
+
+def measure_startup(against: Path | None = None, repeat: int = 1) -> list[dict[str, Any]]:
     """A crawl's first seconds, per kind of process: a one-page site crawled with every stage
     (its wall, CPU and spider open-to-close seconds), the same crawl with every stage in the
     one process (workers off: what a crawl imports, all processes together), and each kind
-    of worker's imports and start, alone."""
+    of worker's imports and start, alone. `against`: the import root of another checkout,
+    whose crawls run beside these, labelled with `AGAINST`; `repeat`: rounds of the crawls,
+    medians reported."""
     from newscrawl.crawl.crawl_process import crawl_command
 
-    rows: list[dict[str, Any]] = []
+    trees = [("", None)] + ([(AGAINST, against)] if against is not None else [])
+    runs: dict[str, list[dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory() as tmp:
         site = Path(tmp) / "site"
         site.mkdir()
         (site / "index.html").write_bytes(_STARTUP_PAGE)
         with serve_folder(site) as base:
-            for label, extra in (
-                ("crawl process (one page, every stage)", []),
-                ("one process (workers off)", ["NEWSCRAWL_PARSE_WORKERS=0",
-                                               "NEWSCRAWL_SITEPASS_WORKERS=0"]),
-            ):  # fmt: skip
-                out = Path(tmp) / f"out-{len(rows)}"
-                sites = Path(tmp) / f"sites-{len(rows)}.csv"
-                sites.write_text(f"url,name,max_pages\n{base}index.html,site,1\n")
-                command = crawl_command(sites, out, extra, ("--fast-local", "--log-level", "ERROR"))
-                row = _startup_row(label, command[1:], imports=bool(rows))
-                summary = json.loads(next(out.glob(".newscrawl/*/summary.json")).read_text())
-                rows.append({**row, "crawl_s": summary["elapsed_s"]})
+            for _ in range(repeat):
+                for index, (label, extra) in enumerate(_STARTUP_CRAWLS):
+                    for suffix, root in trees:
+                        out = Path(tmp) / f"out-{len(runs)}-{sum(map(len, runs.values()))}"
+                        sites = out.with_suffix(".csv")
+                        sites.write_text(f"url,name,max_pages\n{base}index.html,site,1\n")
+                        command = crawl_command(
+                            sites, out, extra, ("--fast-local", "--log-level", "ERROR")
+                        )
+                        row = _startup_row(label + suffix, command[1:], bool(index), root)
+                        summary = json.loads(
+                            next(out.glob(".newscrawl/*/summary.json")).read_text()
+                        )
+                        runs.setdefault(row["label"], []).append(
+                            {**row, "crawl_s": summary["elapsed_s"]}
+                        )
+    rows = [_median_row(done) for done in runs.values()]
     for label, code in _WORKER_CODE.items():
         rows.append({**_startup_row(label, ["-c", code]), "crawl_s": None})
     return rows
 
 
-def print_startup(rows: list[dict[str, Any]]) -> None:
+def _median_row(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """The first run's row with the medians of its measures over `runs`."""
+    row = dict(runs[0])
+    for key in ("wall_s", "cpu_s", "import_s", "crawl_s"):
+        if row[key] is not None:
+            row[key] = statistics.median(run[key] for run in runs)
+    return row
+
+
+def print_startup(rows: list[dict[str, Any]], repeat: int = 1) -> None:
     """The start-up table: per process, wall and CPU seconds, import seconds, the largest
-    imports, and for the crawls the seconds from spider open to close."""
-    print(f"start-up: {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
-    print(f"{'process':<42} {'wall s':>7} {'CPU s':>6} {'imports s':>9} {'crawl s':>8}  largest")
+    imports, and for the crawls the seconds from spider open to close (medians of `repeat`);
+    then, for a crawl also run by another checkout, this tree's wall seconds over that one's."""
+    load = os.getloadavg()[0]
+    print(f"start-up: {os.cpu_count()} cores, load {load:.1f}; crawls: median of {repeat}")
+    width = max(42, *(len(row["label"]) for row in rows))
+    print(
+        f"{'process':<{width}} {'wall s':>7} {'CPU s':>6} {'imports s':>9} {'crawl s':>8}  largest"
+    )
     for row in rows:
         crawl = f"{row['crawl_s']:>8.2f}" if row["crawl_s"] is not None else f"{'':>8}"
         imported = f"{row['import_s']:>9.2f}" if row["import_s"] is not None else f"{'-':>9}"
         largest = ", ".join(f"{name} {seconds:.2f}" for name, seconds in row["top"])
         print(
-            f"{row['label']:<42} {row['wall_s']:>7.2f} {row['cpu_s']:>6.2f}"
+            f"{row['label']:<{width}} {row['wall_s']:>7.2f} {row['cpu_s']:>6.2f}"
             f" {imported} {crawl}  {largest}"
         )
+    by_label = {row["label"]: row for row in rows}
+    for row in rows:
+        before = by_label.get(row["label"] + AGAINST)
+        if before is not None and before["wall_s"]:
+            ratio = row["wall_s"] / before["wall_s"]
+            print(f"this tree / --against tree ({row['label']}, wall s): {ratio:.2f}")

@@ -42,7 +42,8 @@ largest sum of the resident sets of the crawl process and all its children at on
 (sampled every 0.1 s). With
 --repeat K the variants run round by round (each once a round) and medians are reported.
 With --site DIR a real static site (a folder, e.g. a Debian -doc package's HTML) is crawled
-instead, beside a plain Scrapy spider in the same run (newscrawl/lab/_real_site.py).
+instead, beside a plain Scrapy spider in the same run (newscrawl/lab/_real_site.py); --startup
+measures a crawl's first seconds on a one-page site instead. Both take --repeat and --against.
 With --against DIR each variant is also crawled by the newscrawl checkout in DIR (an earlier
 commit: `git worktree add DIR COMMIT`) in the same rounds, labelled "(against)", and the
 ratio of this tree's pages/s to that tree's is printed: a before/after measured in one run.
@@ -147,7 +148,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=_checkout,
         metavar="DIR",
         help="a checkout of an earlier newscrawl (e.g. `git worktree add DIR COMMIT`): each "
-        "variant is also crawled with that code, in the same rounds, and the ratio printed",
+        "variant (with --site and --startup too: each newscrawl crawl) is also crawled with "
+        "that code, in the same rounds, and the ratio printed",
     )
     parser.add_argument(
         "--site",
@@ -442,7 +444,9 @@ def _run_real_site(args: argparse.Namespace) -> int:
         print(f"bench crawl: {args.site / args.start}: no such page", file=sys.stderr)
         return 2
     try:
-        results = crawl_real_site(args.site, args.start, args.cap, args.repeat, list(REAL_VARIANTS))
+        against = _import_root(args.against) if args.against else None
+        names = list(REAL_VARIANTS)
+        results = crawl_real_site(args.site, args.start, args.cap, args.repeat, names, against)
     except RuntimeError as err:
         print(f"bench crawl: {err}", file=sys.stderr)
         return 1
@@ -457,12 +461,13 @@ def _run_startup(args: argparse.Namespace) -> int:
     from newscrawl.lab._real_site import measure_startup, print_startup
 
     try:
-        rows = measure_startup()
+        against = _import_root(args.against) if args.against else None
+        rows = measure_startup(against, args.repeat)
     except RuntimeError as err:
         print(f"bench crawl: {err}", file=sys.stderr)
         return 1
     if args.json:
         print(json.dumps(rows, indent=1))
     else:
-        print_startup(rows)
+        print_startup(rows, args.repeat)
     return 0

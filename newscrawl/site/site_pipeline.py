@@ -6,10 +6,11 @@ page as it arrives). When the site is complete - it reached its page cap, the sp
 frontier exhausted (`site_drained`, once every page it yielded has arrived here), `close_site`
 says it is finished (a crawl worker, an ingest's file), or the crawl ends - the site pass
 (`newscrawl.site.slot_cut.site_pass`, as the job of `newscrawl.site.site_job`) runs
-over the site's pages in a worker process (`newscrawl.site.site_pool`; or in a thread,
-NEWSCRAWL_SITEPASS_WORKERS=0): one parse per page, the SiteLevel stage (node records and
-labels, written to `nodes`), the page-level extraction, metadata and article flag, and the
-site's template out of each page's text. Then the site's `articles` rows are written together
+over the site's pages in a worker process (`newscrawl.site.site_pool`; in a thread with
+NEWSCRAWL_SITEPASS_WORKERS=0, and before the crawl's first pages have started the workers):
+one parse per page, the SiteLevel stage (node records and labels, written to `nodes`), the
+page-level extraction, metadata and article flag, and the site's template out of each
+page's text. Then the site's `articles` rows are written together
 in this process, each with the `stage` that produced its text ("site", or "page" when the site
 had too few pages for SiteLevel). A worker that dies on a site (SIGKILL, out of memory) costs
 no page: the site is tried once more in a new worker, then extracted page by page (in a
@@ -36,11 +37,11 @@ nodes were not written (a stop between the two), SiteLevel alone runs on its sto
 What a site holds here does not grow with its pages' bytes: a page the `pages` dataset stored
 (its pipeline runs before this one) is kept without its bytes, and the site pass reads them
 from the site's stored files (closed first, `site_complete`) a row group at a time, in the
-worker. The site pass of SiteLevel without context pages streams (`newscrawl.template.
-streampass`), its first pass reading the node hashes the crawl's parse stored beside each
+worker. The site pass of SiteLevel without context pages streams (`newscrawl.site.
+stream_pass`), its first pass reading the node hashes the crawl's parse stored beside each
 page (`newscrawl.template.node_summary`) instead of parsing it: one page's tree and node
-records at a time, its `nodes` rows written to a
-staging file as they are made and copied into the dataset here a row group at a time. Each
+records at a time, its `nodes` rows written to a staging file as they are made and copied
+into the dataset here a row group at a time. Each
 page's result (its final text and the other fields of its row) goes the same way: the pass
 writes it to a file this process names (`SitePassJob.results`) as it is made, and the rows are
 written from it one page at a time (`site_rows`), so neither process holds the site's texts at
@@ -161,14 +162,13 @@ class SitePassPipeline:
         self.history = crawl_history(crawler)
         self.incremental = crawler.settings.getbool("NEWSCRAWL_INCREMENTAL", True)
         self.default_cap = crawler.settings.getint("MAX_PAGES_PER_SITE", 200) or 200
-        # the pass itself: in worker processes (one pool per crawl), or in a thread here
-        self.pool: SitePassPool | None = None
+        # the pass itself: in worker processes (one pool per crawl), or in a thread here with a
+        # chain of its own, built when needed (the next site's pass may run while one is written)
+        level = log_level(crawler.settings["LOG_LEVEL"])
+        self.chain = PassSettings(self.extraction.settings(), level)
+        self.pool = SitePassPool(workers, self.chain) if workers else None
         self.passer: SitePasser | None = None
-        chain = PassSettings(self.extraction.settings(), log_level(crawler.settings["LOG_LEVEL"]))
-        if workers:
-            self.pool = SitePassPool(workers, chain)
-        else:  # a chain of its own: the next site's pass may run while this one is written
-            self.passer = SitePasser.from_settings(chain)
+        self.in_thread = defer.DeferredLock()  # one pass in a thread at a time
         # site passes computed at once (one per worker process; one in a thread), their rows
         # written one site at a time, in the order the sites finished (`_turn`)
         self.slots = defer.DeferredSemaphore(self.pool.workers if self.pool else 1)
@@ -191,14 +191,13 @@ class SitePassPipeline:
         )
 
     def open_spider(self) -> None:
-        if self.pool is not None:  # in a thread: the first worker waits for the forkserver
-            started = threads.deferToThread(self.pool.start)
-            started.addErrback(lambda f: logger.warning("site pass workers: %s", f.value))
         self.articles.open_spider()
         self.raw_pages = self._raw_pages()
         self.done = self._written_sites("articles")
         self.labelled = self._written_sites("nodes")
         self.pending = set(self.state.site_pages) - self.done
+        if self.pool is not None and self.state.site_pages:
+            self.pool.start_soon()  # resumed: sites to pass now
 
     def _raw_pages(self) -> DatasetPipeline | None:
         """The pipeline that stores each page's bytes (`pages`) before this one sees it, if
@@ -225,6 +224,8 @@ class SitePassPipeline:
         if item.site in self.done:
             return item
         self.arrived[item.site] += 1
+        if self.pool is not None:  # its workers start after the crawl's first pages
+            self.pool.page_arrived()
         if item.stored:
             return item
         if not item.replayed and not self._buffer(item):
@@ -384,8 +385,10 @@ class SitePassPipeline:
         )
         result: SitePassResult | None
         try:
-            if self.passer is not None:
-                result = await maybe_deferred_to_future(threads.deferToThread(self.passer.run, job))
+            if self.pool is None or not self.pool.started:  # a thread, one pass at a time
+                passer = self.passer = self.passer or SitePasser.from_settings(self.chain)
+                passed = self.in_thread.run(threads.deferToThread, passer.run, job)
+                result = await maybe_deferred_to_future(passed)
             else:
                 result = await self._in_worker(job)
         except Exception as err:  # a bug in the pass must not cost the site's pages
@@ -440,11 +443,9 @@ class SitePassPipeline:
         return self.pool.workers
 
     def _page_level(self, items: list[PageItem]) -> None:
-        """Page-level extraction and flag of the site's own pages (in a thread): its pass
-        did not run."""
-        for item in items:
-            if not item.context:
-                self._page_by_page(item)
+        """Page-level extraction and flag of the site's own pages (in a thread): no pass ran."""
+        for item in (item for item in items if not item.context):
+            self._page_by_page(item)
 
     def _ref(self, item: PageItem) -> StoredRef | None:
         """Where the page's bytes are stored, when the item holds none."""

@@ -13,8 +13,11 @@ threads may copy a lock held by another thread (the parse pool's workers are spa
 reason, `newscrawl.crawl.parsepool`). They are forked by a `forkserver` instead, a clean
 process started once that imports the site pass and the extractors' modules (about a second
 of CPU) before it forks any worker, so a worker starts in a tenth of a second where a spawned
-one imports everything again. The pool starts its workers when the crawl opens (`start`),
-while the crawl waits for its first pages, not when the first site is complete.
+one imports everything again. The site pass starts its workers once the crawl's first
+`START_AFTER_PAGES` pages have arrived (`page_arrived`), while it fetches the next ones, not
+when the first site is complete; a crawl of fewer pages starts none, and passes its sites in a
+thread (`started` is False): a one-page crawl does not wait for the forkserver's imports and a
+worker's start. (Page-level extraction, without the site pass, starts them when the crawl opens.)
 
 A worker that dies (SIGKILL, the kernel's OOM killer) breaks the pool: every job in it fails
 with `BrokenProcessPool` (the dead worker's and the others in flight alike), and the next job
@@ -45,6 +48,7 @@ import logging
 import multiprocessing
 import os
 import resource
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -93,6 +97,10 @@ WorkerSettings = PassSettings | SavedSettings
 Result = SitePassResult | ShardResult | SavedResult
 
 
+# The crawl's pages that arrive before its site pass workers start (`page_arrived`).
+START_AFTER_PAGES = 5
+
+
 def pool_size(workers: int) -> int:
     """Worker processes for a NEWSCRAWL_SITEPASS_WORKERS value (-1: one per core)."""
     return workers if workers >= 0 else (os.cpu_count() or 1)
@@ -106,6 +114,9 @@ class SitePassPool:
         self.workers = max(1, workers)
         self.settings = settings
         self._pool: ProcessPoolExecutor | None = None
+        self._lock = threading.Lock()  # the workers' start may run in a thread (`page_arrived`)
+        self.arrived = 0  # the crawl's pages counted by `page_arrived`
+        self.started = False  # asked to start its workers, or given a job
         # Jobs tried again alone run one at a time: a death breaks every job in flight, and a
         # process each at once (one per page without the site pass) would be a burst of them.
         self._alone: defer.DeferredSemaphore | None = None
@@ -235,9 +246,11 @@ class SitePassPool:
             self._pool = None
 
     def _executor(self) -> ProcessPoolExecutor:
-        if self._pool is None:
-            self._pool = self._new(self.workers)
-        return self._pool
+        self.started = True
+        with self._lock:
+            if self._pool is None:
+                self._pool = self._new(self.workers)
+            return self._pool
 
     def _new(self, workers: int) -> ProcessPoolExecutor:
         context = multiprocessing.get_context("forkserver")
@@ -245,6 +258,24 @@ class SitePassPool:
         return ProcessPoolExecutor(
             workers, mp_context=context, initializer=_start, initargs=(os.getpid(), self.settings)
         )
+
+    def page_arrived(self) -> None:
+        """Count one of the crawl's pages (in the reactor thread); at the
+        `START_AFTER_PAGES`th, `start_soon`."""
+        self.arrived += 1
+        if self.arrived == START_AFTER_PAGES:
+            self.start_soon()
+
+    def start_soon(self) -> None:
+        """Start the workers in a thread (the first waits for the forkserver's imports),
+        unless they are started already."""
+        if self.started:
+            return
+        from twisted.internet import threads
+
+        self.started = True
+        started = threads.deferToThread(self.start)
+        started.addErrback(lambda f: logger.warning("site pass workers: %s", f.value))
 
     def start(self) -> None:
         """Start the workers now, not with the first job (each one's start is enough to

@@ -131,7 +131,6 @@ class SiteSpider(scrapy.Spider):
         self.waits_for_site_pass = False  # set by the site pass pipeline, when there is one
         crawler.signals.connect(self._site_released, signal=site_complete)
         crawler.signals.connect(self.parser.close, signal=signals.spider_closed)
-        crawler.signals.connect(self.parser.start, signal=signals.spider_opened)
         # Resumed from a paused crawl's queue (JOBDIR): requests come back from the queue and
         # the seen filter drops the start requests, so no site's frontier can be counted and a
         # site is complete only at its cap or at the crawl's end.

@@ -113,16 +113,24 @@ def node_hashes(dom: Dom) -> np.ndarray:
 
 def _node_hashes(dom: Dom) -> np.ndarray:
     count = len(dom)
-    own_text: list[list[str]] = [[] for _ in range(count)]
+    own_text: list[list[str] | None] = [None] * count  # most nodes own no text
     for owner, text in zip(dom.piece_owner, dom.piece_text, strict=True):
-        own_text[owner].append(text)
+        texts = own_text[owner]
+        if texts is None:
+            own_text[owner] = [text]
+        else:
+            texts.append(text)
     digests: list[bytes] = [b""] * count
-    tags, children = dom.tag, dom.children
+    tags, children, join = dom.tag, dom.children, b"".join
     for node in range(count - 1, -1, -1):  # children have larger ids: they are hashed first
-        head = f"{tags[node]}\x02{chr(3).join(own_text[node])}\x02"
-        data = head.encode("utf-8", "surrogatepass") + b"".join(digests[c] for c in children[node])
+        texts = own_text[node]
+        owned = "\x03".join(texts) if texts is not None else ""
+        data = f"{tags[node]}\x02{owned}\x02".encode("utf-8", "surrogatepass")
+        kids = children[node]
+        if kids:
+            data += join([digests[c] for c in kids])
         digests[node] = blake2b(data, digest_size=8).digest()
-    return np.frombuffer(b"".join(digests), dtype="<u8").copy()
+    return np.frombuffer(join(digests), dtype="<u8").copy()
 
 
 def _subtree_sums(dom: Dom) -> dict[str, np.ndarray]:
