@@ -112,9 +112,10 @@ def _running(pid: int) -> bool:
 
 
 def _extracting(root: Path) -> tuple[subprocess.Popen[str], set[int]]:
-    """`newscrawl extract -j 2` of 40 sites in a process group of its own, once its workers
-    (the forkserver's children) extract; the command and its workers."""
-    _sites(root, sites=40, pages=8)
+    """`newscrawl extract -j 2` of 200 sites in a process group of its own, once its workers
+    (the forkserver's children) extract; the command and its workers. The sites are many so
+    that a fast machine is still extracting when the test signals it."""
+    _sites(root, sites=200, pages=8)
     run = subprocess.Popen(
         [sys.executable, "-m", "newscrawl.cli", "extract", "--site-from", "dir", "-j", "2",
          str(root)],
