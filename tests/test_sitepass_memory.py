@@ -16,6 +16,7 @@ import weakref
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
@@ -260,3 +261,29 @@ def test_the_crawl_process_writes_one_page_result_at_a_time(
         (job.pages[i].final_url, got[i].fields["stage"], got[i].fields["text"]) for i in got
     )
     assert rows == expected and len(rows) == 24
+
+
+def test_the_hash_counts_hold_a_bucket_of_at_most_their_budget(tmp_path: Path) -> None:
+    """A site of many distinct hashes: the counts never read more than their budget of hashes
+    at once (each bucket held all of its share of the site's hashes), and the template
+    hashes are those counted over every page at once, in the same order."""
+    rng = np.random.default_rng(7)
+    template = rng.integers(0, 2**63, 300, dtype=np.uint64) * np.uint64(2)
+    pages = []
+    for n in range(80):
+        own = rng.integers(0, 2**63, 1_200, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+        shared = template[: 150 + n]  # some template hashes on only some of the pages
+        pages.append(np.concatenate([own, shared, shared[:20]]))  # its root first; repeats
+    config = sitelevel.SiteLevelConfig()
+    expected = sitelevel.frequent_hashes([np.unique(page) for page in pages], config)
+    for budget in (1 << 20, 4 << 10):
+        counts = streampass.HashCounts(str(tmp_path / f"spill-{budget}"), budget=budget)
+        try:
+            for page in pages:
+                counts.add(page)
+            found = counts.frequent(config)
+        finally:
+            counts.close()
+        assert found.dtype == np.uint64 and np.array_equal(found, expected)
+        assert 0 < counts.largest <= max(budget, 8 * len(pages))
+    assert len(expected) > 100
