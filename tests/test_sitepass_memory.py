@@ -12,10 +12,12 @@ import dataclasses
 import gc
 import re
 import subprocess
+import sys
 import weakref
 from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
@@ -260,3 +262,100 @@ def test_the_crawl_process_writes_one_page_result_at_a_time(
         (job.pages[i].final_url, got[i].fields["stage"], got[i].fields["text"]) for i in got
     )
     assert rows == expected and len(rows) == 24
+
+
+def test_the_hash_counts_hold_a_bucket_of_at_most_their_budget(tmp_path: Path) -> None:
+    """A site of many distinct hashes: the counts never read more than their budget of hashes
+    at once (each bucket held all of its share of the site's hashes), and the template
+    hashes are those counted over every page at once, in the same order."""
+    rng = np.random.default_rng(7)
+    template = rng.integers(0, 2**63, 300, dtype=np.uint64) * np.uint64(2)
+    pages = []
+    for n in range(80):
+        own = rng.integers(0, 2**63, 1_200, dtype=np.uint64) * np.uint64(2) + np.uint64(1)
+        shared = template[: 150 + n]  # some template hashes on only some of the pages
+        pages.append(np.concatenate([own, shared, shared[:20]]))  # its root first; repeats
+    config = sitelevel.SiteLevelConfig()
+    expected = sitelevel.frequent_hashes([np.unique(page) for page in pages], config)
+    for budget in (1 << 20, 4 << 10):
+        counts = streampass.HashCounts(str(tmp_path / f"spill-{budget}"), budget=budget)
+        try:
+            for page in pages:
+                counts.add(page)
+            found = counts.frequent(config)
+        finally:
+            counts.close()
+        assert found.dtype == np.uint64 and np.array_equal(found, expected)
+        assert 0 < counts.largest <= max(budget, 8 * len(pages))
+    assert len(expected) > 100
+
+
+_STORED_RESIDENT = """
+import os, sys
+from datetime import UTC, datetime
+from pathlib import Path
+import pyarrow as pa
+import pyarrow.parquet as pq
+from newscrawl.site.site_store import stored_items
+
+def resident() -> float:
+    with open(f"/proc/{os.getpid()}/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+class Stored:
+    crawl_id = "c"
+    def __init__(self, root: Path) -> None:
+        self.root = root
+    def dataset_root(self, name: str) -> Path:
+        return self.root / name
+    def partition(self, site: str) -> dict[str, str]:
+        return {"crawl": "c", "site": site}
+
+def pages_file(root: Path, pages: int) -> None:
+    folder = root / "pages" / "crawl=c" / "site=s"
+    folder.mkdir(parents=True)
+    rows = [
+        {"url": f"http://s.test/{k}", "final_url": f"http://s.test/{k}",
+         "fetched_at": datetime(2024, 1, 1, tzinfo=UTC), "status": 200,
+         "content_type": "text/html", "headers": [("server", "t")],
+         "html": "".join(f"<tr><td>{k}-{j}</td><td>{(k * 7919 + j * 104729) % 1000003}</td></tr>"
+                         for j in range(40_000)).encode()}
+        for k in range(pages)
+    ]
+    schema = pa.schema([("url", pa.string()), ("final_url", pa.string()),
+                        ("fetched_at", pa.timestamp("us", tz="UTC")), ("status", pa.int32()),
+                        ("content_type", pa.string()),
+                        ("headers", pa.map_(pa.string(), pa.string())), ("html", pa.binary())])
+    table = pa.Table.from_pylist(rows, schema=schema)
+    pq.write_table(table, folder / "part-1.parquet", row_group_size=4, compression="zstd")
+
+root = Path(sys.argv[1])
+if sys.argv[2] == "write":  # in a process of its own: the reading one starts afresh
+    pages_file(root / "small", 2), pages_file(root / "large", 48)
+    sys.exit()
+small, large = Stored(root / "small"), Stored(root / "large")
+stored_items(small, "s", refs={})
+before = resident()
+refs = {}
+items = stored_items(large, "s", refs=refs)
+assert len(items) == len(refs) == 48 and not any(item.html for item in items)
+print(round(resident() - before, 1))
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="reads /proc")
+def test_listing_a_sites_stored_pages_keeps_one_row_group_resident(tmp_path: Path) -> None:
+    """The crawl process lists a site's stored pages (their bytes' sizes read a row group at
+    a time) at its site pass's start: 77 MB of pages in row groups of 4 leave 20 MB or less
+    resident after (they left 40-45 MB: the high-water mark of the groups read, which grew
+    with the site)."""
+    for step in ("write", "read"):
+        found = subprocess.run(
+            [sys.executable, "-c", _STORED_RESIDENT, str(tmp_path), step],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=ROOT,
+        )
+        assert found.returncode == 0, found.stderr[-2000:]
+    assert float(found.stdout) < 30.0

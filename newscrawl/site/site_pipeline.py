@@ -99,6 +99,7 @@ from newscrawl.site.site_store import (
     StoredBytes,
     StoredRef,
     context_item,
+    give_back_memory,
     pass_page,
     site_rows,
     stored_items,
@@ -532,14 +533,14 @@ class SitePassPipeline:
         import pyarrow.parquet as pq
 
         rows = 0
-        source = pq.ParquetFile(staged)
-        for group in range(source.num_row_groups):
-            table = source.read_row_group(group)
-            self.nodes.write_table(table, partition)
-            self.nodes.flush(partition)  # a row group held at a time
-            rows += table.num_rows
-            del table
-        source.close()
+        with pq.ParquetFile(staged) as source:
+            for group in range(source.num_row_groups):
+                table = source.read_row_group(group)
+                self.nodes.write_table(table, partition)
+                self.nodes.flush(partition)  # a row group held at a time
+                rows += table.num_rows
+                del table
+                give_back_memory()  # not the high-water mark of every group copied
         return rows
 
     async def _label_stored(self, site: str) -> None:

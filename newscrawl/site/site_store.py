@@ -25,6 +25,7 @@ from typing import IO, TYPE_CHECKING, Any
 import numpy as np
 
 from newscrawl.crawl.items import PageItem, WarcOrigin
+from newscrawl.crawl.parsepool import return_freed_memory
 from newscrawl.html.tree import PageError
 from newscrawl.storage.writer import closed_files
 from newscrawl.template.node_records import PageNodes
@@ -45,6 +46,7 @@ __all__ = [
     "StoredBytes",
     "StoredRef",
     "context_item",
+    "give_back_memory",
     "let_go",
     "pass_page",
     "raw_of",
@@ -167,9 +169,11 @@ class StoredBytes:
         with pq.ParquetFile(path) as source:
             rows = source.read_row_group(group, columns=[column]).column(0).to_pylist()
         size = sum(len(found) for found in rows if found)
-        while self._groups and sum(self._sizes.values()) + size > self.budget:
-            oldest = next(iter(self._groups))
-            del self._groups[oldest], self._sizes[oldest]
+        if self._groups and sum(self._sizes.values()) + size > self.budget:
+            while self._groups and sum(self._sizes.values()) + size > self.budget:
+                oldest = next(iter(self._groups))
+                del self._groups[oldest], self._sizes[oldest]
+            give_back_memory()
         self._groups[(path, group, column)] = rows
         self._sizes[(path, group, column)] = size
         return rows
@@ -427,8 +431,19 @@ def stored_items(state: Any, site: str, refs: dict[str, StoredRef] | None = None
                         )
                     items.append(_stored_item(row, site, state.crawl_id))
                 first += table.num_rows
-                del table
+                del table, sizes
+                give_back_memory()  # the group's bytes: not kept resident for the next
     return items
+
+
+def give_back_memory() -> None:
+    """Hand the memory Arrow's pool and the C library's heap hold freed back to the system,
+    so a process that reads a site's stored files a row group at a time keeps one group's
+    worth resident, not the high-water mark of every group it read."""
+    import pyarrow as pa
+
+    pa.default_memory_pool().release_unused()
+    return_freed_memory()
 
 
 def _stored_item(row: dict[str, Any], site: str, crawl: str) -> PageItem:

@@ -70,6 +70,8 @@ NodeSink = Callable[[int, PageNodes, np.ndarray], None]
 # The hash counts' temporary files: one per value of a hash's top bits.
 _BUCKET_BITS = 6
 _BUCKETS = 1 << _BUCKET_BITS
+# The most bytes of hashes counted at once: a larger bucket is split by its hashes' next bits.
+BUCKET_BYTES = 4 << 20
 
 
 # A page's stored hashes, when it has them (`read_summary` of what is beside its raw page).
@@ -82,11 +84,15 @@ class HashCounts:
     nothing, and a page counts a hash once.
 
     Each page's distinct hashes go to one of `_BUCKETS` temporary files by their top bits (in
-    `spill`, default the system's temporary folder), and each file is counted on its own, so
-    what is held at once is a bucket's hashes, not the site's."""
+    `spill`, default the system's temporary folder), and each file is counted on its own; a
+    file of more than `budget` bytes is first split the same way by the hashes' next bits,
+    and so on, so what is held at once is at most `budget` bytes of hashes however large the
+    site (`largest`: the most bytes counted at once so far)."""
 
-    def __init__(self, spill: str = "") -> None:
+    def __init__(self, spill: str = "", budget: int = BUCKET_BYTES) -> None:
         self.pages = 0
+        self.budget = max(8, budget - budget % 8)  # whole hashes
+        self.largest = 0
         self._roots: set[int] = set()
         self._spill = spill
         self._files: list[IO[bytes]] = []
@@ -98,13 +104,7 @@ class HashCounts:
         self._roots.add(int(hashes[0]))
         self.pages += 1
         if not self._files:
-            if self._spill:
-                os.makedirs(self._spill, exist_ok=True)
-            # closed by `close` (the caller's `finally`)
-            self._files = [
-                tempfile.TemporaryFile(dir=self._spill or None)  # noqa: SIM115
-                for _ in range(_BUCKETS)
-            ]
+            self._files = self._temporary(_BUCKETS)
         distinct = np.unique(hashes).astype(np.uint64, copy=False)  # sorted
         cuts = np.searchsorted(distinct, self._bounds)
         for bucket, part in enumerate(np.split(distinct, cuts)):
@@ -117,14 +117,54 @@ class HashCounts:
         if not self.pages:
             return np.zeros(0, dtype=np.uint64)
         needed = max(config.min_occurrences, math.ceil(config.p * self.pages - 1e-9))
-        found = []
+        found: list[np.ndarray] = []
         for kept in self._files:  # bucket by bucket: in order of their top bits
-            kept.seek(0)
+            found.extend(self._frequent_in(kept, 64 - _BUCKET_BITS, needed))
+        return np.concatenate(found) if found else np.zeros(0, dtype=np.uint64)
+
+    def _frequent_in(self, kept: IO[bytes], shift: int, needed: int) -> list[np.ndarray]:
+        """The hashes of file `kept` on at least `needed` pages, in order; its hashes share
+        every bit from bit `shift` up. A file over the budget is split by the bits below."""
+        size = kept.seek(0, os.SEEK_END)
+        kept.seek(0)
+        if size <= self.budget or shift == 0:  # at shift 0 it holds one hash, once a page
+            self.largest = max(self.largest, size)
             values, counts = np.unique(
                 np.frombuffer(kept.read(), dtype=np.uint64), return_counts=True
             )
-            found.append(values[counts >= needed])
-        return np.concatenate(found) if found else np.zeros(0, dtype=np.uint64)
+            return [values[counts >= needed]]
+        low = max(0, shift - _BUCKET_BITS)
+        parts = self._temporary(1 << (shift - low))
+        try:
+            self._split(kept, low, parts)
+            found: list[np.ndarray] = []
+            for part in parts:  # in order of the bits from `low` up
+                found.extend(self._frequent_in(part, low, needed))
+            return found
+        finally:
+            for part in parts:
+                part.close()
+
+    def _split(self, kept: IO[bytes], low: int, parts: list[IO[bytes]]) -> None:
+        """The hashes of `kept` into `parts` by their bits from `low` up (to the file's shared
+        bits), `budget` bytes of them read at a time."""
+        mask = np.uint64(len(parts) - 1)
+        while chunk := kept.read(self.budget):
+            values = np.frombuffer(chunk, dtype=np.uint64)
+            keys = (values >> np.uint64(low)) & mask
+            order = np.argsort(keys, kind="stable")
+            cuts = np.searchsorted(keys[order], np.arange(1, len(parts)))
+            for part, piece in zip(parts, np.split(values[order], cuts), strict=True):
+                if len(piece):
+                    part.write(piece.tobytes())
+            del chunk, values, keys, order
+
+    def _temporary(self, count: int) -> list[IO[bytes]]:
+        """`count` new temporary files in the spill folder (closed by `close`, or by the
+        caller once counted)."""
+        if self._spill:
+            os.makedirs(self._spill, exist_ok=True)
+        return [tempfile.TemporaryFile(dir=self._spill or None) for _ in range(count)]
 
     def close(self) -> None:
         for kept in self._files:
