@@ -10,11 +10,11 @@ over the site's pages in a worker process (`newscrawl.site.site_pool`; in a thre
 NEWSCRAWL_SITEPASS_WORKERS=0, and before the crawl's first pages have started the workers):
 one parse per page, the SiteLevel stage (node records and labels, written to `nodes`), the
 page-level extraction, metadata and article flag, and the site's template out of each
-page's text. Then the site's `articles` rows are written together
-in this process, each with the `stage` that produced its text ("site", or "page" when the site
-had too few pages for SiteLevel). A worker that dies on a site (SIGKILL, out of memory) costs
-no page: the site is tried once more in a new worker, then extracted page by page (in a
-thread), and the summary counts it (`sitepass_worker_lost`).
+page's text. Then the site's `articles` rows are written together in this process, each with
+the `stage` that produced its text ("site", or "page" when the site had too few pages for
+SiteLevel). A worker that dies on a site (SIGKILL, out of memory) costs no page: the site is
+tried once more in a new worker, then extracted page by page (in a thread), and the summary
+counts it (`sitepass_worker_lost`).
 
 Templates carry across crawls (NEWSCRAWL_INCREMENTAL): a site pass also reads the site's pages
 stored by earlier crawls of the output folder (`CrawlHistory.context_pages`, the latest version
