@@ -34,22 +34,21 @@ A site whose articles are written is done: its pages replayed on resume are skip
 nodes were not written (a stop between the two), SiteLevel alone runs on its stored pages
 (`LabelJob`, in a worker as a site pass does).
 
-What a site holds here does not grow with its pages' bytes: a page the `pages` dataset stored
-(its pipeline runs before this one) is kept without its bytes, and the site pass reads them
-from the site's stored files (closed first, `site_complete`) a row group at a time, in the
-worker. The site pass of SiteLevel without context pages streams (`newscrawl.site.
-stream_pass`), its first pass reading the node hashes the crawl's parse stored beside each
-page (`newscrawl.template.node_summary`) instead of parsing it: one page's tree and node
-records at a time, its `nodes` rows written to a staging file as they are made and copied
-into the dataset here a row group at a time. Each
-page's result (its final text and the other fields of its row) goes the same way: the pass
-writes it to a file this process names (`SitePassJob.results`) as it is made, and the rows are
-written from it one page at a time (`site_rows`), so neither process holds the site's texts at
-once; the file is removed once the site is written, or the pass failed or its worker died. Only a
-crawl that does not store its raw pages keeps their bytes here: a page that would take its
-site's buffer past NEWSCRAWL_SITELEVEL_MAX_BYTES is then extracted page by page instead (and,
-not stored, never in the site pass too), as is every page with NEWSCRAWL_SITELEVEL off (then
-this pipeline is not used). A site of more than 64 MB of pages is never split over the
+What a site holds here does not grow with its pages' bytes: a page the `pages` dataset stored (its
+pipeline runs before this one) is kept without its bytes, and the site pass reads them from the
+site's stored files (closed first, `site_complete`) a row group at a time, in the worker. The site
+pass of SiteLevel without context pages streams (`newscrawl.site.stream_pass`), its first pass
+reading the node hashes the crawl's parse stored beside each page
+(`newscrawl.template.node_summary`) instead of parsing it: one page's tree and node records at a
+time, its `nodes` rows written to a staging file as they are made and copied into the dataset here
+a row group at a time. Each page's result (its final text and the other fields of its row) goes the
+same way: the pass writes it to a file this process names (`SitePassJob.results`) as it is made,
+and the rows are written from it one page at a time (`site_rows`), so neither process holds the
+site's texts at once; the file is removed once the site is written, or the pass failed or its
+worker died. Only a crawl that does not store its raw pages keeps their bytes here: a page that
+would take its site's buffer past NEWSCRAWL_SITELEVEL_MAX_BYTES is then extracted page by page
+instead (and, not stored, never in the site pass too), as is every page with NEWSCRAWL_SITELEVEL
+off (then this pipeline is not used). A site of more than 64 MB of pages is never split over the
 workers (a split pass holds every page's node records in this process).
 
 Settings: NEWSCRAWL_SITELEVEL (on/off), NEWSCRAWL_SITELEVEL_MAX_BYTES, NEWSCRAWL_GEOMETRY,
