@@ -185,9 +185,11 @@ def crossval_page_types(
     sites: Sequence[str],
     folds: int = 5,
     iterations: int = ITERATIONS,
+    datasets: Sequence[str] | None = None,
 ) -> tuple[list[str], dict[str, Any]]:
     """Each page's type predicted by a model that never saw its site (site-grouped folds),
-    and the figures: accuracy, and per type its pages and recall."""
+    and the figures: accuracy, and per type its pages and recall; with `datasets` (each
+    page's), the same figures per dataset too."""
     from newscrawl.gold.folds import group_folds
 
     page_folds = group_folds(sites, folds)
@@ -200,12 +202,26 @@ def crossval_page_types(
             predicted[i] = kind
     truth = np.asarray(labels)
     guess = np.asarray(predicted)
-    figures: dict[str, Any] = {"pages": len(labels), "accuracy": float(np.mean(truth == guess))}
-    figures["recall"] = {
-        kind: round(float(np.mean(guess[truth == kind] == kind)), 4) for kind in sorted(set(labels))
-    }
-    figures["accuracy"] = round(figures["accuracy"], 4)
+    figures = _type_figures(truth, guess)
+    if datasets is not None and len(set(datasets)) > 1:
+        names = np.asarray(datasets)
+        figures["by_dataset"] = {
+            name: _type_figures(truth[names == name], guess[names == name])
+            for name in sorted(set(datasets))
+        }
     return predicted, figures
+
+
+def _type_figures(truth: np.ndarray, guess: np.ndarray) -> dict[str, Any]:
+    """Pages, accuracy and recall by true type of predictions `guess`."""
+    return {
+        "pages": len(truth),
+        "accuracy": round(float(np.mean(truth == guess)), 4),
+        "recall": {
+            kind: round(float(np.mean(guess[truth == kind] == kind)), 4)
+            for kind in sorted(set(truth.tolist()))
+        },
+    }
 
 
 def format_page_types(figures: dict[str, Any]) -> list[str]:
@@ -213,4 +229,8 @@ def format_page_types(figures: dict[str, Any]) -> list[str]:
     lines = [f"page type, site-grouped CV: accuracy {figures['accuracy']:.3f} on "
              f"{figures['pages']} pages; recall by type:"]  # fmt: skip
     lines.append("  " + ", ".join(f"{k} {v:.3f}" for k, v in figures["recall"].items()))
+    for name, part in figures.get("by_dataset", {}).items():
+        recall = ", ".join(f"{k} {v:.3f}" for k, v in part["recall"].items())
+        lines.append(f"  {name}: accuracy {part['accuracy']:.3f} on {part['pages']} pages "
+                     f"({recall})")  # fmt: skip
     return lines
