@@ -11,6 +11,7 @@ import pytest
 
 from newscrawl.cli import main
 from newscrawl.extractors.blockmodel.block_features import FEATURES
+from newscrawl.extractors.blockmodel.pagetype import page_weights
 from newscrawl.training.learned_crossval import held_out_kinds
 from newscrawl.training.learned_trainset import (
     build_training_set,
@@ -64,6 +65,26 @@ def test_a_features_cache_of_more_datasets_serves_the_pages_of_fewer(tmp_path: P
         with pytest.raises(ValueError, match="built from other pages"):
             load_training_set(path, wanted)
     assert cache_serves(_source(one, two, trafilatura=True), _source(one))
+
+
+def test_a_large_dataset_of_one_type_does_not_crowd_out_a_few_pages_of_it() -> None:
+    # one dataset: balanced classes (each type's pages weigh the same in total)
+    labels = ["article"] * 6 + ["forum"] * 2
+    alone = page_weights(labels, ["w"] * 8)
+    assert np.allclose(alone, page_weights(labels))
+    assert np.allclose(alone, [8 / (2 * 6)] * 6 + [8 / (2 * 2)] * 2)
+    # 2 documentation pages of a benchmark beside 98 of a documentation dataset: at power 1
+    # each dataset's share of the type is half, at 0.5 the benchmark's pages weigh 7 times more
+    # each than the dataset's; every type still weighs the same in total
+    kinds = ["documentation"] * 100 + ["article"] * 4
+    names = ["bench"] * 2 + ["docs"] * 98 + ["bench"] * 4
+    even = page_weights(kinds, names, power=1.0)
+    assert even[:2].sum() == pytest.approx(even[2:100].sum())
+    half = page_weights(kinds, names, power=0.5)
+    assert half[0] / half[2] == pytest.approx(7.0)
+    assert half[:100].sum() == pytest.approx(half[100:].sum())
+    none = page_weights(kinds, names, power=0.0)
+    assert np.allclose(none, page_weights(kinds))
 
 
 def test_whole_datasets_labelled_train_the_routing_page_types() -> None:

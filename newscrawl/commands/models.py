@@ -495,6 +495,7 @@ def _build_page_types(data: Any, command: str, by_dataset: dict[str, str]) -> An
     import numpy as np
 
     from newscrawl.extractors.blockmodel.pagetype import (
+        DATASET_POWER,
         crossval_page_types,
         fit_page_types,
         format_page_types,
@@ -517,11 +518,12 @@ def _build_page_types(data: Any, command: str, by_dataset: dict[str, str]) -> An
     print("\n".join(format_page_types(figures)), flush=True)
     provenance = {
         "trained_on": {"pages": len(typed), "sites": len(set(sites))},
+        "dataset_power": DATASET_POWER,
         "crossval": figures,
         "libraries": _versions(),
         "command": command,
     }
-    return fit_page_types(vectors, labels, provenance)
+    return fit_page_types(vectors, labels, provenance, datasets=names)
 
 
 def _build_extractor(data: Any, args: argparse.Namespace, params: Any, command: str) -> Any:

@@ -344,8 +344,10 @@ def held_out_kinds(
         except (OSError, ValueError):
             shipped = [""] * len(data.page_ids)
         return {mode: list(shipped) for mode in modes}
-    base = fit_page_types(vectors[typed], known).predict(vectors)
-    predicted, _ = crossval_page_types(vectors[typed], known, [data.page_site[i] for i in typed])
+    names = [data.page_dataset[i] for i in typed]
+    base = fit_page_types(vectors[typed], known, datasets=names).predict(vectors)
+    sites = [data.page_site[i] for i in typed]
+    predicted, _ = crossval_page_types(vectors[typed], known, sites, datasets=names)
     for i, kind in zip(typed, predicted, strict=True):
         base[i] = kind
     kinds = {mode: list(base) for mode in modes}
@@ -374,7 +376,8 @@ def _kinds_by_dataset(
         others = [i for i, kind in enumerate(labels) if kind and data.page_dataset[i] != dataset]
         if len({labels[i] for i in others}) < 2:
             continue
-        model = fit_page_types(vectors[others], [labels[i] for i in others])
+        names = [data.page_dataset[i] for i in others]
+        model = fit_page_types(vectors[others], [labels[i] for i in others], datasets=names)
         mine = [i for i, d in enumerate(data.page_dataset) if d == dataset]
         for i, kind in zip(mine, model.predict(vectors[mine]), strict=True):
             kinds[i] = kind
