@@ -87,6 +87,7 @@ def test_a_large_dataset_of_one_type_does_not_crowd_out_a_few_pages_of_it() -> N
     assert np.allclose(none, page_weights(kinds))
 
 
+@pytest.mark.slow
 def test_whole_datasets_labelled_train_the_routing_page_types() -> None:
     # d0's pages are typed forum in their meta, d1's have no type: labelled article whole,
     # the two types are told apart by one column, and every page is typed by a model that

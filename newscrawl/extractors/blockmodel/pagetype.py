@@ -238,9 +238,9 @@ def crossval_page_types(
     guess = np.asarray(predicted)
     figures = _type_figures(truth, guess)
     if datasets is not None and len(set(datasets)) > 1:
-        names = np.asarray(datasets)
+        of = np.asarray(datasets)
         figures["by_dataset"] = {
-            name: _type_figures(truth[names == name], guess[names == name])
+            name: _type_figures(truth[of == name], guess[of == name])
             for name in sorted(set(datasets))
         }
     return predicted, figures
