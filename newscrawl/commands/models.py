@@ -77,7 +77,35 @@ def _compare(args: argparse.Namespace) -> int:
 
 def find_datasets(root: Path) -> list[Path]:
     """Dataset folders directly under `root` (holding html/ and gold/), sorted by name."""
-    return sorted(p for p in root.iterdir() if (p / "html").is_dir() and (p / "gold").is_dir())
+    return sorted(p for p in root.iterdir() if _is_dataset(p))
+
+
+def _is_dataset(path: Path) -> bool:
+    return (path / "html").is_dir() and (path / "gold").is_dir()
+
+
+def build_datasets(folders: list[Path]) -> list[Path]:
+    """The datasets of `folders` (each a dataset folder or a folder of them), sorted by name;
+    ValueError when two share a name (a page's dataset is its folder's name)."""
+    found = [f for folder in folders for f in ([folder] if _is_dataset(folder)
+             else find_datasets(folder))]  # fmt: skip
+    names = [f.resolve().name for f in found]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ValueError(f"two datasets called {', '.join(twice)}")
+    return sorted(found, key=lambda f: f.resolve().name)
+
+
+def _unknown_labelled(args: argparse.Namespace, datasets: list[Path]) -> str | None:
+    """Why --page-type names a dataset that is not among `datasets`, or None."""
+    names = {d.resolve().name for d in datasets}
+    unknown = sorted(set(args.page_type) - names)
+    if not unknown:
+        return None
+    return (
+        f"--page-type names no dataset given: {', '.join(unknown)} (datasets: "
+        f"{', '.join(sorted(names))})"
+    )
 
 
 def _progress(args: argparse.Namespace):
@@ -98,6 +126,9 @@ def _crossval(args: argparse.Namespace) -> int:
     params = _params(args)  # before minutes of parsing
     if args.hold_out and "dataset" in args.hold_out and len(args.datasets) < 2:
         print("error: --hold-out dataset needs at least 2 datasets", file=sys.stderr)
+        return 2
+    if problem := _unknown_labelled(args, args.datasets):
+        print(f"error: {problem}", file=sys.stderr)
         return 2
     _warn_without_sites(args.datasets)
     say = _progress(args)
@@ -159,6 +190,7 @@ def _cross_validate(data: Any, params: Any, args: argparse.Namespace, say: Any) 
         score_thresholds,
     )
     from newscrawl.training.learned_train import crossval_scores
+    from newscrawl.training.learned_trainset import page_type_labels
 
     runs, site_stage1 = [], None
     for mode in _modes(args, data, say):
@@ -180,7 +212,8 @@ def _cross_validate(data: Any, params: Any, args: argparse.Namespace, say: Any) 
         threshold = result.best_threshold
         print("\n".join(format_table(result)), flush=True)
     groups = _print_groups(args, data, result)
-    kinds = held_out_kinds(data, [run.mode for run in runs])
+    labels = page_type_labels(data, args.page_type)
+    kinds = held_out_kinds(data, [run.mode for run in runs], labels)
     objective: dict[Any, float] = {}
     if args.guard == "shipped":
         guard = _shipped_guard()
@@ -273,7 +306,7 @@ def _print_groups(args: argparse.Namespace, data: Any, result: Any) -> dict[str,
 
     if not args.by:
         return None
-    folders = args.datasets if args.action == "crossval" else find_datasets(args.data)
+    folders = args.datasets if args.action == "crossval" else build_datasets(args.data)
     groups = _page_groups(data, folders, args.by)
     print(f"\nby {args.by} (every dataset pooled):")
     print("\n".join(format_groups(result, groups, args.by)))
@@ -319,15 +352,23 @@ def _report(
 
 
 def _build(args: argparse.Namespace) -> int:
-    if not args.data.is_dir():
-        print(f"error: no such folder: {args.data}", file=sys.stderr)
+    missing = [str(folder) for folder in args.data if not folder.is_dir()]
+    if missing:
+        print(f"error: no such folder: {', '.join(missing)}", file=sys.stderr)
         return 2
-    datasets = find_datasets(args.data)
+    try:
+        datasets = build_datasets(args.data)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     if not datasets:
-        print(f"error: no dataset folders (html/ and gold/) in {args.data}", file=sys.stderr)
+        print(f"error: no dataset folders (html/ and gold/) in {_data_text(args)}", file=sys.stderr)
         return 2
     params = _params(args) if args.only in (None, "extractor") else None
-    if args.only in (None, "template") and (problem := _template_datasets_missing(args.data)):
+    problem = _unknown_labelled(args, datasets)
+    if problem is None and args.only in (None, "template"):
+        problem = _template_datasets_missing(args.data[0])
+    if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
     _warn_without_sites(datasets)
@@ -337,16 +378,19 @@ def _build(args: argparse.Namespace) -> int:
     try:
         data = None
         if args.only in (None, "extractor", "page-type"):
-            data = _training_set(datasets if args.only != "page-type" else _typed(datasets), args)
+            typed = _typed(datasets, set(args.page_type))
+            data = _training_set(datasets if args.only != "page-type" else typed, args)
         if params is not None:
             model = _build_extractor(data, args, params, command)
             built.append((out / "extractor_model.json", model))
         if args.only in (None, "extractor", "page-type"):
-            built.append((out / "page_type_model.json", _build_page_types(data, command)))
+            model = _build_page_types(data, command, args.page_type)
+            built.append((out / "page_type_model.json", model))
         if args.only in (None, "template"):
             from newscrawl.training.template_default import default_template_model
 
-            built.append((out / "default_template_model.json", default_template_model(args.data)))
+            template = default_template_model(args.data[0])
+            built.append((out / "default_template_model.json", template))
     except ValueError as err:  # too few sites to fold, no pages to train on
         print(f"error: {err}; nothing written", file=sys.stderr)
         return 2
@@ -375,13 +419,15 @@ def _template_datasets_missing(data: Path) -> str | None:
 def _command(args: argparse.Namespace) -> str:
     from newscrawl.training.learned_train import TrainParams
 
-    parts = ["newscrawl", "models", "build", str(args.data)]
+    parts = ["newscrawl", "models", "build", _data_text(args)]
     if args.limit is not None:
         parts += ["--limit", str(args.limit)]
     if args.only:
         parts += ["--only", args.only]
     if args.by:
         parts += ["--by", args.by]
+    if args.page_type:
+        parts += ["--page-type", ",".join(f"{k}={v}" for k, v in sorted(args.page_type.items()))]
     if args.hold_out:
         parts += ["--hold-out", ",".join(args.hold_out)]
     if args.guard != "choose":
@@ -394,14 +440,19 @@ def _command(args: argparse.Namespace) -> str:
     return " ".join(parts)
 
 
-def _typed(datasets: list[Path]) -> list[Path]:
-    """The datasets whose meta.jsonl gives some page a page_type."""
+def _data_text(args: argparse.Namespace) -> str:
+    return " ".join(str(folder) for folder in args.data)
+
+
+def _typed(datasets: list[Path], labelled: set[str]) -> list[Path]:
+    """The datasets whose meta.jsonl gives some page a page_type, or named in `labelled`."""
     from newscrawl.gold.dataset import read_meta
     from newscrawl.training.learned_trainset import page_type_of
 
-    return [
-        d for d in datasets if any(page_type_of(m) for m in read_meta(d / "meta.jsonl")[0].values())
-    ]
+    def typed(d: Path) -> bool:
+        return any(page_type_of(m) for m in read_meta(d / "meta.jsonl")[0].values())
+
+    return [d for d in datasets if d.resolve().name in labelled or typed(d)]
 
 
 def _training_set(datasets: list[Path], args: argparse.Namespace) -> Any:
@@ -438,35 +489,41 @@ def _pages(datasets: list[Path], args: argparse.Namespace, peer: bool, say: Any)
     return data
 
 
-def _build_page_types(data: Any, command: str) -> Any:
-    """The page type model of the typed pages of `data`, its site-grouped CV printed."""
+def _build_page_types(data: Any, command: str, by_dataset: dict[str, str]) -> Any:
+    """The page type model of the typed pages of `data` (meta page_type, else `by_dataset`'s
+    type of the page's dataset), its site-grouped CV printed, by dataset too."""
     import numpy as np
 
     from newscrawl.extractors.blockmodel.pagetype import (
+        DATASET_POWER,
         crossval_page_types,
         fit_page_types,
         format_page_types,
         page_vector,
     )
     from newscrawl.training.learned_crossval import page_blocks
+    from newscrawl.training.learned_trainset import page_type_labels
 
-    typed = [i for i, kind in enumerate(data.page_type) if kind]
-    labels = [data.page_type[i] for i in typed]
+    every = page_type_labels(data, by_dataset)
+    typed = [i for i, kind in enumerate(every) if kind]
+    labels = [every[i] for i in typed]
     if len(set(labels)) < 2:
         raise ValueError("the page type model needs pages of two page types at least (meta "
                          "page_type), as wcxb_dev's")  # fmt: skip
     ranges = page_blocks(data)
     vectors = np.vstack([page_vector(data.features[slice(*ranges[i])]) for i in typed])
     sites = [data.page_site[i] for i in typed]
-    _, figures = crossval_page_types(vectors, labels, sites)
+    names = [data.page_dataset[i] for i in typed]
+    _, figures = crossval_page_types(vectors, labels, sites, datasets=names)
     print("\n".join(format_page_types(figures)), flush=True)
     provenance = {
         "trained_on": {"pages": len(typed), "sites": len(set(sites))},
+        "dataset_power": DATASET_POWER,
         "crossval": figures,
         "libraries": _versions(),
         "command": command,
     }
-    return fit_page_types(vectors, labels, provenance)
+    return fit_page_types(vectors, labels, provenance, datasets=names)
 
 
 def _build_extractor(data: Any, args: argparse.Namespace, params: Any, command: str) -> Any:

@@ -22,11 +22,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     build = sub.add_parser("build", help="rebuild every shipped model from real pages")
     build.add_argument(
         "data",
-        nargs="?",
+        nargs="*",
         type=Path,
-        default=DEFAULT_DATA,
+        default=[DEFAULT_DATA],
         metavar="DATA",
-        help="folder of datasets (default: ../shared/data)",
+        help="folder of datasets, or a dataset folder; several may be given, the template "
+        "model is built from the first (default: ../shared/data)",
     )
     build.add_argument(
         "--out", type=Path, default=None, metavar="DIR", help="where to write (default: models/)"
@@ -53,6 +54,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             "folds of whole sites), dataset (each dataset held out in turn: every page scored "
             "by models that never saw its dataset's gold conventions), page_type (each meta "
             "page_type held out in turn); default: all three, those the datasets allow",
+        )
+        command.add_argument(
+            "--page-type",
+            type=_dataset_types,
+            default={},
+            metavar="NAME=TYPE",
+            help="train the page type models on every page of dataset NAME (its folder name) "
+            "as TYPE where its meta gives no page_type, comma-separated (news datasets: "
+            "daniel=article,l3s_gn1=article)",
         )
         command.add_argument(
             "--by",
@@ -149,3 +159,17 @@ def _hold_outs(value: str) -> list[str]:
             f"{', '.join(wrong) or 'nothing'}: choose from {', '.join(HOLD_OUTS)}"
         )
     return modes
+
+
+def _dataset_types(value: str) -> dict[str, str]:
+    from newscrawl.extractors.blockmodel.pagetype import PAGE_TYPES
+
+    pairs: dict[str, str] = {}
+    for item in (v.strip() for v in value.split(",")):
+        name, _, kind = item.partition("=")
+        if not name.strip() or kind.strip() not in PAGE_TYPES:
+            raise argparse.ArgumentTypeError(
+                f"{item or 'nothing'}: NAME=TYPE expected, TYPE one of {', '.join(PAGE_TYPES)}"
+            )
+        pairs[name.strip()] = kind.strip()
+    return pairs

@@ -317,13 +317,16 @@ def format_generalisation(rows: Sequence[GeneralisationRow]) -> list[str]:
 # -- page types for routing, predicted by page type models that never saw the page -------------
 
 
-def held_out_kinds(data: TrainingSet, modes: Sequence[str]) -> dict[str, list[str]]:
+def held_out_kinds(
+    data: TrainingSet, modes: Sequence[str], labels: Sequence[str] | None = None
+) -> dict[str, list[str]]:
     """Per hold-out mode, each page's predicted page type, as the default's routing reads it,
     from a page type model that never saw the page's site: site-grouped cross-validation on
-    the pages whose meta gives a type, a model of all of them for the other pages. Holding out
-    datasets, a dataset's pages are typed by a model of the other datasets' typed pages, when
-    those have two types at least. Without two types in the meta, the shipped page type
-    model types every page (no page types when it is missing)."""
+    the typed pages, a model of all of them for the other pages. `labels` gives each page's
+    type for training ("" for none; default: its meta page_type; `page_type_labels` adds the
+    types of whole datasets). Holding out datasets, a dataset's pages are typed by a model of
+    the other datasets' typed pages, when those have two types at least. Without two types,
+    the shipped page type model types every page (no page types when it is missing)."""
     from newscrawl.extractors.blockmodel.pagetype import (
         bundled_page_type_model,
         crossval_page_types,
@@ -332,21 +335,24 @@ def held_out_kinds(data: TrainingSet, modes: Sequence[str]) -> dict[str, list[st
     )
 
     vectors = _page_vectors(data)
-    typed = [i for i, kind in enumerate(data.page_type) if kind]
-    labels = [data.page_type[i] for i in typed]
-    if len(set(labels)) < 2:
+    labels = list(data.page_type if labels is None else labels)
+    typed = [i for i, kind in enumerate(labels) if kind]
+    known = [labels[i] for i in typed]
+    if len(set(known)) < 2:
         try:
             shipped = load_page_type_model(bundled_page_type_model()).predict(vectors)
         except (OSError, ValueError):
             shipped = [""] * len(data.page_ids)
         return {mode: list(shipped) for mode in modes}
-    base = fit_page_types(vectors[typed], labels).predict(vectors)
-    predicted, _ = crossval_page_types(vectors[typed], labels, [data.page_site[i] for i in typed])
+    names = [data.page_dataset[i] for i in typed]
+    base = fit_page_types(vectors[typed], known, datasets=names).predict(vectors)
+    sites = [data.page_site[i] for i in typed]
+    predicted, _ = crossval_page_types(vectors[typed], known, sites, datasets=names)
     for i, kind in zip(typed, predicted, strict=True):
         base[i] = kind
     kinds = {mode: list(base) for mode in modes}
     if "dataset" in modes:
-        kinds["dataset"] = _kinds_by_dataset(data, vectors, base)
+        kinds["dataset"] = _kinds_by_dataset(data, vectors, base, labels)
     return kinds
 
 
@@ -356,20 +362,22 @@ def _page_vectors(data: TrainingSet) -> np.ndarray:
     return np.vstack([page_vector(data.features[a:b]) for a, b in page_blocks(data)])
 
 
-def _kinds_by_dataset(data: TrainingSet, vectors: np.ndarray, base: list[str]) -> list[str]:
+def _kinds_by_dataset(
+    data: TrainingSet, vectors: np.ndarray, base: list[str], labels: Sequence[str]
+) -> list[str]:
     """Each dataset's pages typed by a model of the other datasets' typed pages (`base`'s
     type where those have fewer than two types, and for a dataset without typed pages, whose
     `base` types already come from a model of none of its pages)."""
     from newscrawl.extractors.blockmodel.pagetype import fit_page_types
 
     kinds = list(base)
-    typed = {d for d, kind in zip(data.page_dataset, data.page_type, strict=True) if kind}
+    typed = {d for d, kind in zip(data.page_dataset, labels, strict=True) if kind}
     for dataset in sorted(typed):
-        others = [i for i, kind in enumerate(data.page_type)
-                  if kind and data.page_dataset[i] != dataset]  # fmt: skip
-        if len({data.page_type[i] for i in others}) < 2:
+        others = [i for i, kind in enumerate(labels) if kind and data.page_dataset[i] != dataset]
+        if len({labels[i] for i in others}) < 2:
             continue
-        model = fit_page_types(vectors[others], [data.page_type[i] for i in others])
+        names = [data.page_dataset[i] for i in others]
+        model = fit_page_types(vectors[others], [labels[i] for i in others], datasets=names)
         mine = [i for i, d in enumerate(data.page_dataset) if d == dataset]
         for i, kind in zip(mine, model.predict(vectors[mine]), strict=True):
             kinds[i] = kind

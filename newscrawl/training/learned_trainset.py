@@ -9,7 +9,7 @@ cross-validation never puts one site in both a training and a test fold.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,8 +35,11 @@ __all__ = [
     "PageRows",
     "TrainingSet",
     "build_training_set",
+    "cache_serves",
     "page_rows",
+    "page_type_labels",
     "site_templates",
+    "subset_training_set",
 ]
 
 
@@ -150,6 +153,17 @@ def page_type_of(meta: dict) -> str:
     """A page's meta ``page_type`` (WCXB's seven kinds), "" when it has none."""
     kind = meta.get("page_type")
     return kind.strip().lower() if isinstance(kind, str) else ""
+
+
+def page_type_labels(data: TrainingSet, by_dataset: Mapping[str, str] | None = None) -> list[str]:
+    """Each page's type for training a page type model: its meta ``page_type``, else the type
+    `by_dataset` gives every page of its dataset (news datasets: "article"), else ""."""
+    by_dataset = by_dataset or {}
+    kinds = data.page_type or [""] * len(data.page_ids)
+    return [
+        kind or by_dataset.get(dataset, "")
+        for kind, dataset in zip(kinds, data.page_dataset, strict=True)
+    ]
 
 
 def _rows_of(job: tuple) -> PageRows | None:
@@ -315,13 +329,68 @@ def load_training_set(path: str | Path, source: object = None) -> TrainingSet:
         raise ValueError(f"{path}: not a training set file")
     if header.get("version") != CACHE_VERSION or header.get("feature_names") != list(FEATURES):
         raise ValueError(f"{path}: made by another version of the features; build it again")
-    if header.get("source") != json.loads(json.dumps(source)):
-        raise ValueError(f"{path}: built from other pages ({header.get('source')}), not {source}")
+    stored, wanted = header.get("source"), json.loads(json.dumps(source))
+    if stored != wanted and not cache_serves(stored, wanted):
+        raise ValueError(f"{path}: built from other pages ({stored}), not {source}")
     lists: dict[str, Any] = {name: list(header[name]) for name in _CACHE_LISTS}
-    return TrainingSet(
+    data = TrainingSet(
         **arrays,
         **lists,
         datasets=dict(header["datasets"]),
         peers={k: list(v) for k, v in header["peers"].items()},
         skipped=int(header["skipped"]),
+    )
+    if stored == wanted:
+        return data
+    names = [Path(d).name for d in wanted["datasets"]]
+    return subset_training_set(data, names, with_trafilatura=bool(wanted["trafilatura"]))
+
+
+def cache_serves(stored: Any, wanted: Any) -> bool:
+    """Whether a training set built from `stored` (a source `save_training_set` recorded) holds
+    every page a build from `wanted` would: the same page limit, every wanted dataset, in the
+    same order, and trafilatura's texts when wanted."""
+    keys = {"datasets", "limit", "trafilatura"}
+    if not (isinstance(stored, dict) and isinstance(wanted, dict)):
+        return False
+    if set(stored) != keys or set(wanted) != keys or stored["limit"] != wanted["limit"]:
+        return False
+    if wanted["trafilatura"] and not stored["trafilatura"]:
+        return False
+    have, want = list(stored["datasets"]), list(wanted["datasets"])
+    if not set(want) <= set(have) or len({Path(d).name for d in want}) != len(want):
+        return False
+    return sorted(want, key=have.index) == want
+
+
+def subset_training_set(
+    data: TrainingSet, names: Sequence[str], with_trafilatura: bool = True
+) -> TrainingSet:
+    """The pages of the datasets called `names` (in `data`'s order), as a build of those
+    datasets alone gives them; trafilatura's texts left out unless `with_trafilatura`."""
+    keep = set(names)
+    pages = [i for i, name in enumerate(data.page_dataset) if name in keep]
+    renumber = np.full(len(data.page_ids), -1, dtype=np.int64)
+    renumber[pages] = np.arange(len(pages))
+    blocks = np.flatnonzero(renumber[data.page] >= 0)
+    peers = {
+        peer: [texts[i] for i in pages]
+        for peer, texts in data.peers.items()
+        if with_trafilatura or peer != "trafilatura"
+    }
+    return TrainingSet(
+        features=data.features[blocks],
+        groups=data.groups[blocks],
+        share=data.share[blocks],
+        tokens=data.tokens[blocks],
+        page=renumber[data.page[blocks]].astype(data.page.dtype),
+        page_ids=[data.page_ids[i] for i in pages],
+        page_site=[data.page_site[i] for i in pages],
+        page_dataset=[data.page_dataset[i] for i in pages],
+        datasets={name: n for name, n in data.datasets.items() if name in keep},
+        texts=[data.texts[k] for k in blocks.tolist()],
+        gold=[data.gold[i] for i in pages] if data.gold else [],
+        peers=peers,
+        skipped=0,  # pages the cache could not parse are not told apart by dataset
+        page_type=[data.page_type[i] for i in pages] if data.page_type else [],
     )

@@ -9,8 +9,10 @@ per type (scikit-learn's multi-class gradient boosting, exported to the same pla
 the extractor's trees), score the vector; the type with the highest score is the page's.
 
 The shipped model (models/page_type_model.json) is trained by ``newscrawl models build`` on the
-pages whose meta gives a ``page_type`` (WCXB's dev split), and its site-grouped
-cross-validated accuracy is printed and recorded in the file.
+pages whose meta gives a ``page_type`` (WCXB's dev split, a documentation dataset) and on
+datasets typed whole with ``--page-type`` (news datasets as article), each dataset's pages of a
+type weighed together (`page_weights`); its site-grouped cross-validated accuracy, by dataset
+too, is printed and recorded in the file.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from newscrawl.extractors.blockmodel.model import (
 from newscrawl.models.template_model import bundled_model_path
 
 __all__ = [
+    "DATASET_POWER",
     "PAGE_TYPES",
     "PageTypeModel",
     "bundled_page_type_model",
@@ -39,6 +42,7 @@ __all__ = [
     "fit_page_types",
     "load_page_type_model",
     "page_vector",
+    "page_weights",
 ]
 
 PAGE_TYPES = ("article", "listing", "forum", "product", "collection", "service", "documentation")
@@ -144,9 +148,34 @@ def _classifier(iterations: int = ITERATIONS, seed: int = 0) -> Any:
         min_samples_leaf=10,
         l2_regularization=1.0,
         early_stopping=False,
-        class_weight="balanced",
         random_state=seed,
     )
+
+
+# How much a dataset's pages of one type weigh together: n pages weigh n ** (1 - power). At 0
+# every page weighs the same; at 1 each dataset weighs the same within a type, so a dataset of
+# thousands of pages of one kind (documentation of a few generators, news) does not crowd out
+# the few pages of that kind among a benchmark's seven.
+DATASET_POWER = 1.0
+
+
+def page_weights(
+    labels: Sequence[str], datasets: Sequence[str] | None = None, power: float = DATASET_POWER
+) -> np.ndarray:
+    """Each page's training weight: its (dataset, type) share (`DATASET_POWER`), then every
+    type weighing the same in total (balanced classes). Without `datasets`, balanced classes
+    alone."""
+    kinds = np.asarray(labels)
+    weight = np.ones(len(kinds))
+    if datasets is not None:
+        cells = [f"{d}\t{k}" for d, k in zip(datasets, labels, strict=True)]
+        _, index, counts = np.unique(cells, return_inverse=True, return_counts=True)
+        weight = counts[index].astype(np.float64) ** -power
+    classes = sorted(set(kinds.tolist()))
+    for kind in classes:
+        chosen = kinds == kind
+        weight[chosen] *= len(kinds) / (len(classes) * weight[chosen].sum())
+    return weight
 
 
 def fit_page_types(
@@ -154,9 +183,12 @@ def fit_page_types(
     labels: Sequence[str],
     provenance: dict[str, Any] | None = None,
     iterations: int = ITERATIONS,
+    datasets: Sequence[str] | None = None,
 ) -> PageTypeModel:
-    """Train on page vectors with their types (at least two types)."""
-    model = _classifier(iterations).fit(vectors, np.asarray(labels))
+    """Train on page vectors with their types (at least two types); `datasets` (each page's)
+    weighs each dataset's pages of a type together as `page_weights` says."""
+    weight = page_weights(labels, datasets)
+    model = _classifier(iterations).fit(vectors, np.asarray(labels), sample_weight=weight)
     classes = tuple(str(c) for c in model.classes_)
     if len(classes) == 2:  # scikit-learn keeps one ensemble for two classes: its negation
         one = TreeEnsemble.from_sklearn(model)
@@ -185,9 +217,11 @@ def crossval_page_types(
     sites: Sequence[str],
     folds: int = 5,
     iterations: int = ITERATIONS,
+    datasets: Sequence[str] | None = None,
 ) -> tuple[list[str], dict[str, Any]]:
     """Each page's type predicted by a model that never saw its site (site-grouped folds),
-    and the figures: accuracy, and per type its pages and recall."""
+    and the figures: accuracy, and per type its pages and recall; with `datasets` (each
+    page's), weighed as `fit_page_types` weighs them, and the same figures per dataset too."""
     from newscrawl.gold.folds import group_folds
 
     page_folds = group_folds(sites, folds)
@@ -195,17 +229,33 @@ def crossval_page_types(
     for k in sorted(set(page_folds.tolist())):
         test = page_folds == k
         train = [label for label, held in zip(labels, test, strict=True) if not held]
-        model = fit_page_types(vectors[~test], train, iterations=iterations)
+        names = None if datasets is None else [d for d, t in zip(datasets, test, strict=True)
+                                               if not t]  # fmt: skip
+        model = fit_page_types(vectors[~test], train, iterations=iterations, datasets=names)
         for i, kind in zip(np.flatnonzero(test), model.predict(vectors[test]), strict=True):
             predicted[i] = kind
     truth = np.asarray(labels)
     guess = np.asarray(predicted)
-    figures: dict[str, Any] = {"pages": len(labels), "accuracy": float(np.mean(truth == guess))}
-    figures["recall"] = {
-        kind: round(float(np.mean(guess[truth == kind] == kind)), 4) for kind in sorted(set(labels))
-    }
-    figures["accuracy"] = round(figures["accuracy"], 4)
+    figures = _type_figures(truth, guess)
+    if datasets is not None and len(set(datasets)) > 1:
+        of = np.asarray(datasets)
+        figures["by_dataset"] = {
+            name: _type_figures(truth[of == name], guess[of == name])
+            for name in sorted(set(datasets))
+        }
     return predicted, figures
+
+
+def _type_figures(truth: np.ndarray, guess: np.ndarray) -> dict[str, Any]:
+    """Pages, accuracy and recall by true type of predictions `guess`."""
+    return {
+        "pages": len(truth),
+        "accuracy": round(float(np.mean(truth == guess)), 4),
+        "recall": {
+            kind: round(float(np.mean(guess[truth == kind] == kind)), 4)
+            for kind in sorted(set(truth.tolist()))
+        },
+    }
 
 
 def format_page_types(figures: dict[str, Any]) -> list[str]:
@@ -213,4 +263,8 @@ def format_page_types(figures: dict[str, Any]) -> list[str]:
     lines = [f"page type, site-grouped CV: accuracy {figures['accuracy']:.3f} on "
              f"{figures['pages']} pages; recall by type:"]  # fmt: skip
     lines.append("  " + ", ".join(f"{k} {v:.3f}" for k, v in figures["recall"].items()))
+    for name, part in figures.get("by_dataset", {}).items():
+        recall = ", ".join(f"{k} {v:.3f}" for k, v in part["recall"].items())
+        lines.append(f"  {name}: accuracy {part['accuracy']:.3f} on {part['pages']} pages "
+                     f"({recall})")  # fmt: skip
     return lines
