@@ -1,6 +1,6 @@
 """A short crawl starts no worker process it does not need: the site pass workers start once the
-crawl's first `START_AFTER_PAGES` pages have arrived (a crawl of fewer pages passes its site in a
-thread, with the rows the workers give), the parse workers with its second page.
+crawl's first `SITEPASS_WORKERS_AFTER_PAGES` pages have arrived (a crawl of fewer pages passes its
+site in a thread, with the rows the workers give), the parse workers with its second page.
 
 Real crawls (Scrapy against a server this test starts on 127.0.0.1, in a child process), checked
 through the summary and the Parquet files they leave. No timing is asserted."""
@@ -19,7 +19,7 @@ from crawl_helpers import FAST_CRAWL
 
 from newscrawl.crawl.crawl_process import crawl_command
 from newscrawl.demo.server import serve_pages
-from newscrawl.site.site_pool import START_AFTER_PAGES
+from newscrawl.site.site_pool import SITEPASS_WORKERS_AFTER_PAGES
 
 ROOT = Path(__file__).resolve().parents[1]
 WORDS = "The harbour board met on Tuesday to weigh the new ferry timetable for the winter"
@@ -75,7 +75,7 @@ def test_a_one_page_crawl_starts_no_site_pass_worker(tmp_path: Path) -> None:
 def test_a_crawl_past_the_first_pages_passes_in_the_workers_with_the_same_rows(
     tmp_path: Path,
 ) -> None:
-    pages = START_AFTER_PAGES + 3
+    pages = SITEPASS_WORKERS_AFTER_PAGES + 3
     with serve_pages("127.0.0.1", _site(pages)) as start:
         summary, rows = _crawl(start, tmp_path / "workers", pages)
         threaded, expected = _crawl(

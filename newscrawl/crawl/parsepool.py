@@ -10,8 +10,8 @@ pass counts SiteLevel's node hashes, a worker builds the page's DOM instead and 
 hashes back too (`hashed_page_links`): they are stored beside the raw page, and the site pass
 reads them rather than parsing the page once more for them. No tree crosses a process boundary.
 
-The workers start with the crawl's second page (`START_AFTER_PAGES`), its first parsed inline:
-a one-page crawl starts none, a longer one parses inline while they start.
+The workers start with the crawl's second page (`PARSE_WORKERS_AFTER_PAGES`), its first parsed
+inline: a one-page crawl starts none, a longer one parses inline while they start.
 
 Settings: NEWSCRAWL_PARSE_WORKERS (worker processes; -1: one per core, 0: parse inline on the
 reactor thread, as before), NEWSCRAWL_MAX_PAGE_NODES (the node budget).
@@ -57,7 +57,7 @@ __all__ = [
 logger = logging.getLogger(__name__)
 
 # The page whose arrival starts the workers (`ParsePool.links`); those before it are parsed inline.
-START_AFTER_PAGES = 2
+PARSE_WORKERS_AFTER_PAGES = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +178,7 @@ class ParsePool:
         self, body: bytes, url: str, content_type: str
     ) -> defer.Deferred[tuple[PageLinks, Dom | None]]:
         self.pages += 1
-        if self.workers and self._pool is None and self.pages >= START_AFTER_PAGES:
+        if self.workers and self._pool is None and self.pages >= PARSE_WORKERS_AFTER_PAGES:
             self.start()
         if not self.workers or self._pool is None or not self._started.is_set():
             # inline too before the pool starts and while its workers are still starting

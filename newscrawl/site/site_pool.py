@@ -14,10 +14,11 @@ reason, `newscrawl.crawl.parsepool`). They are forked by a `forkserver` instead,
 process started once that imports the site pass and the extractors' modules (about a second
 of CPU) before it forks any worker, so a worker starts in a tenth of a second where a spawned
 one imports everything again. The site pass starts its workers once the crawl's first
-`START_AFTER_PAGES` pages have arrived (`page_arrived`), while it fetches the next ones, not
-when the first site is complete; a crawl of fewer pages starts none, and passes its sites in a
-thread (`started` is False): a one-page crawl does not wait for the forkserver's imports and a
-worker's start. (Page-level extraction, without the site pass, starts them when the crawl opens.)
+`SITEPASS_WORKERS_AFTER_PAGES` pages have arrived (`page_arrived`), while it fetches the next
+ones, not when the first site is complete; a crawl of fewer pages starts none, and passes its
+sites in a thread (`started` is False): a one-page crawl does not wait for the forkserver's
+imports and a worker's start. (Page-level extraction, without the site pass, starts them when
+the crawl opens.)
 
 A worker that dies (SIGKILL, the kernel's OOM killer) breaks the pool: every job in it fails
 with `BrokenProcessPool` (the dead worker's and the others in flight alike), and the next job
@@ -98,7 +99,7 @@ Result = SitePassResult | ShardResult | SavedResult
 
 
 # The crawl's pages that arrive before its site pass workers start (`page_arrived`).
-START_AFTER_PAGES = 5
+SITEPASS_WORKERS_AFTER_PAGES = 5
 
 
 def pool_size(workers: int) -> int:
@@ -261,9 +262,9 @@ class SitePassPool:
 
     def page_arrived(self) -> None:
         """Count one of the crawl's pages (in the reactor thread); at the
-        `START_AFTER_PAGES`th, `start_soon`."""
+        `SITEPASS_WORKERS_AFTER_PAGES`th, `start_soon`."""
         self.arrived += 1
-        if self.arrived == START_AFTER_PAGES:
+        if self.arrived == SITEPASS_WORKERS_AFTER_PAGES:
             self.start_soon()
 
     def start_soon(self) -> None:

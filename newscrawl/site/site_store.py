@@ -169,10 +169,12 @@ class StoredBytes:
         with pq.ParquetFile(path) as source:
             rows = source.read_row_group(group, columns=[column]).column(0).to_pylist()
         size = sum(len(found) for found in rows if found)
-        if self._groups and sum(self._sizes.values()) + size > self.budget:
-            while self._groups and sum(self._sizes.values()) + size > self.budget:
-                oldest = next(iter(self._groups))
-                del self._groups[oldest], self._sizes[oldest]
+        evicted = False
+        while self._groups and sum(self._sizes.values()) + size > self.budget:
+            oldest = next(iter(self._groups))
+            del self._groups[oldest], self._sizes[oldest]
+            evicted = True
+        if evicted:
             give_back_memory()
         self._groups[(path, group, column)] = rows
         self._sizes[(path, group, column)] = size
