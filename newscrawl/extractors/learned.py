@@ -8,7 +8,9 @@ the shipped model (`models/extractor_model.json`, trained on real pages with gol
 docs/extraction.md) scores the rows in stages, the later stage seeing its neighbours' earlier
 scores so the kept blocks form a coherent article; blocks scoring at least the model's
 threshold are the text.
-Then the recall guard (`newscrawl.extractors.blockmodel.recall_guard`) checks the selection against
+Each page gets a type: documentation when a documentation generator marked it
+(`newscrawl.extractors.doc_generator`), else the page type model's. Then the recall guard
+(`newscrawl.extractors.blockmodel.recall_guard`), routed by that type, checks the selection against
 the container
 NCE and another seed agree on: where the trees kept little of it, the container's blocks they
 did not score as boilerplate come back, and `Extraction.extractor` says ``learned+guard``.
@@ -50,6 +52,7 @@ from newscrawl.extractors.blockmodel.recall_guard import (
 )
 from newscrawl.extractors.blockmodel.seeds import seed_extractions, seed_extractors, seed_selections
 from newscrawl.extractors.blockmodel.stacking import CONTEXT_FEATURES
+from newscrawl.extractors.doc_generator import page_type
 from newscrawl.extractors.extractor_base import Extraction
 from newscrawl.extractors.title import page_title
 from newscrawl.html.dom import Dom
@@ -139,7 +142,7 @@ class Learned:
             blocks = split_blocks(dom)
             rows = block_features(dom, blocks, selections, template)
             scores = score_blocks(self.model, rows, block_groups(dom, blocks))
-            kind = self.page_types.page_type(rows) if self.page_types is not None else ""
+            kind = page_type(dom, lambda: self._modelled_type(rows))
             guard = self._guard_for(kind, scores)
             mask, guarded = guard_selection(rows, scores, self.threshold, guard)
             kept = np.flatnonzero(whole_structures(dom, blocks, mask))
@@ -161,6 +164,10 @@ class Learned:
             pieces=tuple(pieces),
             page_type=kind,
         )
+
+    def _modelled_type(self, rows: np.ndarray) -> str:
+        """The page type model's type of a page of block features `rows` ("" without it)."""
+        return self.page_types.page_type(rows) if self.page_types is not None else ""
 
     def _guard_for(self, kind: str, scores: np.ndarray) -> GuardParams:
         """The recall guard of a page of type `kind`: the documentation guard on
