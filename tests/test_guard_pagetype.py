@@ -28,6 +28,7 @@ from newscrawl.extractors.blockmodel.recall_guard import (
 )
 from newscrawl.extractors.blockmodel.stacking import GROUPS
 from newscrawl.extractors.learned import GUARDED, Learned, LearnedConfig
+from newscrawl.extractors.nce import NCE
 from newscrawl.html.parse import parse_html
 from newscrawl.training.learned_crossval import HeldOutRun, generalisation_rows
 from newscrawl.training.learned_trainset import TrainingSet
@@ -148,6 +149,24 @@ def test_a_documentation_page_keeps_its_signatures_through_the_docs_guard() -> N
     assert "class Widget(size" in guarded.text and "w = Widget(3)" in guarded.text
     bare = Learned(LearnedConfig(guard=False)).extract(parse_html(html, url))
     assert "class Widget(size" not in bare.text
+
+
+def test_a_generator_marked_page_is_documentation_and_keeps_nces_text() -> None:
+    """The page type model types this DocBook chapter as another kind of page; the marks of
+    its generator (a generator meta, the chunk's navigation header and footer) make it
+    documentation, and the documentation guard keeps NCE's text whole beside the trees'."""
+    marked = (Path(__file__).parent / "fixtures" / "docs" / "docbook" / "ch01.html").read_bytes()
+    meta = b'<meta name="generator" content="DocBook XSL Stylesheets V1.79.2" />'
+    assert meta in marked
+    unmarked = marked.replace(meta, b"").replace(b"navheader", b"pagehead")
+    modelled = Learned().extract(parse_html(unmarked))
+    assert modelled.page_type not in ("", "documentation")
+    typed = Learned().extract(parse_html(marked))
+    assert typed.page_type == "documentation" and typed.extractor == GUARDED
+    nce = NCE().extract(parse_html(marked)).text
+    assert set(nce.splitlines()) <= set(typed.text.splitlines())
+    assert "Chapter 1. Getting started" in typed.text
+    assert "Chapter 1. Getting started" not in modelled.text
 
 
 def _one_page_set(rows: np.ndarray, texts: list[str], gold: str) -> TrainingSet:
