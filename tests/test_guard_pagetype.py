@@ -169,6 +169,37 @@ def test_a_generator_marked_page_is_documentation_and_keeps_nces_text() -> None:
     assert "Chapter 1. Getting started" not in modelled.text
 
 
+def test_held_out_page_types_are_documentation_where_a_generator_marked_the_page(
+    tmp_path: Path,
+) -> None:
+    """Cross-validation types pages as extraction does: the training set records each page's
+    generator mark (through its file on disk too), and a marked page is documentation in every
+    hold-out mode whatever the page type models say."""
+    from newscrawl.training.learned_crossval import held_out_kinds
+    from newscrawl.training.learned_trainset import (
+        build_training_set,
+        load_training_set,
+        save_training_set,
+    )
+
+    dataset = tmp_path / "mixed"
+    (dataset / "html").mkdir(parents=True)
+    (dataset / "gold").mkdir()
+    chapter = Path(__file__).parent / "fixtures" / "docs" / "docbook" / "ch01.html"
+    (dataset / "html" / "a.html").write_bytes(chapter.read_bytes())
+    (dataset / "html" / "b.html").write_text(ARTICLE, encoding="utf-8")
+    (dataset / "gold" / "a.txt").write_text("This chapter explains how to install", "utf-8")
+    (dataset / "gold" / "b.txt").write_text("The first buses crossed it", encoding="utf-8")
+    data = build_training_set([dataset])
+    assert data.page_ids == ["mixed/a", "mixed/b"] and data.generated_docs == [True, False]
+    path = tmp_path / "set.npz"
+    save_training_set(data, path, {"datasets": ["mixed"]})
+    assert load_training_set(path, {"datasets": ["mixed"]}).generated_docs == [True, False]
+    kinds = held_out_kinds(data, ["site", "dataset"])
+    assert [kinds["site"][0], kinds["dataset"][0]] == ["documentation", "documentation"]
+    assert kinds["site"][1] == Learned().extract(parse_html(ARTICLE)).page_type != "documentation"
+
+
 def _one_page_set(rows: np.ndarray, texts: list[str], gold: str) -> TrainingSet:
     return TrainingSet(
         features=rows.astype(np.float32),

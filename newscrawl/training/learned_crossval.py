@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from newscrawl.extractors.blockmodel.recall_guard import (
+    DOCUMENTATION,
     GUARD_GRID,
     OFF,
     GuardParams,
@@ -326,7 +327,21 @@ def held_out_kinds(
     type for training ("" for none; default: its meta page_type; `page_type_labels` adds the
     types of whole datasets). Holding out datasets, a dataset's pages are typed by a model of
     the other datasets' typed pages, when those have two types at least. Without two types,
-    the shipped page type model types every page (no page types when it is missing)."""
+    the shipped page type model types every page (no page types when it is missing). A page
+    a documentation generator marked is documentation in every mode, as extraction types it
+    (`extractors.doc_generator`)."""
+    kinds = _modelled_kinds(data, modes, labels)
+    marked = data.generated_docs or [False] * len(data.page_ids)
+    return {
+        mode: [DOCUMENTATION if mark else kind for kind, mark in zip(found, marked, strict=True)]
+        for mode, found in kinds.items()
+    }
+
+
+def _modelled_kinds(
+    data: TrainingSet, modes: Sequence[str], labels: Sequence[str] | None
+) -> dict[str, list[str]]:
+    """`held_out_kinds` before the generators' marks: the page type models' types alone."""
     from newscrawl.extractors.blockmodel.pagetype import (
         bundled_page_type_model,
         crossval_page_types,

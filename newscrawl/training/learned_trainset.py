@@ -22,6 +22,7 @@ from newscrawl.extractors.blockmodel.block_features import FEATURES, block_featu
 from newscrawl.extractors.blockmodel.blocks import split_blocks
 from newscrawl.extractors.blockmodel.seeds import SEEDS, seed_extractions
 from newscrawl.extractors.blockmodel.stacking import GROUPS
+from newscrawl.extractors.doc_generator import generated_documentation
 from newscrawl.gold.dataset import read_dataset, read_meta
 from newscrawl.gold.metric import tokens
 from newscrawl.html.parse import parse_html
@@ -53,6 +54,7 @@ class PageRows:
     tokens: np.ndarray
     texts: list[str]
     peers: dict[str, str]  # text each peer extractor produced on the page
+    generated_docs: bool = False  # a documentation generator marked the page
 
 
 @dataclass(slots=True)
@@ -73,6 +75,8 @@ class TrainingSet:
     peers: dict[str, list[str]] = field(default_factory=dict)  # peer name -> text per page
     skipped: int = 0  # pages that could not be parsed
     page_type: list[str] = field(default_factory=list)  # meta page_type per page ("" if none)
+    # per page: whether a documentation generator marked it (`extractors.doc_generator`)
+    generated_docs: list[bool] = field(default_factory=list)
 
     @property
     def sites(self) -> int:
@@ -105,7 +109,9 @@ def page_rows(
     peers = {name: s.text for name, s in zip(SEEDS, seeds, strict=True)}
     if trafilatura:
         peers["trafilatura"] = trafilatura_text(html)
-    return PageRows(features, block_groups(dom, blocks), share, counts, texts, peers)
+    groups = block_groups(dom, blocks)
+    marked = generated_documentation(dom)
+    return PageRows(features, groups, share, counts, texts, peers, marked)
 
 
 def trafilatura_text(html: bytes) -> str:
@@ -239,6 +245,7 @@ def build_training_set(
     page_site: list[str] = []
     page_dataset: list[str] = []
     page_type: list[str] = []
+    generated_docs: list[bool] = []
     golds: list[str] = []
     peers: dict[str, list[str]] = {}
     datasets: dict[str, int] = {}
@@ -253,6 +260,7 @@ def build_training_set(
         page_site.append(site)
         page_dataset.append(name)
         page_type.append(kinds.get((name, page_id), ""))
+        generated_docs.append(rows.generated_docs)
         golds.append(gold)
         for peer, text in rows.peers.items():
             peers.setdefault(peer, []).append(text)
@@ -279,15 +287,24 @@ def build_training_set(
         peers=peers,
         skipped=skipped,
         page_type=page_type,
+        generated_docs=generated_docs,
     )
 
 
 # -- a training set kept on disk: parse once, cross-validate many times -----------------------
 
 CACHE_FORMAT = "newscrawl-training-set"
-CACHE_VERSION = 1
+CACHE_VERSION = 2  # 2: each page's generator mark (`generated_docs`)
 _CACHE_ARRAYS = ("features", "groups", "share", "tokens", "page")
-_CACHE_LISTS = ("page_ids", "page_site", "page_dataset", "texts", "gold", "page_type")
+_CACHE_LISTS = (
+    "page_ids",
+    "page_site",
+    "page_dataset",
+    "texts",
+    "gold",
+    "page_type",
+    "generated_docs",
+)
 
 
 def save_training_set(data: TrainingSet, path: str | Path, source: object = None) -> None:
@@ -393,4 +410,5 @@ def subset_training_set(
         peers=peers,
         skipped=0,  # pages the cache could not parse are not told apart by dataset
         page_type=[data.page_type[i] for i in pages] if data.page_type else [],
+        generated_docs=[data.generated_docs[i] for i in pages] if data.generated_docs else [],
     )
