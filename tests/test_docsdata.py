@@ -250,3 +250,16 @@ def test_debian_set_names_the_packages_to_install(
     assert not (tmp_path / "d").exists()
     assert main(["data", "docs", "--out", str(tmp_path / "d")]) == 2
     assert "--debian" in capsys.readouterr().err
+
+
+def test_the_gold_finds_generators_by_the_marks_extraction_reads() -> None:
+    # an mdBook page whose head comment is gone: its scripts (book.js, path_to_root) mark it
+    html = (
+        '<html><head><script src="book.js"></script></head><body>'
+        '<script>var path_to_root = "";</script><nav id="sidebar">1. Getting Started</nav>'
+        '<div id="page-wrapper"><div id="content"><main><h1>Hello</h1>'
+        "<p>Cargo builds the crate.</p></main></div></div></body></html>"
+    )
+    found = page_gold(html)
+    assert found is not None and found[0].name == "mdbook"
+    assert found[2].split("\n\n") == ["Hello", "Cargo builds the crate."]

@@ -1,7 +1,8 @@
 """Documentation generators and the gold text of their pages: which generator wrote a page
-(`detect_generator`: Sphinx, DocBook, GTK-Doc, Doxygen, Javadoc, MkDocs, AsciiDoc, gi-docgen,
-rustdoc, mdBook, Texinfo), the element it marks as the page's main body, and that element's text
-by the gold conventions of `newscrawl.gold.docsdata` (`gold_text`, `page_gold`)."""
+(`detect_generator`, by the marks extraction reads too: Sphinx, DocBook, GTK-Doc, Doxygen,
+Javadoc, MkDocs, AsciiDoc, gi-docgen, rustdoc, mdBook, Texinfo), the element it marks as the
+page's main body, and that element's text by the gold conventions of
+`newscrawl.gold.docsdata` (`gold_text`, `page_gold`)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 import lxml.etree
 import lxml.html
 
+from newscrawl.html.generator_marks import marked_generator
 from newscrawl.html.tags import BLOCK_TAGS
 
 __all__ = [
@@ -269,9 +271,13 @@ GENERATORS: tuple[Generator, ...] = (
 
 
 def detect_generator(root: lxml.html.HtmlElement, source: str) -> Generator | None:
-    """The generator that wrote the page (`root` parsed from `source`), or None."""
+    """The generator that wrote the page (`root` parsed from `source`), or None: the first of
+    `GENERATORS` that finds the page's main body and whose marks are on the page, as the
+    extractors read them (`newscrawl.html.generator_marks`) or as its own `detect` finds them
+    in the whole tree and source."""
+    marked = marked_generator(root)
     for generator in GENERATORS:
-        if generator.detect(root, source) and generator.main(root):
+        if (generator.name == marked or generator.detect(root, source)) and generator.main(root):
             return generator
     return None
 
