@@ -4,11 +4,12 @@ Sphinx, DocBook, GTK-Doc, Doxygen, Javadoc, MkDocs, AsciiDoc, gi-docgen, Texinfo
 mdBook each sign their HTML: a ``<meta name="generator">``, scripts of their own (Sphinx's
 ``documentation_options``, gi-docgen's URL map and fuzzy search, the variables of Javadoc's and
 mdBook's inline scripts) or the classes and ids of the page's outermost elements (a chunked
-DocBook page's ``navheader`` and ``navfooter``, rustdoc's ``rustdoc`` body). `marked_generator`
-reads them where generators write them: the children of ``<head>``, ``<body>`` itself and its
-children (the parser drops comments, so a comment is no mark). It never walks the whole tree,
-so every page can pay for it. The names are the ones `newscrawl.gold.docs_generators` uses, plus
-``docutils`` for a page reStructuredText's own writer made.
+DocBook page's ``navheader`` and ``navfooter``, rustdoc's ``rustdoc`` body, MkDocs' search
+dialog). `marked_generator` reads them where generators write them: the children of ``<head>``,
+``<body>`` itself and its children (the parser drops comments, so a comment is no mark). It
+never walks the whole tree, so every page can pay for it. The names are the ones
+`newscrawl.gold.docs_generators` uses, plus ``docutils`` for a page reStructuredText's own
+writer made.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import lxml.etree
-import lxml.html
 
 __all__ = [
     "DOC_GENERATORS",
