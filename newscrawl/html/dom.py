@@ -30,13 +30,14 @@ from newscrawl.html.tree import page_tree, shown_noscripts
 from newscrawl.html.unicode_scripts import spaceless
 
 try:  # the compiled walk (an optional extension: pip builds it where a C compiler is found)
+    from newscrawl.html._domwalk import Elements as _CompiledElements
     from newscrawl.html._domwalk import attribute_values as _compiled_attribute_values
     from newscrawl.html._domwalk import named as _compiled_named
     from newscrawl.html._domwalk import walk as _compiled_walk
     from newscrawl.html._domwalk import with_attribute as _compiled_with_attribute
 except ImportError:  # pragma: no cover - exercised where the extension was not built
     _compiled_walk = _compiled_named = _compiled_with_attribute = None
-    _compiled_attribute_values = None
+    _compiled_attribute_values = _CompiledElements = None
 # It reads lxml's element struct and libxml2's node struct as it declares them: only with the
 # versions they are known for (a wrong layout would crash, not just differ, so the check at
 # import below could not catch it); another lxml walks in Python until checked.
@@ -81,7 +82,10 @@ class Dom:
         self.depth: list[int] = []
         self.end: list[int] = []
         self.children: list[list[int]] = []
-        self.elements: list[lxml.html.HtmlElement] = []
+        #: Each node's lxml element. From the compiled walk, a sequence that makes an element's
+        #: proxy when it is read (lxml keeps one proxy a node while any is alive); readers read
+        #: the tree, never change it.
+        self.elements: Sequence[lxml.html.HtmlElement] = []
         #: Whether the element has any attribute (readers of class, id, style... skip it if not).
         self.has_attributes: list[bool] = []
         self.piece_start: list[int] = []
@@ -111,7 +115,8 @@ class Dom:
             self._walk_python(root)
 
     def _walk_compiled(self, root: lxml.html.HtmlElement) -> None:
-        assert _compiled_walk is not None
+        assert _compiled_walk is not None and _CompiledElements is not None
+        self.elements = _CompiledElements()
         titles: list[int] = []
         metas: list[int] = []
         path_ids: list[int] = []
@@ -133,7 +138,9 @@ class Dom:
         """The walk in Python (lxml's `iterwalk`, which keeps the stack in C)."""
         # The lists and sets are bound to locals: this loop runs twice per element of the page.
         tags, parents, depths, children = self.tag, self.parent, self.depth, self.children
-        elements, piece_start, piece_end = self.elements, self.piece_start, self.piece_end
+        elements: list[lxml.html.HtmlElement] = []
+        self.elements = elements
+        piece_start, piece_end = self.piece_start, self.piece_end
         has_attributes = self.has_attributes
         pieces, shown, add_piece = self.piece_text, self.shown_noscripts, self._add_piece
         href = self.href
