@@ -70,8 +70,14 @@ class Dom:
         #: decided it: bom, declared, detected, default or text (`newscrawl.html.decoding`).
         self.encoding = ""
         self.encoding_source = "text"
+        #: The <script> elements of `root`'s tree (root included), in document order: outside
+        #: the Dom's nodes, found with the <noscript> elements in one pass over the tree.
+        self.scripts: list[lxml.html.HtmlElement] = []
+        noscripts: list[lxml.html.HtmlElement] = []
+        for el in root.iter("script", "noscript"):
+            (noscripts if el.tag.rpartition("}")[2] == "noscript" else self.scripts).append(el)
         #: The <noscript> elements read as visible text (see `shown_noscripts`).
-        self.shown_noscripts = shown_noscripts(root)
+        self.shown_noscripts = shown_noscripts(root, noscripts)
         self._walk(root)
         self._aggregate()
 
