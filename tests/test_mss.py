@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 from lxml import etree, html
@@ -11,7 +10,6 @@ from newscrawl.extractors import get_extractor
 from newscrawl.extractors.mss import (
     MSS,
     MSSConfig,
-    _max_span,
     covered_nodes,
     max_subarray,
     tag_runs,
@@ -146,18 +144,3 @@ def test_deeply_nested_page() -> None:
     html = "<html><body>" + "<div>" * depth + "deep text here" + "</div>" * depth + "</body></html>"
     result = MSS().extract(parse_html(html))
     assert result.text == "deep text here"
-
-
-_QUARTERS = st.integers(-400, 400).map(lambda n: n / 4)
-
-
-@given(st.lists(st.one_of(_QUARTERS, st.sampled_from([-3.25, 0.0, 1.0])), max_size=40))
-def test_the_span_from_prefix_sums_is_kadanes(scores: list[float]) -> None:
-    """Scores of quarters (the defaults') sum exactly: the prefix sums' span is the loop's,
-    start, stop and sum, the first of equal sums."""
-    assert _max_span(np.array(scores, dtype=np.float64)) == max_subarray(scores)
-
-
-@given(st.lists(st.floats(-10, 10, allow_nan=False), max_size=20))
-def test_the_span_of_inexact_scores_is_the_loops(scores: list[float]) -> None:
-    assert _max_span(np.array(scores, dtype=np.float64)) == max_subarray(scores)

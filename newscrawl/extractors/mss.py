@@ -86,29 +86,6 @@ def max_subarray(scores: list[float]) -> tuple[int, int, float]:
     return best_start, best_stop, best
 
 
-# Scores that are whole multiples of this, with every sum of them under `_EXACT_SUMS` in size,
-# add up exactly in float64 (in any order, so prefix sums give Kadane's own sums).
-_EXACT_STEP = 1 / 64
-_EXACT_SUMS = 2.0**40
-
-
-def _max_span(scores: np.ndarray) -> tuple[int, int, float]:
-    """`max_subarray(scores.tolist())`, from prefix sums where they are exact (the default
-    scores: multiples of 1/4), else by its loop. Kadane's running sum at i is the prefix sum
-    to i less the least prefix sum before it, its start the last place of that least sum (a
-    sum of zero or less restarts), and the first greatest running sum wins."""
-    steps = scores / _EXACT_STEP
-    exact = bool(np.all(steps == np.round(steps))) and float(np.abs(steps).sum()) < _EXACT_SUMS
-    if not len(scores) or not exact:
-        return max_subarray(scores.tolist())
-    prefix = np.concatenate([[0.0], np.cumsum(scores)])
-    least = np.minimum.accumulate(prefix[:-1])
-    running = prefix[1:] - least
-    at = int(np.argmax(running))  # the first of equal sums
-    start = at - int(np.argmax(prefix[at::-1] == least[at]))  # the last place of the least sum
-    return start, at + 1, float(running[at])
-
-
 @lru_cache(maxsize=8)
 def _word_pattern(cjk_chars_per_word: int) -> re.Pattern[str]:
     """Words and symbols; runs of up to `cjk_chars_per_word` ideographs or kana count as a word."""
@@ -125,18 +102,13 @@ def tag_runs(dom: Dom, close_tags: bool = True) -> list[int]:
     (`piece_end`); an element without text sits where its empty piece range is. So the opening
     tag of node n falls in run `piece_start[n]` and its closing tag in run `piece_end[n]`.
     """
-    return _tag_run_array(dom, close_tags).tolist()
-
-
-def _tag_run_array(dom: Dom, close_tags: bool) -> np.ndarray:
-    """`tag_runs` as an int64 array: counts of whole numbers, in any order the same."""
-    size = len(dom.piece_text) + 1
-    runs = np.bincount(np.asarray(dom.piece_start, dtype=np.int64), minlength=size)
+    runs = [0] * (len(dom.piece_text) + 1)
+    for start in dom.piece_start:
+        runs[start] += 1
     if close_tags:
-        ends = np.asarray(dom.piece_end, dtype=np.int64)
-        runs += np.bincount(ends, minlength=size)
-        void = [node for tag in VOID_TAGS for node in dom.nodes_of(tag)]
-        runs -= np.bincount(ends[void], minlength=size)
+        for stop, tag in zip(dom.piece_end, dom.tag, strict=True):
+            if tag not in VOID_TAGS:
+                runs[stop] += 1
     return runs
 
 
@@ -147,18 +119,13 @@ def token_scores(dom: Dom, config: MSSConfig) -> list[float]:
     odd positions 2k + 1 hold piece k. Merging adjacent tags changes no maximum: a maximum span
     never starts or ends inside a run of negative tags, and takes a run whole or not at all.
     """
-    return _token_score_array(dom, config).tolist()
-
-
-def _token_score_array(dom: Dom, config: MSSConfig) -> np.ndarray:
-    """`token_scores` as a float64 array (each score the one product of the list's)."""
-    scores = np.empty(2 * len(dom.piece_text) + 1)
-    scores[0::2] = _tag_run_array(dom, config.close_tags) * config.tag_score
+    scores = [0.0] * (2 * len(dom.piece_text) + 1)
+    scores[0::2] = [config.tag_score * n for n in tag_runs(dom, config.close_tags)]
     scores[1::2] = _piece_scores(dom, config)
     return scores
 
 
-def _piece_scores(dom: Dom, config: MSSConfig) -> np.ndarray:
+def _piece_scores(dom: Dom, config: MSSConfig) -> list[float]:
     """Score of every text piece: its count of words and symbols times the word score."""
     counts = _token_counts(dom.piece_text, config.cjk_chars_per_word)
     if counts is None:
@@ -166,8 +133,10 @@ def _piece_scores(dom: Dom, config: MSSConfig) -> np.ndarray:
         counts = [len(findall(text)) for text in dom.piece_text]
     word = config.word_score
     link = word if config.link_word_score is None else config.link_word_score
-    weights = np.where(np.asarray(dom.piece_in_link, dtype=bool), float(link), float(word))
-    return weights * np.asarray(counts, dtype=np.float64)
+    return [
+        (link if in_link else word) * count
+        for count, in_link in zip(counts, dom.piece_in_link, strict=True)
+    ]
 
 
 _WORD, _SPACE, _IDEOGRAPH = 1, 2, 4
@@ -279,6 +248,6 @@ class MSS:
 
     def _span(self, dom: Dom) -> tuple[int, int] | None:
         """The first and last text piece of the maximum span; None when it holds none."""
-        start, stop, total = _max_span(_token_score_array(dom, self.config))
+        start, stop, total = max_subarray(token_scores(dom, self.config))
         low, high = start // 2, (stop - 2) // 2  # the pieces at odd positions in the span
         return None if total <= 0 or low > high else (low, high)
