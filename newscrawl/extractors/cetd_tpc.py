@@ -92,7 +92,22 @@ def text_block_density(
     return _text_block_density(dom, text_children, text_child_tags).tolist()
 
 
-def _text_block_density(dom: Dom, text_children: bool, text_child_tags: float) -> np.ndarray:
+_PieceArrays = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _piece_arrays(dom: Dom) -> _PieceArrays:
+    """Each text piece's length, owner and whether it is in a link, as arrays made once."""
+    count = len(dom.piece_text)
+    return (
+        np.fromiter(map(len, dom.piece_text), dtype=np.int64, count=count),
+        np.asarray(dom.piece_owner, dtype=np.int64),
+        np.asarray(dom.piece_in_link, dtype=bool),
+    )
+
+
+def _text_block_density(
+    dom: Dom, text_children: bool, text_child_tags: float, pieces: _PieceArrays | None = None
+) -> np.ndarray:
     """`text_block_density` as an array: every term from prefix sums at once, then summed per
     node by `np.bincount`, which adds in array order - children in id order, then text
     pieces - as the per-node loop of the definition does, so each sum is that loop's float."""
@@ -107,9 +122,8 @@ def _text_block_density(dom: Dom, text_children: bool, text_child_tags: float) -
     owners, terms = [parent[child]], [((text + 1) / (tags + 1))[child]]
     if text_children:
         weight = 1.0 / (text_child_tags + 1.0)
-        lengths = np.fromiter(map(len, dom.piece_text), dtype=np.float64)
-        in_link = np.asarray(dom.piece_in_link, dtype=bool)
-        owners.append(np.asarray(dom.piece_owner, dtype=np.int64))
+        lengths, piece_owners, in_link = pieces or _piece_arrays(dom)
+        owners.append(piece_owners)
         terms.append(np.where(in_link, 1.0, lengths + 1.0) * weight)
     return np.bincount(np.concatenate(owners), np.concatenate(terms), minlength=count)
 
@@ -121,22 +135,19 @@ def content_pieces(
 
     `link_text=False` leaves characters inside links out of TPR's numerator.
     """
-    return _content_mask(dom, paths, _piece_lengths(dom), tau_lambda, link_text).tolist()
-
-
-def _piece_lengths(dom: Dom) -> np.ndarray:
-    return np.fromiter(map(len, dom.piece_text), dtype=np.int64, count=len(dom.piece_text))
+    return _content_mask(paths, _piece_arrays(dom), tau_lambda, link_text).tolist()
 
 
 def _content_mask(
-    dom: Dom, paths: list[int], lengths: np.ndarray, tau_lambda: float, link_text: bool
+    paths: list[int], pieces: _PieceArrays, tau_lambda: float, link_text: bool
 ) -> np.ndarray:
-    """`content_pieces` as a boolean array (`lengths`: the pieces' lengths). A path's text
+    """`content_pieces` as a boolean array (`pieces`: `_piece_arrays`). A path's text
     and piece counts are whole numbers, exact as floats, and its TPR their one division, so
     each ratio is the float the per-piece sums give; the mean and sigma are summed in piece
     order, as Python floats."""
-    piece_paths = np.asarray(paths, dtype=np.int64)[np.asarray(dom.piece_owner, dtype=np.int64)]
-    counted = lengths if link_text else np.where(dom.piece_in_link, 0, lengths)
+    lengths, owners, in_link = pieces
+    piece_paths = np.asarray(paths, dtype=np.int64)[owners]
+    counted = lengths if link_text else np.where(in_link, 0, lengths)
     total = np.bincount(piece_paths, weights=counted)
     count = np.bincount(piece_paths)
     ratios = total[piece_paths] / count[piece_paths]
@@ -183,15 +194,15 @@ class CETDTPC:
         """The node with the largest TDTPC, or -1 when no block scores above zero."""
         paths = path_ids(dom)
         config = self.config
-        lengths = _piece_lengths(dom)
-        content = _content_mask(dom, paths, lengths, config.tau_lambda, config.tpr_link_text)
-        weights = np.where(content, lengths, 0) if config.coverage_by_chars else content
+        pieces = _piece_arrays(dom)
+        content = _content_mask(paths, pieces, config.tau_lambda, config.tpr_link_text)
+        weights = np.where(content, pieces[0], 0) if config.coverage_by_chars else content
         # content weight of the pieces before each index: whole numbers
         prefix = np.concatenate([[0], np.cumsum(weights, dtype=np.int64)])
         total = int(prefix[-1])
         if not total:
             return -1
-        tbd = _text_block_density(dom, config.text_children, config.text_child_tags)
+        tbd = _text_block_density(dom, config.text_children, config.text_child_tags, pieces)
         weight = prefix.astype(np.float64)
         start, stop = dom.subtree_arrays[:2]
         # the loop's `density * covered / total`, left to right, for every node at once
