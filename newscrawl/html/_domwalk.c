@@ -153,8 +153,16 @@ static PyTypeObject ElementsType = {
 
 /* What one walk fills (the lists of `Dom`) and reads. */
 /* Tag names met in one walk, by the address of libxml2's name (a document's names are
-   interned in its dictionary, so one address is one name): the tag string made once. */
+   interned in its dictionary, so one address is one name): the tag string and its facts
+   (`Facts`) made once. */
 enum { TAG_SLOTS = 256 };
+
+/* What the walk reads off a tag: whether it is skipped, glue or a block, and which of the
+   tags it treats apart it is. */
+enum { TAG_OTHER, TAG_HEAD, TAG_A, TAG_TITLE, TAG_META, TAG_BR };
+typedef struct {
+    signed char skipped, glue, block, kind;
+} Facts;
 
 typedef struct {
     Elements *elements;
@@ -176,6 +184,7 @@ typedef struct {
     Py_UCS4 last_char; /* the last character of the raw text before the next piece */
     const unsigned char *tag_names[TAG_SLOTS];
     PyObject *tag_strings[TAG_SLOTS];
+    Facts tag_facts[TAG_SLOTS];
 } Walk;
 
 /* The context an element's children inherit ("top" in dom.py) and where a text lives. */
@@ -415,18 +424,44 @@ attribute_of(xmlNode *node, PyObject *doc, PyObject *name, const char *plain)
     return got;
 }
 
-/* The element's tag (`tag_of`) for an element in no namespace, made once a walk per name. */
+/* The facts of `tag`: its place in the skipped, glue and block sets, and its kind. */
+static int
+facts_of(Walk *w, PyObject *tag, Facts *facts)
+{
+    int skipped = PySet_Contains(w->skipped, tag);
+    int glue = skipped < 0 ? -1 : PySet_Contains(w->glue, tag);
+    int block = glue < 0 ? -1 : PySet_Contains(w->blocks, tag);
+    if (block < 0)
+        return -1;
+    PyObject *kinds[] = {w->s_head, w->s_a, w->s_title, w->s_meta, w->s_br};
+    facts->skipped = (signed char)skipped;
+    facts->glue = (signed char)glue;
+    facts->block = (signed char)block;
+    facts->kind = TAG_OTHER;
+    for (int k = 0; k < 5 && facts->kind == TAG_OTHER; k++)
+        if (PyUnicode_Compare(tag, kinds[k]) == 0)
+            facts->kind = (signed char)(TAG_HEAD + k);
+    return 0;
+}
+
+/* The element's tag (`tag_of`) and its facts, for an element in no namespace: made once a
+   walk per name. */
 static PyObject *
-plain_tag(Walk *w, xmlNode *node)
+plain_tag(Walk *w, xmlNode *node, Facts *facts)
 {
     size_t slot = ((size_t)node->name >> 4) % TAG_SLOTS;
-    if (w->tag_names[slot] == node->name)
+    if (w->tag_names[slot] == node->name) {
+        *facts = w->tag_facts[slot];
         return Py_NewRef(w->tag_strings[slot]);
+    }
     PyObject *tag = tag_of(node, NULL);
-    if (tag == NULL)
+    if (tag == NULL || facts_of(w, tag, facts) < 0) {
+        Py_XDECREF(tag);
         return NULL;
+    }
     Py_XSETREF(w->tag_strings[slot], Py_NewRef(tag));
     w->tag_names[slot] = node->name;
+    w->tag_facts[slot] = *facts;
     return tag;
 }
 
@@ -458,8 +493,12 @@ add_path(Walk *w, PyObject *tag, Py_ssize_t parent)
                                   : PyLong_FromLong(-1);
     PyObject *key = above != NULL ? PyTuple_Pack(2, above, tag) : NULL;
     Py_XDECREF(above);
-    PyObject *fresh = key != NULL ? PyLong_FromSsize_t(PyDict_GET_SIZE(w->paths)) : NULL;
-    PyObject *id = fresh != NULL ? PyDict_SetDefault(w->paths, key, fresh) : NULL; /* borrowed */
+    PyObject *id = key != NULL ? PyDict_GetItemWithError(w->paths, key) : NULL; /* borrowed */
+    PyObject *fresh = NULL;
+    if (id == NULL && key != NULL && !PyErr_Occurred()) { /* a path met first: the next id */
+        fresh = PyLong_FromSsize_t(PyDict_GET_SIZE(w->paths));
+        id = fresh != NULL && PyDict_SetItem(w->paths, key, fresh) == 0 ? fresh : NULL;
+    }
     int rc = id == NULL ? -1 : PyList_Append(w->path_ids, id);
     Py_XDECREF(key);
     Py_XDECREF(fresh);
@@ -503,13 +542,16 @@ visit(Walk *w, xmlNode *c_node, Top top)
     PyObject *proxy = NULL;
     if (c_node->ns != NULL && (proxy = element_factory(w->doc, c_node)) == NULL)
         return -1;
-    PyObject *tag = proxy != NULL ? tag_of(c_node, proxy) : plain_tag(w, c_node);
+    Facts facts;
+    PyObject *tag = proxy != NULL ? tag_of(c_node, proxy) : plain_tag(w, c_node, &facts);
+    if (tag != NULL && proxy != NULL && facts_of(w, tag, &facts) < 0)
+        Py_CLEAR(tag);
     if (tag == NULL) {
         Py_XDECREF(proxy);
         return -1;
     }
     int rc = -1;
-    int skipped = PySet_Contains(w->skipped, tag);
+    int skipped = facts.skipped;
     if (skipped > 0 && PySet_GET_SIZE(w->shown) > 0) { /* a <noscript> read as text is kept */
         if (proxy == NULL && (proxy = element_factory(w->doc, c_node)) == NULL)
             goto done;
@@ -522,9 +564,7 @@ visit(Walk *w, xmlNode *c_node, Top top)
         rc = add_text(w, tail_of, c_node, where);
         goto done;
     }
-    int glue = PySet_Contains(w->glue, tag);
-    if (glue < 0)
-        goto done;
+    int glue = facts.glue;
     Py_ssize_t texts_before = w->texts;
     w->opened++;
     w->opened_apart += !glue;
@@ -533,9 +573,9 @@ visit(Walk *w, xmlNode *c_node, Top top)
         goto done;
     int in_head = top.in_head, in_link = top.in_link;
     PyObject *list = NULL;
-    if (PyUnicode_Compare(tag, w->s_head) == 0) {
+    if (facts.kind == TAG_HEAD) {
         in_head = 1;
-    } else if (PyUnicode_Compare(tag, w->s_a) == 0) {
+    } else if (facts.kind == TAG_A) {
         in_link = 1;
         PyObject *href = attribute_of(c_node, w->doc, w->s_href, "href");
         if (href == NULL)
@@ -547,21 +587,19 @@ visit(Walk *w, xmlNode *c_node, Top top)
         Py_DECREF(href);
         if (bad)
             goto done;
-    } else if (PyUnicode_Compare(tag, w->s_title) == 0) {
+    } else if (facts.kind == TAG_TITLE) {
         list = w->titles;
-    } else if (PyUnicode_Compare(tag, w->s_meta) == 0) {
+    } else if (facts.kind == TAG_META) {
         list = w->metas;
     }
     if (list != NULL && append_long(list, node) < 0)
         goto done;
-    int is_block = PySet_Contains(w->blocks, tag);
-    if (is_block < 0)
-        goto done;
+    int is_block = facts.block;
     if (is_block)
         w->line++;
     Py_ssize_t own_block = is_block ? node : top.block;
     Where tail = where;
-    if (PyUnicode_Compare(tag, w->s_br) == 0) /* text after a <br> is a block of its own */
+    if (facts.kind == TAG_BR) /* text after a <br> is a block of its own */
         tail.block = node;
     Where inside = {node, own_block, in_head, in_link};
     if (add_text(w, text_of, c_node, inside) < 0)
@@ -596,10 +634,10 @@ walk(PyObject *self, PyObject *args)
 {
     Walk w = {0};
     PyObject *root;
-    if (!PyArg_ParseTuple(args, "OO!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!", &root,
+    if (!PyArg_ParseTuple(args, "OO!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!", &root,
                           &PyList_Type, &w.tag, &PyList_Type, &w.parent, &PyList_Type, &w.depth,
                           &PyList_Type, &w.end,
-                          &PyList_Type, &w.children, &ElementsType, &w.elements,
+                          &PyList_Type, &w.children,
                           &PyList_Type, &w.attributes,
                           &PyList_Type, &w.piece_start, &PyList_Type, &w.piece_end,
                           &PyList_Type, &w.piece_owner, &PyList_Type, &w.piece_block,
@@ -626,14 +664,16 @@ walk(PyObject *self, PyObject *args)
         int shared = 0;
         for (int j = 0; j < i; j++)
             shared |= lists[i] == lists[j];
-        if (shared || PyList_GET_SIZE(lists[i]) != 0 || PyDict_GET_SIZE(w.href) != 0
-            || w.elements->size != 0) {
+        if (shared || PyList_GET_SIZE(lists[i]) != 0 || PyDict_GET_SIZE(w.href) != 0) {
             PyErr_SetString(PyExc_ValueError, "walk() fills empty lists of its own");
             return NULL;
         }
     }
     w.doc = ((LxmlElement *)root)->_doc;
-    Py_XSETREF(w.elements->doc, Py_NewRef(w.doc));
+    w.elements = (Elements *)PyType_GenericNew(&ElementsType, NULL, NULL);
+    if (w.elements == NULL)
+        return NULL;
+    w.elements->doc = Py_NewRef(w.doc);
     w.s_head = PyUnicode_InternFromString("head");
     w.s_a = PyUnicode_InternFromString("a");
     w.s_title = PyUnicode_InternFromString("title");
@@ -649,8 +689,9 @@ walk(PyObject *self, PyObject *args)
         && w.empty) {
         Top top = {-1, -1, -1, 0, 0};
         if (visit(&w, c_root, top) == 0)
-            result = Py_NewRef(Py_None);
+            result = Py_NewRef((PyObject *)w.elements);
     }
+    Py_DECREF(w.elements);
     Py_XDECREF(w.paths);
     Py_XDECREF(w.s_head);
     Py_XDECREF(w.s_a);
@@ -849,13 +890,12 @@ named(PyObject *self, PyObject *args)
 
 static PyMethodDef methods[] = {
     {"walk", walk, METH_VARARGS,
-     "walk(root, tag, parent, depth, end, children, elements (an empty Elements), attributes,"
-     " piece_start, piece_end,"
+     "walk(root, tag, parent, depth, end, children, attributes, piece_start, piece_end,"
      " piece_owner,"
      " piece_block, piece_text, piece_line, piece_glued, piece_in_link, href, titles, metas,"
      " path_ids,"
      " shown, skipped_tags, block_tags, glue_tags): fill the lists as Dom._walk does; the ids"
-     " of <title> and <meta> elements go to titles and metas"},
+     " of <title> and <meta> elements go to titles and metas; returns the nodes' Elements"},
     {"with_attribute", with_attribute, METH_VARARGS,
      "with_attribute(elements, name): indices of the elements that have attribute name"},
     {"attribute_values", attribute_values, METH_VARARGS,

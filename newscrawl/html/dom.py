@@ -26,18 +26,17 @@ import numpy as np
 
 from newscrawl.html.tags import BLOCK_TAGS, GLUE_TAGS, SKIPPED_TAGS, VOID_TAGS
 from newscrawl.html.text_pieces import join_pieces, preformatted_pieces
-from newscrawl.html.tree import page_tree, shown_noscripts
+from newscrawl.html.tree import page_tree, scripts_and_noscripts, shown_noscripts
 from newscrawl.html.unicode_scripts import spaceless
 
 try:  # the compiled walk (an optional extension: pip builds it where a C compiler is found)
-    from newscrawl.html._domwalk import Elements as _CompiledElements
     from newscrawl.html._domwalk import attribute_values as _compiled_attribute_values
     from newscrawl.html._domwalk import named as _compiled_named
     from newscrawl.html._domwalk import walk as _compiled_walk
     from newscrawl.html._domwalk import with_attribute as _compiled_with_attribute
 except ImportError:  # pragma: no cover - exercised where the extension was not built
     _compiled_walk = _compiled_named = _compiled_with_attribute = None
-    _compiled_attribute_values = _CompiledElements = None
+    _compiled_attribute_values = None
 # It reads lxml's element struct and libxml2's node struct as it declares them: only with the
 # versions they are known for (a wrong layout would crash, not just differ, so the check at
 # import below could not catch it); another lxml walks in Python until checked.
@@ -70,12 +69,8 @@ class Dom:
         #: decided it: bom, declared, detected, default or text (`newscrawl.html.decoding`).
         self.encoding = ""
         self.encoding_source = "text"
-        #: The <script> elements of `root`'s tree (root included), in document order: outside
-        #: the Dom's nodes, found with the <noscript> elements in one pass over the tree.
-        self.scripts: list[lxml.html.HtmlElement] = []
-        noscripts: list[lxml.html.HtmlElement] = []
-        for el in root.iter("script", "noscript"):
-            (noscripts if el.tag.rpartition("}")[2] == "noscript" else self.scripts).append(el)
+        #: The tree's <script> elements (outside the Dom's nodes), found with its noscripts.
+        self.scripts, noscripts = scripts_and_noscripts(root)
         #: The <noscript> elements read as visible text (see `shown_noscripts`).
         self.shown_noscripts = shown_noscripts(root, noscripts)
         self._walk(root)
@@ -88,9 +83,7 @@ class Dom:
         self.depth: list[int] = []
         self.end: list[int] = []
         self.children: list[list[int]] = []
-        #: Each node's lxml element. From the compiled walk, a sequence that makes an element's
-        #: proxy when it is read (lxml keeps one proxy a node while any is alive); readers read
-        #: the tree, never change it.
+        #: Each node's lxml element (from the compiled walk: made when read, `_domwalk.Elements`).
         self.elements: Sequence[lxml.html.HtmlElement] = []
         #: Whether the element has any attribute (readers of class, id, style... skip it if not).
         self.has_attributes: list[bool] = []
@@ -121,13 +114,12 @@ class Dom:
             self._walk_python(root)
 
     def _walk_compiled(self, root: lxml.html.HtmlElement) -> None:
-        assert _compiled_walk is not None and _CompiledElements is not None
-        self.elements = _CompiledElements()
+        assert _compiled_walk is not None
         titles: list[int] = []
         metas: list[int] = []
         path_ids: list[int] = []
-        _compiled_walk(
-            root, self.tag, self.parent, self.depth, self.end, self.children, self.elements,
+        self.elements = _compiled_walk(
+            root, self.tag, self.parent, self.depth, self.end, self.children,
             self.has_attributes, self.piece_start, self.piece_end, self.piece_owner,
             self.piece_block, self.piece_text, self.piece_line, self.piece_glued,
             self.piece_in_link, self.href, titles, metas, path_ids, self.shown_noscripts,
@@ -144,12 +136,10 @@ class Dom:
         """The walk in Python (lxml's `iterwalk`, which keeps the stack in C)."""
         # The lists and sets are bound to locals: this loop runs twice per element of the page.
         tags, parents, depths, children = self.tag, self.parent, self.depth, self.children
-        elements: list[lxml.html.HtmlElement] = []
-        self.elements = elements
-        piece_start, piece_end = self.piece_start, self.piece_end
-        has_attributes = self.has_attributes
+        elements, piece_start, piece_end = self.elements, self.piece_start, self.piece_end
+        assert isinstance(elements, list)  # as `_reset_lists` made it
         pieces, shown, add_piece = self.piece_text, self.shown_noscripts, self._add_piece
-        href = self.href
+        href, has_attributes = self.href, self.has_attributes
         # Per open element: its node id (-1: skipped, it keeps only its tail), the context its
         # children inherit (node, depth, block, in head, in link) and where its tail text lives.
         top: tuple = (-1, -1, -1, False, False)

@@ -25,6 +25,7 @@ __all__ = [
     "element_estimate",
     "mib",
     "page_tree",
+    "scripts_and_noscripts",
     "size_error",
 ]
 
@@ -60,6 +61,18 @@ class PageError(ValueError):
 
 class PageTooLargeError(PageError):
     """A page with more elements than the node budget (refused before its tree is built)."""
+
+
+def scripts_and_noscripts(
+    root: lxml.html.HtmlElement,
+) -> tuple[list[lxml.html.HtmlElement], list[lxml.html.HtmlElement]]:
+    """The ``<script>`` and the ``<noscript>`` elements of `root`'s tree (root included), each
+    in document order: `root.iter("script")` and `root.iter("noscript")` in one pass."""
+    scripts: list[lxml.html.HtmlElement] = []
+    noscripts: list[lxml.html.HtmlElement] = []
+    for el in root.iter("script", "noscript"):
+        (noscripts if el.tag.rpartition("}")[2] == "noscript" else scripts).append(el)
+    return scripts, noscripts
 
 
 def shown_noscripts(
