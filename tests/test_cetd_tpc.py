@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from newscrawl.extractors import get_extractor
@@ -124,3 +126,30 @@ def test_deeply_nested_page() -> None:
     html = "<html><body>" + "<div>" * depth + "deep text here" + "</div>" * depth + "</body></html>"
     result = CETDTPC().extract(parse_html(html))
     assert result.text == "deep text here"
+
+
+def _content_by_definition(dom, paths: list[int], tau_lambda: float, link_text: bool) -> list[bool]:
+    """TPR per path from per-piece sums, then tau = lambda x sigma, piece by piece."""
+    owners = [paths[owner] for owner in dom.piece_owner]
+    total: dict[int, int] = {}
+    count: dict[int, int] = {}
+    for path, text, in_link in zip(owners, dom.piece_text, dom.piece_in_link, strict=True):
+        total[path] = total.get(path, 0) + (0 if in_link and not link_text else len(text))
+        count[path] = count.get(path, 0) + 1
+    values = [total[path] / count[path] for path in owners]
+    mean = sum(values) / len(values)
+    sigma = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values))
+    tau = min(tau_lambda * sigma, max(values) - 1e-9)
+    return [v > tau for v in values]
+
+
+@pytest.mark.parametrize("link_text", [False, True])
+@pytest.mark.parametrize("tau_lambda", [0.0, 0.3, 1.0, 2.5])
+def test_content_pieces_are_the_per_piece_definitions(tau_lambda: float, link_text: bool) -> None:
+    """The array reading gives each piece the answer the per-piece sums give."""
+    odd = "<div><b>x</b> <i>long italic run of words</i> <a href=/a>link text here</a></div>" * 7
+    for page in (PAGE, odd, "<p>one</p>", "<p>a</p><p>bb</p><div><p>ccc</p></div>"):
+        dom = parse_html(page)
+        paths = path_ids(dom)
+        expected = _content_by_definition(dom, paths, tau_lambda, link_text)
+        assert content_pieces(dom, paths, tau_lambda, link_text) == expected

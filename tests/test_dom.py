@@ -367,3 +367,20 @@ def test_a_page_line_folds_as_a_title_does(line: str) -> None:
 
     line = " ".join(line.split())
     assert _fold_line(line) == _fold(line)
+
+
+def test_the_dom_keeps_its_scripts_found_with_its_noscripts() -> None:
+    """`Dom.scripts` is every <script> of the tree in document order, those inside skipped
+    elements too (`root.iter("script")`), found in the pass that finds the noscripts; a long
+    noscript is still read as the page's text."""
+    post = " ".join(["word"] * 200)
+    page = (
+        "<html><head><script>a</script></head><body><p>x</p><svg><script>b</script></svg>"
+        f"<noscript><p>{post}</p><script>c</script></noscript><script>d</script></body></html>"
+    )
+    dom = parse_html(page)
+    root = dom.elements[0]
+    assert dom.scripts == list(root.iter("script"))
+    assert [el.text for el in dom.scripts] == ["a", "b", "c", "d"]
+    assert [el.tag for el in dom.shown_noscripts] == ["noscript"]
+    assert post in dom.text(0)

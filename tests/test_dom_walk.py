@@ -54,6 +54,29 @@ def test_the_compiled_walk_is_built_and_in_use() -> None:
     assert dom_module.compiled_walk_agrees()
 
 
+def test_the_compiled_walk_makes_an_elements_proxy_when_it_is_read() -> None:
+    """`Dom.elements` from the compiled walk holds the nodes, not a proxy each: an element is
+    made when read, the one lxml element of its node while any is held, and the Dom keeps the
+    tree alive when every element a reader took is gone."""
+    import gc
+
+    from newscrawl.html._domwalk import Elements
+
+    dom = parse_html(b"<html><body><p class=a>x</p><!--c--><div id=d>y</div></body></html>")
+    assert isinstance(dom.elements, Elements)
+    assert [e.tag for e in dom.elements] == dom.tag == ["html", "body", "p", "div"]
+    held = dom.elements[2]
+    assert dom.elements[2] is held and dom.elements[-2] is held
+    assert held.getparent() is dom.elements[1]
+    with pytest.raises(IndexError):
+        dom.elements[len(dom)]
+    del held
+    gc.collect()
+    assert dom.elements[3].get("id") == "d" and dom.elements[2].text == "x"
+    assert dom.attribute_values([2, 3, 0], ("class", "id")) == [("a", None), (None, "d"), None]
+    assert dom.nodes_with_attribute("class") == [2]
+
+
 @st.composite
 def _markup(draw: st.DrawFn, depth: int = 0) -> str:
     parts = []
@@ -138,17 +161,22 @@ def test_the_compiled_walk_refuses_arguments_it_cannot_fill() -> None:
     """Lists that are not empty or are passed twice, and roots that are no element in a tree,
     are refused with an exception rather than written past their end."""
     import lxml.etree
-    from newscrawl.html._domwalk import walk
+    from newscrawl.html._domwalk import Elements, walk
 
     from newscrawl.html.tags import BLOCK_TAGS, GLUE_TAGS, SKIPPED_TAGS
 
     root = lxml.etree.fromstring(b"<html><body><p>x<br/>y</p></body></html>")
 
-    def call(element: object, lists: list[list[object]]) -> None:
-        walk(element, *lists[:15], {}, *lists[15:18], set(), SKIPPED_TAGS, BLOCK_TAGS, GLUE_TAGS)
+    def call(element: object, lists: list[list[object]]) -> object:
+        return walk(
+            element, *lists[:5], *lists[6:15], {}, *lists[15:18], set(),
+            SKIPPED_TAGS, BLOCK_TAGS, GLUE_TAGS,
+        )  # fmt: skip
 
-    fresh = [[] for _ in range(18)]
-    call(root, fresh)  # a plain call works
+    fresh = [[] for _ in range(18)]  # (the 7th, once the elements' list, is not passed)
+    filled = call(root, fresh)  # a plain call works and gives the nodes' elements
+    assert isinstance(filled, Elements)
+    assert [e.tag for e in filled] == ["html", "body", "p", "br"]
     shared: list[object] = []
     with pytest.raises(ValueError, match="empty lists of its own"):
         call(root, [shared] * 18)

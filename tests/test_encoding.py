@@ -443,3 +443,12 @@ def test_decoded_says_whether_the_body_is_its_text_in_utf8(data: bytes, utf8: bo
     assert decoded.utf8 is utf8
     if utf8:
         assert decoded.text.encode() == data
+
+
+@pytest.mark.parametrize("codec", ["utf-8", "utf-16", "windows-1252"])
+def test_nul_characters_are_dropped_whatever_the_charset(codec: str) -> None:
+    """A NUL is dropped from the text of a UTF-8 page (found in its bytes) as from any other."""
+    page = "<html><meta charset=X><body><p>ol\x00\u00e1 \x00</p></body></html>"
+    decoded = decode_page(page.replace("X", codec).encode(codec))
+    assert "\x00" not in decoded.text and "ol\u00e1 " in decoded.text
+    assert not decoded.utf8  # the text is no longer the page's bytes

@@ -36,6 +36,17 @@ def test_the_budget_is_a_parameter_and_zero_turns_it_off() -> None:
     assert len(parse_html(page).tag) < MAX_PAGE_NODES
 
 
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16", "windows-1252", "text"])
+def test_the_budget_counts_the_same_markup_whatever_the_pages_encoding(encoding: str) -> None:
+    """UTF-8 bytes are counted as bytes, other pages as text: the same count either way (the
+    "<" of a wider character, U+3C3C, is no tag)."""
+    html = "<html><body>" + "<p>\u3c3c \u00e9\u00e9" * 300 + "</body></html>"
+    page = html if encoding == "text" else html.encode(encoding, "replace")
+    assert len(parse_html(page, max_nodes=303).tag) > 300
+    with pytest.raises(PageTooLargeError):
+        parse_html(page, max_nodes=301)
+
+
 def test_the_pool_function_gives_the_links_the_dom_gives() -> None:
     page = (
         b'<html><head><base href="/news/"><link rel="alternate" type="application/rss+xml"'

@@ -51,7 +51,6 @@ Each deviation was measured against the literal reading, on its own and together
 from __future__ import annotations
 
 from dataclasses import dataclass
-from itertools import accumulate
 from math import sqrt
 
 import numpy as np
@@ -93,7 +92,22 @@ def text_block_density(
     return _text_block_density(dom, text_children, text_child_tags).tolist()
 
 
-def _text_block_density(dom: Dom, text_children: bool, text_child_tags: float) -> np.ndarray:
+_PieceArrays = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def _piece_arrays(dom: Dom) -> _PieceArrays:
+    """Each text piece's length, owner and whether it is in a link, as arrays made once."""
+    count = len(dom.piece_text)
+    return (
+        np.fromiter(map(len, dom.piece_text), dtype=np.int64, count=count),
+        np.asarray(dom.piece_owner, dtype=np.int64),
+        np.asarray(dom.piece_in_link, dtype=bool),
+    )
+
+
+def _text_block_density(
+    dom: Dom, text_children: bool, text_child_tags: float, pieces: _PieceArrays | None = None
+) -> np.ndarray:
     """`text_block_density` as an array: every term from prefix sums at once, then summed per
     node by `np.bincount`, which adds in array order - children in id order, then text
     pieces - as the per-node loop of the definition does, so each sum is that loop's float."""
@@ -108,9 +122,8 @@ def _text_block_density(dom: Dom, text_children: bool, text_child_tags: float) -
     owners, terms = [parent[child]], [((text + 1) / (tags + 1))[child]]
     if text_children:
         weight = 1.0 / (text_child_tags + 1.0)
-        lengths = np.fromiter(map(len, dom.piece_text), dtype=np.float64)
-        in_link = np.asarray(dom.piece_in_link, dtype=bool)
-        owners.append(np.asarray(dom.piece_owner, dtype=np.int64))
+        lengths, piece_owners, in_link = pieces or _piece_arrays(dom)
+        owners.append(piece_owners)
         terms.append(np.where(in_link, 1.0, lengths + 1.0) * weight)
     return np.bincount(np.concatenate(owners), np.concatenate(terms), minlength=count)
 
@@ -122,20 +135,29 @@ def content_pieces(
 
     `link_text=False` leaves characters inside links out of TPR's numerator.
     """
-    piece_paths = [paths[owner] for owner in dom.piece_owner]
-    total: dict[int, int] = {}
-    count: dict[int, int] = {}
-    for path, text, in_link in zip(piece_paths, dom.piece_text, dom.piece_in_link, strict=True):
-        total[path] = total.get(path, 0) + (0 if in_link and not link_text else len(text))
-        count[path] = count.get(path, 0) + 1
-    tpr = {path: total[path] / count[path] for path in total}
-    values = [tpr[path] for path in piece_paths]
+    return _content_mask(paths, _piece_arrays(dom), tau_lambda, link_text).tolist()
+
+
+def _content_mask(
+    paths: list[int], pieces: _PieceArrays, tau_lambda: float, link_text: bool
+) -> np.ndarray:
+    """`content_pieces` as a boolean array (`pieces`: `_piece_arrays`). A path's text
+    and piece counts are whole numbers, exact as floats, and its TPR their one division, so
+    each ratio is the float the per-piece sums give; the mean and sigma are summed in piece
+    order, as Python floats."""
+    lengths, owners, in_link = pieces
+    piece_paths = np.asarray(paths, dtype=np.int64)[owners]
+    counted = lengths if link_text else np.where(in_link, 0, lengths)
+    total = np.bincount(piece_paths, weights=counted)
+    count = np.bincount(piece_paths)
+    ratios = total[piece_paths] / count[piece_paths]
+    values = ratios.tolist()
     mean = sum(values) / len(values)
     sigma = sqrt(sum((v - mean) ** 2 for v in values) / len(values))
     # A threshold at or above every ratio (one dominant path and a large lambda) would leave no
     # content node and no coverage at all: keep at least the path(s) with the top ratio.
     tau = min(tau_lambda * sigma, max(values) - 1e-9)
-    return [v > tau for v in values]
+    return ratios > tau
 
 
 class CETDTPC:
@@ -172,17 +194,16 @@ class CETDTPC:
         """The node with the largest TDTPC, or -1 when no block scores above zero."""
         paths = path_ids(dom)
         config = self.config
-        content = content_pieces(dom, paths, config.tau_lambda, config.tpr_link_text)
-        if config.coverage_by_chars:
-            weights = [len(t) if c else 0 for t, c in zip(dom.piece_text, content, strict=True)]
-        else:
-            weights = [int(c) for c in content]
-        prefix = [0, *accumulate(weights)]  # content weight of the pieces before each index
-        total = prefix[-1]
+        pieces = _piece_arrays(dom)
+        content = _content_mask(paths, pieces, config.tau_lambda, config.tpr_link_text)
+        weights = np.where(content, pieces[0], 0) if config.coverage_by_chars else content
+        # content weight of the pieces before each index: whole numbers
+        prefix = np.concatenate([[0], np.cumsum(weights, dtype=np.int64)])
+        total = int(prefix[-1])
         if not total:
             return -1
-        tbd = _text_block_density(dom, config.text_children, config.text_child_tags)
-        weight = np.asarray(prefix, dtype=np.float64)
+        tbd = _text_block_density(dom, config.text_children, config.text_child_tags, pieces)
+        weight = prefix.astype(np.float64)
         start, stop = dom.subtree_arrays[:2]
         # the loop's `density * covered / total`, left to right, for every node at once
         score = tbd * (weight[stop] - weight[start]) / total

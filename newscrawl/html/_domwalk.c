@@ -5,10 +5,12 @@
    else the Python walk, and the tests compare the two on pages of every kind.
 
    What makes it faster is what it does not do: no (event, element) tuple per start and end, no
-   Python stack of contexts. It follows libxml2's nodes directly and asks lxml, through the C
-   functions lxml exports for extensions (the `__pyx_capi__` capsules of lxml.etree), for what
-   the Python walk reads from an element: its proxy (`elementFactory`), its text (`textOf`) and
-   tail (`tailOf`), an attribute (`getAttributeValue`).
+   Python stack of contexts, no lxml proxy per element (`Elements` keeps the nodes and makes a
+   proxy when one is read), no string for a run of text that is only ASCII whitespace. It
+   follows libxml2's nodes directly and asks lxml, through the C functions lxml exports for
+   extensions (the `__pyx_capi__` capsules of lxml.etree), for what the Python walk reads from
+   an element: its proxy (`elementFactory`), its text (`textOf`) and tail (`tailOf`), an
+   attribute held otherwise than as one text (`getAttributeValue`).
 
    Built without lxml's or libxml2's headers (pip needs nothing but a C compiler), so the two
    structs it reads are declared below as those libraries define them: libxml2's `xmlNode`,
@@ -54,7 +56,10 @@ struct _xmlAttr {
     void *ns;
 };
 
-enum { ELEMENT_NODE = 1, ENTITY_REF_NODE = 5, PI_NODE = 7, COMMENT_NODE = 8 };
+enum {
+    ELEMENT_NODE = 1, ATTRIBUTE_NODE = 2, TEXT_NODE = 3, CDATA_NODE = 4, ENTITY_REF_NODE = 5,
+    PI_NODE = 7, COMMENT_NODE = 8, XINCLUDE_START = 19, XINCLUDE_END = 20
+};
 /* The walk recurses, one C frame per level: deeper than this (twice the parser's depth limit,
    which `html/dom.py` re-roots markup under) it raises RecursionError and dom.py walks in Python. */
 enum { MAX_DEPTH = 4096 };
@@ -76,9 +81,92 @@ static text_of_t text_of, tail_of;
 static attribute_t attribute_value;
 static PyObject *element_type; /* lxml.etree._Element */
 
-/* What one walk fills (the lists of `Dom`) and reads. */
+/* `Elements`: a page's element nodes in preorder, as `Dom.elements` reads them. It keeps the
+   libxml2 nodes, not an lxml proxy per element: `elements[i]` asks lxml for node i's proxy
+   when a reader wants it (lxml hands back the one proxy a node has while any is alive), and
+   the C readers below read the nodes without one. It holds the document's lxml `_Document`,
+   which keeps the tree and its nodes alive; the Dom's readers never change the tree. */
 typedef struct {
-    PyObject *tag, *parent, *depth, *end, *children, *elements, *attributes, *piece_start;
+    PyObject_HEAD
+    PyObject *doc;
+    xmlNode **nodes;
+    Py_ssize_t size, capacity;
+} Elements;
+
+static void
+elements_dealloc(Elements *self)
+{
+    Py_XDECREF(self->doc);
+    PyMem_Free(self->nodes);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static Py_ssize_t
+elements_length(Elements *self)
+{
+    return self->size;
+}
+
+static PyObject *
+elements_item(Elements *self, Py_ssize_t i)
+{
+    if (i < 0 || i >= self->size) {
+        PyErr_SetString(PyExc_IndexError, "element index out of range");
+        return NULL;
+    }
+    return element_factory(self->doc, self->nodes[i]);
+}
+
+static int
+elements_append(Elements *self, xmlNode *node)
+{
+    if (self->size == self->capacity) {
+        Py_ssize_t grown = self->capacity ? 2 * self->capacity : 256;
+        xmlNode **nodes = PyMem_Realloc(self->nodes, grown * sizeof(xmlNode *));
+        if (nodes == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        self->nodes = nodes;
+        self->capacity = grown;
+    }
+    self->nodes[self->size++] = node;
+    return 0;
+}
+
+static PySequenceMethods elements_sequence = {
+    .sq_length = (lenfunc)elements_length,
+    .sq_item = (ssizeargfunc)elements_item,
+};
+
+static PyTypeObject ElementsType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "newscrawl.html._domwalk.Elements",
+    .tp_basicsize = sizeof(Elements),
+    .tp_dealloc = (destructor)elements_dealloc,
+    .tp_as_sequence = &elements_sequence,
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "Elements(): a page's element nodes in preorder, filled by walk(); "
+              "elements[i] is node i's lxml element",
+    .tp_new = PyType_GenericNew,
+};
+
+/* What one walk fills (the lists of `Dom`) and reads. */
+/* Tag names met in one walk, by the address of libxml2's name (a document's names are
+   interned in its dictionary, so one address is one name): the tag string and its facts
+   (`Facts`) made once. */
+enum { TAG_SLOTS = 256 };
+
+/* What the walk reads off a tag: whether it is skipped, glue or a block, and which of the
+   tags it treats apart it is. */
+enum { TAG_OTHER, TAG_HEAD, TAG_A, TAG_TITLE, TAG_META, TAG_BR };
+typedef struct {
+    signed char skipped, glue, block, kind;
+} Facts;
+
+typedef struct {
+    Elements *elements;
+    PyObject *tag, *parent, *depth, *end, *children, *attributes, *piece_start;
     PyObject *piece_end;
     PyObject *piece_owner, *piece_block, *piece_text, *piece_line, *piece_glued, *piece_in_link;
     PyObject *href, *titles, *metas; /* dict node -> href; title and meta node ids */
@@ -94,6 +182,9 @@ typedef struct {
     int closed;
     Py_ssize_t opened, opened_apart, texts;
     Py_UCS4 last_char; /* the last character of the raw text before the next piece */
+    const unsigned char *tag_names[TAG_SLOTS];
+    PyObject *tag_strings[TAG_SLOTS];
+    Facts tag_facts[TAG_SLOTS];
 } Walk;
 
 /* The context an element's children inherit ("top" in dom.py) and where a text lives. */
@@ -230,10 +321,38 @@ add_piece(Walk *w, PyObject *raw, Where where)
     return rc ? -1 : 0;
 }
 
+/* The length of the text lxml's textOf or tailOf reads from the run of text nodes that
+   starts at `first` (it skips XInclude markers, stops at any other node) when that text is
+   only ASCII whitespace, else -1: such a run is blank, read without making its string. */
+static Py_ssize_t
+blank_run(xmlNode *first)
+{
+    Py_ssize_t size = 0;
+    for (xmlNode *run = first; run != NULL; run = run->next) {
+        if (run->type == XINCLUDE_START || run->type == XINCLUDE_END)
+            continue;
+        if (run->type != TEXT_NODE && run->type != CDATA_NODE)
+            break;
+        for (const unsigned char *c = run->content; c != NULL && *c; c++, size++)
+            if (*c != ' ' && (*c < 0x09 || *c > 0x0D) && (*c < 0x1C || *c > 0x1F))
+                return -1;
+    }
+    return size;
+}
+
 /* The text or tail lxml gives `node` (`get`: textOf or tailOf), recorded as a piece. */
 static int
 add_text(Walk *w, text_of_t get, xmlNode *node, Where where)
 {
+    Py_ssize_t blank = blank_run(get == text_of ? node->children : node->next);
+    if (blank == 0) /* no text, or only empty text nodes: nothing, as for "" */
+        return 0;
+    if (blank > 0) { /* what `add_piece` does with a blank run */
+        w->last_space = 1;
+        w->last_char = ' ';
+        between_texts(w);
+        return 0;
+    }
     PyObject *raw = get(node);
     if (raw == NULL)
         return PyErr_Occurred() ? -1 : 0;
@@ -269,6 +388,83 @@ tag_of(xmlNode *node, PyObject *proxy)
     return name;
 }
 
+/* libxml2's attribute `name` of `node` in no namespace (what lxml's `el.get(name)` reads;
+   a DTD's default attributes are not read), NULL when it has none. */
+static xmlAttr *
+find_attribute(xmlNode *node, const char *name)
+{
+    for (xmlAttr *a = (xmlAttr *)node->properties; a != NULL; a = a->next)
+        if (a->ns == NULL && strcmp((const char *)a->name, name) == 0)
+            return a;
+    return NULL;
+}
+
+/* `el.get(name)` of the element at `node` (`plain`: `name` in UTF-8): read from the node as
+   libxml2 reads an attribute of one text (or of none: ""), else by lxml through the node's
+   proxy (`doc`: its lxml document). */
+static PyObject *
+attribute_of(xmlNode *node, PyObject *doc, PyObject *name, const char *plain)
+{
+    xmlAttr *found = find_attribute(node, plain);
+    if (found == NULL)
+        return Py_NewRef(Py_None);
+    xmlNode *value = found->children;
+    if (found->type == ATTRIBUTE_NODE && value == NULL)
+        return PyUnicode_New(0, 0);
+    if (found->type == ATTRIBUTE_NODE && value->next == NULL && value->content != NULL
+        && (value->type == TEXT_NODE || value->type == CDATA_NODE)) {
+        const char *text = (const char *)value->content;
+        return PyUnicode_DecodeUTF8(text, (Py_ssize_t)strlen(text), NULL);
+    }
+    PyObject *proxy = element_factory(doc, node);
+    if (proxy == NULL)
+        return NULL;
+    PyObject *got = attribute_value(proxy, name, Py_None);
+    Py_DECREF(proxy);
+    return got;
+}
+
+/* The facts of `tag`: its place in the skipped, glue and block sets, and its kind. */
+static int
+facts_of(Walk *w, PyObject *tag, Facts *facts)
+{
+    int skipped = PySet_Contains(w->skipped, tag);
+    int glue = skipped < 0 ? -1 : PySet_Contains(w->glue, tag);
+    int block = glue < 0 ? -1 : PySet_Contains(w->blocks, tag);
+    if (block < 0)
+        return -1;
+    PyObject *kinds[] = {w->s_head, w->s_a, w->s_title, w->s_meta, w->s_br};
+    facts->skipped = (signed char)skipped;
+    facts->glue = (signed char)glue;
+    facts->block = (signed char)block;
+    facts->kind = TAG_OTHER;
+    for (int k = 0; k < 5 && facts->kind == TAG_OTHER; k++)
+        if (PyUnicode_Compare(tag, kinds[k]) == 0)
+            facts->kind = (signed char)(TAG_HEAD + k);
+    return 0;
+}
+
+/* The element's tag (`tag_of`) and its facts, for an element in no namespace: made once a
+   walk per name. */
+static PyObject *
+plain_tag(Walk *w, xmlNode *node, Facts *facts)
+{
+    size_t slot = ((size_t)node->name >> 4) % TAG_SLOTS;
+    if (w->tag_names[slot] == node->name) {
+        *facts = w->tag_facts[slot];
+        return Py_NewRef(w->tag_strings[slot]);
+    }
+    PyObject *tag = tag_of(node, NULL);
+    if (tag == NULL || facts_of(w, tag, facts) < 0) {
+        Py_XDECREF(tag);
+        return NULL;
+    }
+    Py_XSETREF(w->tag_strings[slot], Py_NewRef(tag));
+    w->tag_names[slot] = node->name;
+    w->tag_facts[slot] = *facts;
+    return tag;
+}
+
 static int visit(Walk *w, xmlNode *c_node, Top top);
 
 static int
@@ -297,8 +493,12 @@ add_path(Walk *w, PyObject *tag, Py_ssize_t parent)
                                   : PyLong_FromLong(-1);
     PyObject *key = above != NULL ? PyTuple_Pack(2, above, tag) : NULL;
     Py_XDECREF(above);
-    PyObject *fresh = key != NULL ? PyLong_FromSsize_t(PyDict_GET_SIZE(w->paths)) : NULL;
-    PyObject *id = fresh != NULL ? PyDict_SetDefault(w->paths, key, fresh) : NULL; /* borrowed */
+    PyObject *id = key != NULL ? PyDict_GetItemWithError(w->paths, key) : NULL; /* borrowed */
+    PyObject *fresh = NULL;
+    if (id == NULL && key != NULL && !PyErr_Occurred()) { /* a path met first: the next id */
+        fresh = PyLong_FromSsize_t(PyDict_GET_SIZE(w->paths));
+        id = fresh != NULL && PyDict_SetItem(w->paths, key, fresh) == 0 ? fresh : NULL;
+    }
     int rc = id == NULL ? -1 : PyList_Append(w->path_ids, id);
     Py_XDECREF(key);
     Py_XDECREF(fresh);
@@ -307,7 +507,7 @@ add_path(Walk *w, PyObject *tag, Py_ssize_t parent)
 
 /* A node's new id: its row in every node list. */
 static Py_ssize_t
-add_node(Walk *w, PyObject *tag, PyObject *proxy, xmlNode *c_node, Top top)
+add_node(Walk *w, PyObject *tag, xmlNode *c_node, Top top)
 {
     Py_ssize_t node = PyList_GET_SIZE(w->tag);
     PyObject *kids = PyList_New(0);
@@ -316,7 +516,7 @@ add_node(Walk *w, PyObject *tag, PyObject *proxy, xmlNode *c_node, Top top)
     int rc = PyList_Append(w->tag, tag) < 0 || append_long(w->parent, top.node) < 0
         || append_long(w->depth, top.depth + 1) < 0 || append_long(w->end, 0) < 0
         || PyList_Append(w->children, kids) < 0
-        || PyList_Append(w->elements, proxy) < 0
+        || elements_append(w->elements, c_node) < 0
         || PyList_Append(w->attributes, c_node->properties != NULL ? Py_True : Py_False) < 0
         || append_long(w->piece_start, PyList_GET_SIZE(w->piece_text)) < 0
         || append_long(w->piece_end, 0) < 0;
@@ -338,17 +538,23 @@ visit(Walk *w, xmlNode *c_node, Top top)
         PyErr_SetString(PyExc_RecursionError, "element nesting too deep for the compiled walk");
         return -1;
     }
-    PyObject *proxy = element_factory(w->doc, c_node);
-    if (proxy == NULL)
+    /* the element's proxy, made only where lxml's own reading needs it */
+    PyObject *proxy = NULL;
+    if (c_node->ns != NULL && (proxy = element_factory(w->doc, c_node)) == NULL)
         return -1;
-    PyObject *tag = tag_of(c_node, proxy);
+    Facts facts;
+    PyObject *tag = proxy != NULL ? tag_of(c_node, proxy) : plain_tag(w, c_node, &facts);
+    if (tag != NULL && proxy != NULL && facts_of(w, tag, &facts) < 0)
+        Py_CLEAR(tag);
     if (tag == NULL) {
-        Py_DECREF(proxy);
+        Py_XDECREF(proxy);
         return -1;
     }
     int rc = -1;
-    int skipped = PySet_Contains(w->skipped, tag);
-    if (skipped > 0) { /* a <noscript> read as text is kept */
+    int skipped = facts.skipped;
+    if (skipped > 0 && PySet_GET_SIZE(w->shown) > 0) { /* a <noscript> read as text is kept */
+        if (proxy == NULL && (proxy = element_factory(w->doc, c_node)) == NULL)
+            goto done;
         int shown = PySet_Contains(w->shown, proxy);
         skipped = shown < 0 ? -1 : !shown;
     }
@@ -358,22 +564,20 @@ visit(Walk *w, xmlNode *c_node, Top top)
         rc = add_text(w, tail_of, c_node, where);
         goto done;
     }
-    int glue = PySet_Contains(w->glue, tag);
-    if (glue < 0)
-        goto done;
+    int glue = facts.glue;
     Py_ssize_t texts_before = w->texts;
     w->opened++;
     w->opened_apart += !glue;
-    Py_ssize_t node = add_node(w, tag, proxy, c_node, top);
+    Py_ssize_t node = add_node(w, tag, c_node, top);
     if (node < 0)
         goto done;
     int in_head = top.in_head, in_link = top.in_link;
     PyObject *list = NULL;
-    if (PyUnicode_Compare(tag, w->s_head) == 0) {
+    if (facts.kind == TAG_HEAD) {
         in_head = 1;
-    } else if (PyUnicode_Compare(tag, w->s_a) == 0) {
+    } else if (facts.kind == TAG_A) {
         in_link = 1;
-        PyObject *href = attribute_value(proxy, w->s_href, Py_None);
+        PyObject *href = attribute_of(c_node, w->doc, w->s_href, "href");
         if (href == NULL)
             goto done;
         PyObject *key = PyLong_FromSsize_t(node);
@@ -383,21 +587,19 @@ visit(Walk *w, xmlNode *c_node, Top top)
         Py_DECREF(href);
         if (bad)
             goto done;
-    } else if (PyUnicode_Compare(tag, w->s_title) == 0) {
+    } else if (facts.kind == TAG_TITLE) {
         list = w->titles;
-    } else if (PyUnicode_Compare(tag, w->s_meta) == 0) {
+    } else if (facts.kind == TAG_META) {
         list = w->metas;
     }
     if (list != NULL && append_long(list, node) < 0)
         goto done;
-    int is_block = PySet_Contains(w->blocks, tag);
-    if (is_block < 0)
-        goto done;
+    int is_block = facts.block;
     if (is_block)
         w->line++;
     Py_ssize_t own_block = is_block ? node : top.block;
     Where tail = where;
-    if (PyUnicode_Compare(tag, w->s_br) == 0) /* text after a <br> is a block of its own */
+    if (facts.kind == TAG_BR) /* text after a <br> is a block of its own */
         tail.block = node;
     Where inside = {node, own_block, in_head, in_link};
     if (add_text(w, text_of, c_node, inside) < 0)
@@ -423,7 +625,7 @@ visit(Walk *w, xmlNode *c_node, Top top)
     rc = add_text(w, tail_of, c_node, tail);
 done:
     Py_DECREF(tag);
-    Py_DECREF(proxy);
+    Py_XDECREF(proxy);
     return rc;
 }
 
@@ -432,10 +634,10 @@ walk(PyObject *self, PyObject *args)
 {
     Walk w = {0};
     PyObject *root;
-    if (!PyArg_ParseTuple(args, "OO!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!", &root,
+    if (!PyArg_ParseTuple(args, "OO!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!O!", &root,
                           &PyList_Type, &w.tag, &PyList_Type, &w.parent, &PyList_Type, &w.depth,
                           &PyList_Type, &w.end,
-                          &PyList_Type, &w.children, &PyList_Type, &w.elements,
+                          &PyList_Type, &w.children,
                           &PyList_Type, &w.attributes,
                           &PyList_Type, &w.piece_start, &PyList_Type, &w.piece_end,
                           &PyList_Type, &w.piece_owner, &PyList_Type, &w.piece_block,
@@ -453,7 +655,7 @@ walk(PyObject *self, PyObject *args)
         return NULL;
     }
     /* the lists are filled by index as well as appended to: each its own, empty at the start */
-    PyObject *lists[] = {w.tag, w.parent, w.depth, w.end, w.children, w.elements, w.attributes,
+    PyObject *lists[] = {w.tag, w.parent, w.depth, w.end, w.children, w.attributes,
                          w.piece_start, w.piece_end, w.piece_owner, w.piece_block, w.piece_text,
                          w.piece_line, w.piece_glued, w.piece_in_link, w.titles, w.metas,
                          w.path_ids};
@@ -468,6 +670,10 @@ walk(PyObject *self, PyObject *args)
         }
     }
     w.doc = ((LxmlElement *)root)->_doc;
+    w.elements = (Elements *)PyType_GenericNew(&ElementsType, NULL, NULL);
+    if (w.elements == NULL)
+        return NULL;
+    w.elements->doc = Py_NewRef(w.doc);
     w.s_head = PyUnicode_InternFromString("head");
     w.s_a = PyUnicode_InternFromString("a");
     w.s_title = PyUnicode_InternFromString("title");
@@ -483,8 +689,9 @@ walk(PyObject *self, PyObject *args)
         && w.empty) {
         Top top = {-1, -1, -1, 0, 0};
         if (visit(&w, c_root, top) == 0)
-            result = Py_NewRef(Py_None);
+            result = Py_NewRef((PyObject *)w.elements);
     }
+    Py_DECREF(w.elements);
     Py_XDECREF(w.paths);
     Py_XDECREF(w.s_head);
     Py_XDECREF(w.s_a);
@@ -493,6 +700,8 @@ walk(PyObject *self, PyObject *args)
     Py_XDECREF(w.s_br);
     Py_XDECREF(w.s_href);
     Py_XDECREF(w.empty);
+    for (int i = 0; i < TAG_SLOTS; i++)
+        Py_XDECREF(w.tag_strings[i]);
     return result;
 }
 
@@ -501,10 +710,40 @@ walk(PyObject *self, PyObject *args)
 static int
 has_attribute(xmlNode *node, const char *name)
 {
-    for (xmlAttr *a = (xmlAttr *)node->properties; a != NULL; a = a->next)
-        if (a->ns == NULL && strcmp((const char *)a->name, name) == 0)
-            return 1;
-    return 0;
+    return find_attribute(node, name) != NULL;
+}
+
+/* How many elements `elements` holds (a list of lxml elements or an `Elements`), -1 with
+   TypeError for anything else (`reader`: the function's name, for the message). */
+static Py_ssize_t
+elements_count(PyObject *elements, const char *reader)
+{
+    if (PyList_Check(elements))
+        return PyList_GET_SIZE(elements);
+    if (PyObject_TypeCheck(elements, &ElementsType))
+        return ((Elements *)elements)->size;
+    PyErr_Format(PyExc_TypeError, "%s() reads lxml elements in a tree", reader);
+    return -1;
+}
+
+/* Element i of `elements` (within `elements_count`) as its libxml2 node and lxml document;
+   NULL with TypeError where a list holds anything but an lxml element in a tree. */
+static xmlNode *
+element_node(PyObject *elements, Py_ssize_t i, PyObject **doc, const char *reader)
+{
+    if (!PyList_Check(elements)) {
+        *doc = ((Elements *)elements)->doc;
+        return ((Elements *)elements)->nodes[i];
+    }
+    PyObject *el = PyList_GET_ITEM(elements, i);
+    xmlNode *node = PyObject_TypeCheck(el, (PyTypeObject *)element_type)
+        ? ((LxmlElement *)el)->_c_node : NULL;
+    if (node == NULL || node->type != ELEMENT_NODE) {
+        PyErr_Format(PyExc_TypeError, "%s() reads lxml elements in a tree", reader);
+        return NULL;
+    }
+    *doc = ((LxmlElement *)el)->_doc;
+    return node;
 }
 
 /* Whether `name` is one the readers below match as lxml would: not empty, no "{namespace}"
@@ -519,46 +758,36 @@ plain_name(const char *name)
     return 1;
 }
 
-/* `with_attribute(elements, name)`: the indices of the lxml elements in the list that have
-   attribute `name` written on it (in no namespace; a DTD's default attributes are not read):
-   `[i for i, el in enumerate(elements) if el.get(name) is not None]` without a Python call
-   per element. */
+/* `with_attribute(elements, name)`: the indices of the elements (a list of lxml elements or
+   an `Elements`) that have attribute `name` written on them (in no namespace; a DTD's default
+   attributes are not read): `[i for i, el in enumerate(elements) if el.get(name) is not None]`
+   without a Python call per element. */
 static PyObject *
 with_attribute(PyObject *self, PyObject *args)
 {
-    PyObject *elements;
+    PyObject *elements, *doc;
     const char *name;
-    if (!PyArg_ParseTuple(args, "O!s", &PyList_Type, &elements, &name) || !plain_name(name))
+    if (!PyArg_ParseTuple(args, "Os", &elements, &name) || !plain_name(name))
         return NULL;
-    PyObject *found = PyList_New(0);
-    if (found == NULL)
-        return NULL;
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(elements); i++) {
-        PyObject *el = PyList_GET_ITEM(elements, i);
-        if (!PyObject_TypeCheck(el, (PyTypeObject *)element_type)
-            || ((LxmlElement *)el)->_c_node == NULL) {
-            PyErr_SetString(PyExc_TypeError, "with_attribute() reads lxml elements in a tree");
-            Py_DECREF(found);
-            return NULL;
-        }
-        xmlNode *node = ((LxmlElement *)el)->_c_node;
-        if (node->type == ELEMENT_NODE && has_attribute(node, name) && append_long(found, i) < 0) {
-            Py_DECREF(found);
-            return NULL;
-        }
+    Py_ssize_t count = elements_count(elements, "with_attribute");
+    PyObject *found = count < 0 ? NULL : PyList_New(0);
+    for (Py_ssize_t i = 0; found != NULL && i < count; i++) {
+        xmlNode *node = element_node(elements, i, &doc, "with_attribute");
+        if (node == NULL || (has_attribute(node, name) && append_long(found, i) < 0))
+            Py_CLEAR(found);
     }
     return found;
 }
 
 /* `attribute_values(elements, nodes, names)`: per node id of `nodes`, None when its element
    has no attribute, else the tuple of its values of `names` (None where one is missing):
-   `tuple(elements[node].get(name) for name in names)`, one C call for all the nodes. */
+   `tuple(elements[node].get(name) for name in names)`, one C call for all the nodes, without
+   their proxies where libxml2 holds a value as one text. */
 static PyObject *
 attribute_values(PyObject *self, PyObject *args)
 {
-    PyObject *elements, *nodes, *names;
-    if (!PyArg_ParseTuple(args, "O!O!O!", &PyList_Type, &elements, &PyList_Type, &nodes,
-                          &PyTuple_Type, &names))
+    PyObject *elements, *nodes, *names, *doc;
+    if (!PyArg_ParseTuple(args, "OO!O!", &elements, &PyList_Type, &nodes, &PyTuple_Type, &names))
         return NULL;
     Py_ssize_t count = PyTuple_GET_SIZE(names);
     const char *plain[16];
@@ -576,34 +805,31 @@ attribute_values(PyObject *self, PyObject *args)
             return NULL;
         }
     }
+    Py_ssize_t size = elements_count(elements, "attribute_values");
+    if (size < 0)
+        return NULL;
     Py_ssize_t n = PyList_GET_SIZE(nodes);
     PyObject *found = PyList_New(n);
     for (Py_ssize_t k = 0; found != NULL && k < n; k++) {
         Py_ssize_t node = PyLong_AsSsize_t(PyList_GET_ITEM(nodes, k));
-        if (node < 0 || node >= PyList_GET_SIZE(elements)) {
+        if (node < 0 || node >= size) {
             if (!PyErr_Occurred())
                 PyErr_SetString(PyExc_IndexError, "a node id out of the elements' range");
             Py_CLEAR(found);
             break;
         }
-        PyObject *el = PyList_GET_ITEM(elements, node);
-        if (!PyObject_TypeCheck(el, (PyTypeObject *)element_type)
-            || ((LxmlElement *)el)->_c_node == NULL
-            || ((LxmlElement *)el)->_c_node->type != ELEMENT_NODE) {
-            PyErr_SetString(PyExc_TypeError, "attribute_values() reads lxml elements in a tree");
+        xmlNode *c_node = element_node(elements, node, &doc, "attribute_values");
+        if (c_node == NULL) {
             Py_CLEAR(found);
             break;
         }
-        xmlNode *c_node = ((LxmlElement *)el)->_c_node;
         if (c_node->properties == NULL) {
             PyList_SET_ITEM(found, k, Py_NewRef(Py_None));
             continue;
         }
         PyObject *values = PyTuple_New(count);
         for (Py_ssize_t j = 0; values != NULL && j < count; j++) {
-            PyObject *value = has_attribute(c_node, plain[j])
-                ? attribute_value(el, PyTuple_GET_ITEM(names, j), Py_None) /* lxml's get */
-                : Py_NewRef(Py_None);
+            PyObject *value = attribute_of(c_node, doc, PyTuple_GET_ITEM(names, j), plain[j]);
             if (value == NULL)
                 Py_CLEAR(values);
             else
@@ -664,12 +890,12 @@ named(PyObject *self, PyObject *args)
 
 static PyMethodDef methods[] = {
     {"walk", walk, METH_VARARGS,
-     "walk(root, tag, parent, depth, end, children, elements, attributes, piece_start, piece_end,"
+     "walk(root, tag, parent, depth, end, children, attributes, piece_start, piece_end,"
      " piece_owner,"
      " piece_block, piece_text, piece_line, piece_glued, piece_in_link, href, titles, metas,"
      " path_ids,"
      " shown, skipped_tags, block_tags, glue_tags): fill the lists as Dom._walk does; the ids"
-     " of <title> and <meta> elements go to titles and metas"},
+     " of <title> and <meta> elements go to titles and metas; returns the nodes' Elements"},
     {"with_attribute", with_attribute, METH_VARARGS,
      "with_attribute(elements, name): indices of the elements that have attribute name"},
     {"attribute_values", attribute_values, METH_VARARGS,
@@ -715,5 +941,10 @@ PyInit__domwalk(void)
     Py_DECREF(capi);
     if (!element_factory || !text_of || !tail_of || !attribute_value)
         return NULL;
-    return PyModule_Create(&module);
+    if (PyType_Ready(&ElementsType) < 0)
+        return NULL;
+    PyObject *made = PyModule_Create(&module);
+    if (made != NULL && PyModule_AddObjectRef(made, "Elements", (PyObject *)&ElementsType) < 0)
+        Py_CLEAR(made);
+    return made;
 }

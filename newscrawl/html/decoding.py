@@ -427,7 +427,9 @@ def decode_page(
     if isinstance(data, str):
         return Decoded(data, "", "text")
     decoded = _decode_bytes(data, content_type, url)
-    if "\x00" in decoded.text:
+    # text that is its bytes in UTF-8 has a NUL character where the bytes have a NUL byte (the
+    # bytes' search is one memchr)
+    if b"\x00" in data if decoded.utf8 else "\x00" in decoded.text:
         decoded = Decoded(decoded.text.replace("\x00", ""), decoded.encoding, decoded.source)
     return decoded
 

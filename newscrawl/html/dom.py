@@ -26,7 +26,7 @@ import numpy as np
 
 from newscrawl.html.tags import BLOCK_TAGS, GLUE_TAGS, SKIPPED_TAGS, VOID_TAGS
 from newscrawl.html.text_pieces import join_pieces, preformatted_pieces
-from newscrawl.html.tree import page_tree, shown_noscripts
+from newscrawl.html.tree import page_tree, scripts_and_noscripts, shown_noscripts
 from newscrawl.html.unicode_scripts import spaceless
 
 try:  # the compiled walk (an optional extension: pip builds it where a C compiler is found)
@@ -69,8 +69,10 @@ class Dom:
         #: decided it: bom, declared, detected, default or text (`newscrawl.html.decoding`).
         self.encoding = ""
         self.encoding_source = "text"
+        #: The tree's <script> elements (outside the Dom's nodes), found with its noscripts.
+        self.scripts, noscripts = scripts_and_noscripts(root)
         #: The <noscript> elements read as visible text (see `shown_noscripts`).
-        self.shown_noscripts = shown_noscripts(root)
+        self.shown_noscripts = shown_noscripts(root, noscripts)
         self._walk(root)
         self._aggregate()
 
@@ -81,7 +83,8 @@ class Dom:
         self.depth: list[int] = []
         self.end: list[int] = []
         self.children: list[list[int]] = []
-        self.elements: list[lxml.html.HtmlElement] = []
+        #: Each node's lxml element (from the compiled walk: made when read, `_domwalk.Elements`).
+        self.elements: Sequence[lxml.html.HtmlElement] = []
         #: Whether the element has any attribute (readers of class, id, style... skip it if not).
         self.has_attributes: list[bool] = []
         self.piece_start: list[int] = []
@@ -115,8 +118,8 @@ class Dom:
         titles: list[int] = []
         metas: list[int] = []
         path_ids: list[int] = []
-        _compiled_walk(
-            root, self.tag, self.parent, self.depth, self.end, self.children, self.elements,
+        self.elements = _compiled_walk(
+            root, self.tag, self.parent, self.depth, self.end, self.children,
             self.has_attributes, self.piece_start, self.piece_end, self.piece_owner,
             self.piece_block, self.piece_text, self.piece_line, self.piece_glued,
             self.piece_in_link, self.href, titles, metas, path_ids, self.shown_noscripts,
@@ -134,9 +137,9 @@ class Dom:
         # The lists and sets are bound to locals: this loop runs twice per element of the page.
         tags, parents, depths, children = self.tag, self.parent, self.depth, self.children
         elements, piece_start, piece_end = self.elements, self.piece_start, self.piece_end
-        has_attributes = self.has_attributes
+        assert isinstance(elements, list)  # as `_reset_lists` made it
         pieces, shown, add_piece = self.piece_text, self.shown_noscripts, self._add_piece
-        href = self.href
+        href, has_attributes = self.href, self.has_attributes
         # Per open element: its node id (-1: skipped, it keeps only its tail), the context its
         # children inherit (node, depth, block, in head, in link) and where its tail text lives.
         top: tuple = (-1, -1, -1, False, False)

@@ -98,12 +98,18 @@ def page_text(
         raise PageError(str(err)) from None
     if not decoded.text.strip():
         raise PageError("page is empty")
+    body = data if isinstance(data, bytes) and decoded.utf8 else None
     # a page has fewer elements than "<"s: one count settles it for all but huge pages
-    if max_nodes and decoded.text.count("<") > max_nodes:
+    if max_nodes and _angle_brackets(decoded.text, body) > max_nodes:
         elements = element_estimate(decoded.text)
         if elements > max_nodes:
             raise PageTooLargeError(
                 f"page has about {elements:,} elements, over the budget of {max_nodes:,}"
             )
-    body = data if isinstance(data, bytes) and decoded.utf8 else None
     return PageText(decoded.text, decoded, body)
+
+
+def _angle_brackets(text: str, body: bytes | None) -> int:
+    """`text.count("<")`, counted in `body` where it is `text` in UTF-8 (whose one "<" byte is
+    the "<" character: a count of bytes, not of wider characters)."""
+    return body.count(b"<") if body is not None else text.count("<")

@@ -11,6 +11,7 @@ what a page that cannot be turned into a tree raises (`size_error`: too many byt
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 import lxml.etree
 import lxml.html
@@ -24,6 +25,7 @@ __all__ = [
     "element_estimate",
     "mib",
     "page_tree",
+    "scripts_and_noscripts",
     "size_error",
 ]
 
@@ -61,8 +63,23 @@ class PageTooLargeError(PageError):
     """A page with more elements than the node budget (refused before its tree is built)."""
 
 
-def shown_noscripts(root: lxml.html.HtmlElement) -> set[lxml.html.HtmlElement]:
-    """The ``<noscript>`` elements of the page that hold its content, to be read as text.
+def scripts_and_noscripts(
+    root: lxml.html.HtmlElement,
+) -> tuple[list[lxml.html.HtmlElement], list[lxml.html.HtmlElement]]:
+    """The ``<script>`` and the ``<noscript>`` elements of `root`'s tree (root included), each
+    in document order: `root.iter("script")` and `root.iter("noscript")` in one pass."""
+    scripts: list[lxml.html.HtmlElement] = []
+    noscripts: list[lxml.html.HtmlElement] = []
+    for el in root.iter("script", "noscript"):
+        (noscripts if el.tag.rpartition("}")[2] == "noscript" else scripts).append(el)
+    return scripts, noscripts
+
+
+def shown_noscripts(
+    root: lxml.html.HtmlElement, noscripts: Iterable[lxml.html.HtmlElement] | None = None
+) -> set[lxml.html.HtmlElement]:
+    """The ``<noscript>`` elements of the page that hold its content, to be read as text;
+    `noscripts`: those of `root`'s tree in document order, where the caller found them.
 
     Forum engines such as Discourse and Flarum serve an empty script application and put the
     posts, server-rendered for clients without scripts, inside ``<noscript>``: that is the page's
@@ -72,7 +89,7 @@ def shown_noscripts(root: lxml.html.HtmlElement) -> set[lxml.html.HtmlElement]:
     long enough to need it.
     """
     candidates = []
-    for el in root.iter("noscript"):
+    for el in root.iter("noscript") if noscripts is None else noscripts:
         if len(el):
             words = len("".join(el.itertext()).split())
             if words >= NOSCRIPT_MIN_WORDS:

@@ -326,7 +326,7 @@ def block_features(
     out.add(text, density[:, None], mark_columns(texts, counts))
     out.add(np.subtract(blocks.stop, blocks.start)[:, None])
     out.add(_tree_columns(dom, lineage, chars), _tag_columns(dom, lineage))
-    out.add(_attribute_columns(dom, blocks, lineage), _path_columns(dom, lineage[0], chars))
+    out.add(*_attribute_columns(dom, blocks, lineage), _path_columns(dom, lineage[0], chars))
     out.add(_position_columns(dom, chars, density))
     out.add(_neighbour_columns(chars, density, text[:, 11]))
     out.add(_seed_columns(dom, blocks, seeds), title_columns(dom, texts))
@@ -433,8 +433,11 @@ def _tag_columns(dom: Dom, lineage: _Lineage) -> np.ndarray:
     return out
 
 
-def _attribute_columns(dom: Dom, blocks: Blocks, lineage: _Lineage) -> np.ndarray:
-    """near_* and above_* keyword/tag bits, then hashed class/id tokens of block and 2 parents."""
+def _attribute_columns(
+    dom: Dom, blocks: Blocks, lineage: _Lineage
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """near_* and above_* keyword/tag bits (0 or 1, one byte each), then hashed class/id tokens
+    of block and 2 parents: three groups of columns."""
     attrs = _Attributes(dom)
     bits = len(_BIT_NAMES)
     node, parent, grand = lineage
@@ -451,14 +454,20 @@ def _attribute_columns(dom: Dom, blocks: Blocks, lineage: _Lineage) -> np.ndarra
     # token counts per (element row, bucket): whole numbers, each words' counts made once
     tokens = np.zeros((len(listed) + 1, _HASH_BUCKETS))
     worded = [k for k, found in enumerate(words, start=1) if found]
-    if worded:
-        tokens[worded] = [_token_counts(words[k - 1]) for k in worded]
+    if worded:  # one array of the rows, not a list numpy reads row by row
+        counts = np.concatenate([_token_counts(words[k - 1]) for k in worded])
+        tokens[worded] = counts.reshape(len(worded), _HASH_BUCKETS)
     at = [row[nodes + 1] for nodes in (node, parent, grand)]
     near = own[at[0]] | own[at[1]] | own[at[2]]
     above = np.array(attrs.above(list(blocks.node)), dtype=np.int64)
     hashed = tokens[at[0]] + tokens[at[1]] + tokens[at[2]]
-    shifts = np.arange(bits, dtype=np.int64)
-    return np.hstack([(near[:, None] >> shifts) & 1, (above[:, None] >> shifts) & 1, hashed])
+    return _bit_columns(near, bits), _bit_columns(above, bits), hashed
+
+
+def _bit_columns(masks: np.ndarray, bits: int) -> np.ndarray:
+    """Bits 0 to `bits` - 1 of each int64 mask, lowest first, as 0/1 bytes (one row a mask)."""
+    as_bytes = masks.astype("<i8").view(np.uint8).reshape(len(masks), 8)
+    return np.unpackbits(as_bytes, axis=1, count=bits, bitorder="little")
 
 
 def _path_columns(dom: Dom, node: np.ndarray, chars: np.ndarray) -> np.ndarray:
@@ -511,8 +520,10 @@ def _schema_types(dom: Dom) -> set[str]:
     found: set[str] = set()
     if not dom.elements:
         return found
-    root = dom.elements[0].getroottree().getroot()
-    for el in elements_named(root, "script"):  # not in the Dom's nodes
+    top = dom.elements[0]
+    root = top.getroottree().getroot()
+    # not in the Dom's nodes; the Dom found them where it was built from the tree's root
+    for el in dom.scripts if root is top else elements_named(root, "script"):
         if (el.get("type") or "").strip().lower() == "application/ld+json" and el.text:
             found.update(t.lower() for t in _LD_TYPE.findall(el.text))
     # itemtype of the Dom's elements: the walk's nodes are exactly the elements no skipped
