@@ -9,10 +9,12 @@ docs/extraction.md) scores the rows in stages, the later stage seeing its neighb
 scores so the kept blocks form a coherent article; blocks scoring at least the model's
 threshold are the text.
 Each page gets a type: documentation when a documentation generator marked it
-(`newscrawl.extractors.doc_generator`), else the page type model's. Then the recall guard
-(`newscrawl.extractors.blockmodel.recall_guard`), routed by that type, checks the selection against
-the container
-NCE and another seed agree on: where the trees kept little of it, the container's blocks they
+(`newscrawl.extractors.doc_generator`), else the page type model's. A documentation page's
+blocks are scored without its site's template: a documentation site repeats its member tables
+from page to page, so the template would mark them as boilerplate. Then the recall guard
+(`newscrawl.extractors.blockmodel.recall_guard`), routed by that type, checks the selection
+against the container NCE and another seed agree on (on documentation, its own container of
+seed blocks): where the trees kept little of it, the container's blocks they
 did not score as boilerplate come back, and `Extraction.extractor` says ``learned+guard``.
 
 When the model cannot score a page (a bug, a page with no blocks), the page falls back to the
@@ -45,6 +47,7 @@ from newscrawl.extractors.blockmodel.pagetype import (
 )
 from newscrawl.extractors.blockmodel.recall_guard import (
     DOCS_GUARD,
+    DOCUMENTATION,
     OFF,
     GuardParams,
     guard_selection,
@@ -140,9 +143,7 @@ class Learned:
         selections = seed_selections(dom, self.seeds)
         try:
             blocks = split_blocks(dom)
-            rows = block_features(dom, blocks, selections, template)
-            scores = score_blocks(self.model, rows, block_groups(dom, blocks))
-            kind = page_type(dom, lambda: self._modelled_type(rows))
+            rows, scores, kind = self._scored(dom, blocks, selections, template)
             guard = self._guard_for(kind, scores)
             mask, guarded = guard_selection(rows, scores, self.threshold, guard)
             kept = np.flatnonzero(whole_structures(dom, blocks, mask))
@@ -164,6 +165,23 @@ class Learned:
             pieces=tuple(pieces),
             page_type=kind,
         )
+
+    def _scored(
+        self,
+        dom: Dom,
+        blocks: Blocks,
+        selections: list[tuple[int, ...]],
+        template: TemplateHashes | None,
+    ) -> tuple[np.ndarray, np.ndarray, str]:
+        """The page's block features, their scores and the page's type. The type is read off
+        the rows built with `template`; a documentation page's rows are then built again
+        without it (its site's template holds the member tables its pages repeat), and the
+        scores are those of the rows returned."""
+        rows = block_features(dom, blocks, selections, template)
+        kind = page_type(dom, lambda: self._modelled_type(rows))
+        if kind == DOCUMENTATION and template is not None:
+            rows = block_features(dom, blocks, selections, None)
+        return rows, score_blocks(self.model, rows, block_groups(dom, blocks)), kind
 
     def _modelled_type(self, rows: np.ndarray) -> str:
         """The page type model's type of a page of block features `rows` ("" without it)."""
