@@ -154,7 +154,8 @@ def test_a_documentation_page_keeps_its_signatures_through_the_docs_guard() -> N
 def test_a_generator_marked_page_is_documentation_and_keeps_nces_text() -> None:
     """The page type model types this DocBook chapter as another kind of page; the marks of
     its generator (a generator meta, the chunk's navigation header and footer) make it
-    documentation, and the documentation guard keeps NCE's text whole beside the trees'."""
+    documentation, and the documentation guard keeps NCE's text beside the trees', all but
+    its navigation header and footer."""
     marked = (Path(__file__).parent / "fixtures" / "docs" / "docbook" / "ch01.html").read_bytes()
     meta = b'<meta name="generator" content="DocBook XSL Stylesheets V1.79.2" />'
     assert meta in marked
@@ -163,8 +164,10 @@ def test_a_generator_marked_page_is_documentation_and_keeps_nces_text() -> None:
     assert modelled.page_type not in ("", "documentation")
     typed = Learned().extract(parse_html(marked))
     assert typed.page_type == "documentation" and typed.extractor == GUARDED
-    nce = NCE().extract(parse_html(marked)).text
-    assert set(nce.splitlines()) <= set(typed.text.splitlines())
+    nce = set(NCE().extract(parse_html(marked)).text.splitlines())
+    navigation = {"Prev", "Next", "Home", "Fake Handbook", "Chapter 2. Using it"}
+    assert navigation <= nce and not navigation & set(typed.text.splitlines())
+    assert nce - navigation <= set(typed.text.splitlines())
     assert "Chapter 1. Getting started" in typed.text
     assert "Chapter 1. Getting started" not in modelled.text
 
@@ -268,3 +271,33 @@ def test_the_documentation_guard_keeps_what_nce_selects_whatever_the_trees_kept(
     assert used and kept.tolist() == [False, True, True, True, True]
     plain, used_plain = guard_selection(rows, scores, 0.4, GUARD)
     assert not used_plain and plain.tolist() == [False, True, True, True, False]
+
+
+def _release_note_with_sidebar() -> str:
+    """A short Sphinx page whose navigation sidebar outweighs its text."""
+    entries = "".join(
+        f'<li><a href="/ch{i}.html">Chapter {i}: configuring the widget store part {i}</a></li>'
+        for i in range(40)
+    )
+    return (
+        '<!DOCTYPE html><html><head><meta charset="utf-8"><title>Release 8.1.2</title>'
+        '<script id="documentation_options" src="_static/documentation_options.js"></script>'
+        '</head><body><div class="document"><div class="body" role="main">'
+        "<h1>Release 8.1.2</h1><p>This release fixes the assertion rewriting of files whose"
+        " names hold a dot, and the fixture teardown order that left temporary folders behind"
+        " on Windows.</p><p>Everyone on the 8.1 series should upgrade; nothing else changed in"
+        " this release.</p></div>"
+        f'<nav class="sphinxsidebar" role="navigation"><h3>Contents</h3><ul>{entries}</ul></nav>'
+        "</div></body></html>"
+    )
+
+
+def test_the_documentation_guard_leaves_out_a_navigation_sidebar_nce_selected() -> None:
+    """NCE's selection of this short documentation page holds its <nav> sidebar; the
+    documentation guard adds back none of NCE's blocks under a navigation mark."""
+    dom = parse_html(_release_note_with_sidebar(), "https://docs.example.org/8.1.2.html")
+    assert "Chapter 3:" in NCE().extract(dom).text
+    found = Learned().extract(dom)
+    assert found.page_type == "documentation"
+    assert "teardown order" in found.text and "nothing else changed" in found.text
+    assert "Chapter" not in found.text and "Contents" not in found.text

@@ -5,7 +5,9 @@ mostly on other kinds of pages, types many generated API references, tables of c
 manual chapters as articles or listings; the mark does not guess. `page_type` gives the
 documentation type to a marked page and the model's type to any other, so the documentation
 guard (`newscrawl.extractors.blockmodel.recall_guard.DOCS_GUARD`) reaches every marked page.
-Only the type changes: the text is still what the trees and the guard select.
+The type decides the guard, and that the page's blocks are scored without its site's
+template (`newscrawl.extractors.learned`); the text is still what the trees and the guard
+select.
 """
 
 from __future__ import annotations
