@@ -9,13 +9,14 @@ docs/extraction.md) scores the rows in stages, the later stage seeing its neighb
 scores so the kept blocks form a coherent article; blocks scoring at least the model's
 threshold are the text.
 Each page gets a type: documentation when a documentation generator marked it
-(`newscrawl.extractors.doc_generator`), else the page type model's. A documentation page's
-blocks are scored without its site's template: a documentation site repeats its member tables
-from page to page, so the template would mark them as boilerplate. Then the recall guard
-(`newscrawl.extractors.blockmodel.recall_guard`), routed by that type, checks the selection
-against the container NCE and another seed agree on (on documentation, its own container of
-seed blocks): where the trees kept little of it, the container's blocks they
-did not score as boilerplate come back, and `Extraction.extractor` says ``learned+guard``.
+(`newscrawl.extractors.doc_generator`), else the page type model's. A marked page's blocks are
+scored without its site's template: a documentation site repeats its member tables from page to
+page, so the template would mark them as boilerplate. Then the recall guard
+(`newscrawl.extractors.blockmodel.recall_guard`), routed by the type, checks the selection
+against a container of seed blocks (NCE's that another seed agrees with; NCE's whole on a page
+typed documentation; CETD-TPC's and NCE's outside navigation on a marked page): where the trees
+kept little of it, the container's blocks they did not score as boilerplate come back, and
+`Extraction.extractor` says ``learned+guard``.
 
 When the model cannot score a page (a bug, a page with no blocks), the page falls back to the
 best seed extractor, CETD-TPC, and `Extraction.extractor` says so: every text records which
@@ -48,6 +49,7 @@ from newscrawl.extractors.blockmodel.pagetype import (
 from newscrawl.extractors.blockmodel.recall_guard import (
     DOCS_GUARD,
     DOCUMENTATION,
+    MARKED_DOCS_GUARD,
     OFF,
     GuardParams,
     guard_selection,
@@ -55,7 +57,7 @@ from newscrawl.extractors.blockmodel.recall_guard import (
 )
 from newscrawl.extractors.blockmodel.seeds import seed_extractions, seed_extractors, seed_selections
 from newscrawl.extractors.blockmodel.stacking import CONTEXT_FEATURES
-from newscrawl.extractors.doc_generator import page_type
+from newscrawl.extractors.doc_generator import generated_documentation
 from newscrawl.extractors.extractor_base import Extraction
 from newscrawl.extractors.title import page_title
 from newscrawl.html.dom import Dom
@@ -121,6 +123,7 @@ class Learned:
         self.seeds = seed_extractors()
         self.guard = GuardParams.from_json(self.model.guard) if self.config.guard else OFF
         self.docs_guard = DOCS_GUARD if self.config.guard else OFF
+        self.marked_docs_guard = MARKED_DOCS_GUARD if self.config.guard else OFF
         self.page_types = _page_type_model()
 
     @property
@@ -143,8 +146,9 @@ class Learned:
         selections = seed_selections(dom, self.seeds)
         try:
             blocks = split_blocks(dom)
-            rows, scores, kind = self._scored(dom, blocks, selections, template)
-            guard = self._guard_for(kind, scores)
+            marked = generated_documentation(dom)
+            rows, scores, kind = self._scored(dom, blocks, selections, template, marked)
+            guard = self.marked_docs_guard if marked else self._guard_for(kind, scores)
             mask, guarded = guard_selection(rows, scores, self.threshold, guard)
             kept = np.flatnonzero(whole_structures(dom, blocks, mask))
         except Exception:  # a model or feature bug costs this page the learned text, not the page
@@ -172,15 +176,18 @@ class Learned:
         blocks: Blocks,
         selections: list[tuple[int, ...]],
         template: TemplateHashes | None,
+        marked: bool,
     ) -> tuple[np.ndarray, np.ndarray, str]:
-        """The page's block features, their scores and the page's type. The type is read off
-        the rows built with `template`; a documentation page's rows are then built again
-        without it (its site's template holds the member tables its pages repeat), and the
-        scores are those of the rows returned."""
-        rows = block_features(dom, blocks, selections, template)
-        kind = page_type(dom, lambda: self._modelled_type(rows))
-        if kind == DOCUMENTATION and template is not None:
+        """The page's block features, their scores and the page's type. A page a
+        documentation generator `marked` is documentation and its rows are built without
+        `template` (its site's template holds the member tables its pages repeat); any other
+        page's rows are built with it and typed by the page type model."""
+        if marked:
             rows = block_features(dom, blocks, selections, None)
+            kind = DOCUMENTATION
+        else:
+            rows = block_features(dom, blocks, selections, template)
+            kind = self._modelled_type(rows)
         return rows, score_blocks(self.model, rows, block_groups(dom, blocks)), kind
 
     def _modelled_type(self, rows: np.ndarray) -> str:
