@@ -51,7 +51,7 @@ __all__ = [
 
 
 class Dom:
-    """A parsed page as flat per-node arrays. Build it with `parse_html`."""
+    """A parsed page as flat per-node arrays (built by `parse_html`); never change its tree."""
 
     def __init__(
         self, root: lxml.html.HtmlElement, url: str | None = None, site: str | None = None
