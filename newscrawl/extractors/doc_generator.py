@@ -3,11 +3,11 @@
 Generators sign their pages (`newscrawl.html.generator_marks`). The page type model, trained
 mostly on other kinds of pages, types many generated API references, tables of contents and
 manual chapters as articles or listings; the mark does not guess. `page_type` gives the
-documentation type to a marked page and the model's type to any other, so the documentation
-guard (`newscrawl.extractors.blockmodel.recall_guard.DOCS_GUARD`) reaches every marked page.
-The type decides the guard, and that the page's blocks are scored without its site's
-template (`newscrawl.extractors.learned`); the text is still what the trees and the guard
-select.
+documentation type to a marked page and the model's type to any other. The learned extractor
+(`newscrawl.extractors.learned`) scores a marked page's blocks without its site's template and
+routes it to the marked pages' guard
+(`newscrawl.extractors.blockmodel.recall_guard.MARKED_DOCS_GUARD`); the text is still what the
+trees and the guard select.
 """
 
 from __future__ import annotations
@@ -29,9 +29,10 @@ def generated_documentation(dom: Dom) -> bool:
     return bool(dom.elements) and bool(marked_generator(dom.elements[0]))
 
 
-def page_type(dom: Dom, modelled: Callable[[], str]) -> str:
+def page_type(dom: Dom, modelled: Callable[[], str], marked: bool | None = None) -> str:
     """The page's type: documentation when a generator marked it, else `modelled()` (the page
-    type model's answer, asked only then)."""
-    if generated_documentation(dom):
+    type model's answer, asked only then). `marked`: whether it did, when the caller has
+    already asked `generated_documentation`."""
+    if generated_documentation(dom) if marked is None else marked:
         return DOCUMENTATION
     return modelled()

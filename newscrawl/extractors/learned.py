@@ -48,7 +48,6 @@ from newscrawl.extractors.blockmodel.pagetype import (
 )
 from newscrawl.extractors.blockmodel.recall_guard import (
     DOCS_GUARD,
-    DOCUMENTATION,
     MARKED_DOCS_GUARD,
     OFF,
     GuardParams,
@@ -57,7 +56,7 @@ from newscrawl.extractors.blockmodel.recall_guard import (
 )
 from newscrawl.extractors.blockmodel.seeds import seed_extractions, seed_extractors, seed_selections
 from newscrawl.extractors.blockmodel.stacking import CONTEXT_FEATURES
-from newscrawl.extractors.doc_generator import generated_documentation
+from newscrawl.extractors.doc_generator import generated_documentation, page_type
 from newscrawl.extractors.extractor_base import Extraction
 from newscrawl.extractors.title import page_title
 from newscrawl.html.dom import Dom
@@ -182,12 +181,8 @@ class Learned:
         documentation generator `marked` is documentation and its rows are built without
         `template` (its site's template holds the member tables its pages repeat); any other
         page's rows are built with it and typed by the page type model."""
-        if marked:
-            rows = block_features(dom, blocks, selections, None)
-            kind = DOCUMENTATION
-        else:
-            rows = block_features(dom, blocks, selections, template)
-            kind = self._modelled_type(rows)
+        rows = block_features(dom, blocks, selections, None if marked else template)
+        kind = page_type(dom, lambda: self._modelled_type(rows), marked)
         return rows, score_blocks(self.model, rows, block_groups(dom, blocks)), kind
 
     def _modelled_type(self, rows: np.ndarray) -> str:
